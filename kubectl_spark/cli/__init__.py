@@ -1,0 +1,1 @@
+"""The command line: ``kubectl-spark`` (``kubectl spark`` once it is on PATH)."""

@@ -1,0 +1,57 @@
+"""Entry point: builds the command tree and renders every error in one place."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from kubectl_spark.errors import KubectlSparkError
+
+
+def prog_name(argv0: str | None = None) -> str:
+    """Krew's convention: print usage as ``kubectl spark`` when run as a kubectl plugin."""
+    base = Path(argv0 or sys.argv[0]).name
+    return "kubectl spark" if base.startswith(("kubectl-", "kubectl_")) else base
+
+
+def main(argv: list[str] | None = None) -> int:
+    from kubectl_spark.cli.app import build_app
+
+    app = build_app()
+    try:
+        app(args=argv, prog_name=prog_name(), standalone_mode=False)
+    except KubectlSparkError as exc:
+        render_error(exc)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    except Exception as exc:  # noqa: BLE001 - click's usage errors and anything unforeseen
+        return render_unexpected(exc)
+    return 0
+
+
+def render_error(exc: KubectlSparkError) -> None:
+    from kubectl_spark.cli.terminal import escape
+
+    sys.stderr.write(f"error: {escape(exc.message)}\n")
+    if exc.hint:
+        sys.stderr.write(f"hint: {escape(exc.hint)}\n")
+
+
+def render_unexpected(exc: Exception) -> int:
+    from kubectl_spark.cli.terminal import escape
+
+    usage = getattr(exc, "format_message", None)
+    code = getattr(exc, "exit_code", None)
+    if usage is not None and isinstance(code, int):
+        # click/typer usage errors: one line, like kubectl's "error: unknown flag".
+        sys.stderr.write(f"error: {escape(usage())}\n")
+        return code
+    sys.stderr.write(f"error: unexpected {type(exc).__name__}: {escape(str(exc))}\n")
+    return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,18 @@
+"""Making untrusted cluster text safe for a terminal."""
+
+from __future__ import annotations
+
+import re
+
+# C0/C1 controls (ESC, BEL, CSI …) and bidi overrides would let a pod name rewrite the screen.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def escape(text: str) -> str:
+    """Replace control characters with visible escapes; keep newlines and tabs."""
+    return _UNSAFE.sub(
+        lambda m: (
+            f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}"
+        ),
+        text,
+    )

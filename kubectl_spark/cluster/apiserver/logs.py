@@ -1,0 +1,63 @@
+"""Container logs, as the kubelet would serve them through ``pods/<name>/log``.
+
+Keyed by pod UID, so a pod recreated under the same name starts with empty logs, and with a
+``previous`` slot that a container restart rotates into (what ``kubectl logs -p`` reads).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+@dataclass
+class ContainerLog:
+    lines: list[tuple[datetime, str]] = field(default_factory=list)
+
+    def text(
+        self,
+        *,
+        tail: int | None = None,
+        since: datetime | None = None,
+        timestamps: bool = False,
+        start: int = 0,
+    ) -> str:
+        lines = self.lines[start:]
+        if since is not None:
+            lines = [entry for entry in lines if entry[0] >= since]
+        if tail is not None:
+            lines = lines[-tail:] if tail > 0 else []
+        if timestamps:
+            return "".join(
+                f"{t.strftime('%Y-%m-%dT%H:%M:%S.%f')}000Z {line}\n" for t, line in lines
+            )
+        return "".join(f"{line}\n" for _, line in lines)
+
+
+@dataclass
+class PodLogs:
+    current: ContainerLog = field(default_factory=ContainerLog)
+    previous: ContainerLog | None = None
+
+
+@dataclass
+class LogStore:
+    logs: dict[tuple[str, str], PodLogs] = field(default_factory=dict)
+
+    def get(self, uid: str, container: str) -> PodLogs | None:
+        return self.logs.get((uid, container))
+
+    def append(self, uid: str, container: str, text: str, now: datetime) -> None:
+        entry = self.logs.setdefault((uid, container), PodLogs())
+        for line in text.splitlines():
+            entry.current.lines.append((now, line))
+
+    def rotate(self, uid: str, container: str) -> None:
+        """A container restarted: what it wrote becomes ``previous``."""
+        entry = self.logs.setdefault((uid, container), PodLogs())
+        entry.previous = entry.current
+        entry.current = ContainerLog()
+
+    def forget(self, uid: str) -> None:
+        for key in [k for k in self.logs if k[0] == uid]:
+            del self.logs[key]

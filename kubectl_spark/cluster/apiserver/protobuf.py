@@ -1,0 +1,124 @@
+"""The two protobuf request bodies kubectl's typed clients send: SelfSubjectAccessReview
+(``kubectl auth can-i``) and Eviction (``kubectl drain``).
+
+client-go's typed clientsets post ``application/vnd.kubernetes.protobuf`` for built-in kinds;
+the emulator answers in JSON (which the same requests accept) and decodes only these two
+messages, by field number from ``k8s.io/api``'s ``generated.proto``. Any other protobuf body is
+refused with 415. A schema-less wire reader is enough: no generated code is needed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import ApiError
+
+MAGIC = b"k8s\x00"
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+
+Fields = dict[int, list[Any]]
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if pos >= len(data):
+            raise ValueError("truncated varint")
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+
+
+def fields(data: bytes) -> Fields:
+    """Decode one message into {field number: [values]} (varints as int, the rest as bytes)."""
+    out: Fields = {}
+    pos = 0
+    while pos < len(data):
+        key, pos = _varint(data, pos)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _varint(data, pos)
+        elif wire == 2:
+            length, pos = _varint(data, pos)
+            value = data[pos : pos + length]
+            pos += length
+        elif wire == 1:
+            value, pos = data[pos : pos + 8], pos + 8
+        elif wire == 5:
+            value, pos = data[pos : pos + 4], pos + 4
+        else:
+            raise ValueError(f"unsupported wire type {wire}")
+        out.setdefault(number, []).append(value)
+    return out
+
+
+def _str(f: Fields, n: int) -> str:
+    return bytes(f[n][0]).decode() if n in f else ""
+
+
+def _msg(f: Fields, n: int) -> Fields:
+    return fields(bytes(f[n][0])) if n in f else {}
+
+
+def decode(body: bytes) -> dict[str, Any]:
+    """Turn a protobuf-encoded SelfSubjectAccessReview or Eviction into its JSON form."""
+    try:
+        if not body.startswith(MAGIC):
+            raise ValueError("missing k8s protobuf magic")
+        unknown = fields(body[len(MAGIC) :])
+        type_meta = _msg(unknown, 1)
+        kind = _str(type_meta, 2)
+        raw = fields(bytes(unknown[2][0])) if 2 in unknown else {}
+        meta = _msg(raw, 1)
+        metadata = {"name": _str(meta, 1), "namespace": _str(meta, 3)}
+        if kind == "SelfSubjectAccessReview":
+            spec = _msg(raw, 2)
+            ra = _msg(spec, 1)
+            attrs = {
+                k: _str(ra, n)
+                for n, k in enumerate(
+                    ("namespace", "verb", "group", "version", "resource", "subresource", "name"),
+                    start=1,
+                )
+            }
+            return {
+                "apiVersion": "authorization.k8s.io/v1",
+                "kind": kind,
+                "metadata": {},
+                "spec": {"resourceAttributes": attrs} if 1 in spec else {},
+            }
+        if kind == "Eviction":
+            opts = _msg(raw, 2)
+            delete_options: dict[str, Any] = {}
+            if 1 in opts:
+                grace = int(opts[1][0])
+                delete_options["gracePeriodSeconds"] = (
+                    grace - (1 << 64) if grace >= 1 << 63 else grace
+                )
+            if 2 in opts:
+                pre = _msg(opts, 2)
+                delete_options["preconditions"] = {
+                    "uid": _str(pre, 1) or None,
+                    "resourceVersion": _str(pre, 2) or None,
+                }
+            if 4 in opts:
+                delete_options["propagationPolicy"] = _str(opts, 4)
+            if 5 in opts:
+                delete_options["dryRun"] = [bytes(v).decode() for v in opts[5]]
+            return {
+                "apiVersion": "policy/v1",
+                "kind": kind,
+                "metadata": metadata,
+                "deleteOptions": delete_options,
+            }
+    except (ValueError, IndexError, UnicodeDecodeError) as exc:
+        raise ApiError(400, "BadRequest", f"unable to decode protobuf body: {exc}") from exc
+    raise ApiError(
+        415,
+        "UnsupportedMediaType",
+        f"the emulator decodes protobuf only for SelfSubjectAccessReview and Eviction, not {kind or 'this kind'}; "
+        "send application/json",
+    )

@@ -1,0 +1,318 @@
+"""The resources the emulator serves, and the discovery documents that describe them.
+
+kubectl maps `kubectl get pods` or `kubectl get sparkapp` to a URL only through discovery, so
+each entry carries what kube-apiserver publishes: plural, singular, kind, scope, verbs, short
+names and subresources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+@dataclass(frozen=True)
+class Subresource:
+    name: str
+    kind: str
+    verbs: tuple[str, ...]
+    group: str | None = None  # set when the subresource's kind lives in another group
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    group: str
+    version: str
+    plural: str
+    singular: str
+    kind: str
+    namespaced: bool
+    verbs: tuple[str, ...] = ALL_VERBS
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    subresources: tuple[Subresource, ...] = ()
+    # Built-in types accept strategic-merge patches; custom resources do not.
+    builtin: bool = True
+    # Objects live in the storage of another resource (events.k8s.io events are core events).
+    storage: str = ""
+    stored: bool = True  # False for review-style resources that are created but never kept
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def key(self) -> str:
+        """The storage key: objects of two resources with the same key are the same objects."""
+        return self.storage or f"{self.plural}.{self.group}"
+
+    @property
+    def has_status(self) -> bool:
+        return any(s.name == "status" for s in self.subresources)
+
+    def subresource(self, name: str) -> Subresource | None:
+        for sub in self.subresources:
+            if sub.name == name:
+                return sub
+        return None
+
+
+def _status(kind: str) -> Subresource:
+    return Subresource("status", kind, ("get", "patch", "update"))
+
+
+SPARK_APPLICATIONS = ResourceType(
+    "sparkoperator.k8s.io",
+    "v1beta2",
+    "sparkapplications",
+    "sparkapplication",
+    "SparkApplication",
+    namespaced=True,
+    short_names=("sparkapp",),
+    categories=("all",),
+    subresources=(_status("SparkApplication"),),
+    builtin=False,
+)
+
+BUILTIN: tuple[ResourceType, ...] = (
+    ResourceType(
+        "",
+        "v1",
+        "pods",
+        "pod",
+        "Pod",
+        namespaced=True,
+        short_names=("po",),
+        categories=("all",),
+        subresources=(
+            Subresource("binding", "Binding", ("create",)),
+            Subresource("eviction", "Eviction", ("create",), group="policy", version="v1"),
+            Subresource("log", "Pod", ("get",)),
+            Subresource("proxy", "PodProxyOptions", ("create", "delete", "get", "patch", "update")),
+            _status("Pod"),
+        ),
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "nodes",
+        "node",
+        "Node",
+        namespaced=False,
+        short_names=("no",),
+        subresources=(_status("Node"),),
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "namespaces",
+        "namespace",
+        "Namespace",
+        namespaced=False,
+        short_names=("ns",),
+        verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
+        subresources=(_status("Namespace"),),
+    ),
+    ResourceType("", "v1", "events", "event", "Event", namespaced=True, short_names=("ev",)),
+    ResourceType(
+        "", "v1", "configmaps", "configmap", "ConfigMap", namespaced=True, short_names=("cm",)
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "services",
+        "service",
+        "Service",
+        namespaced=True,
+        short_names=("svc",),
+        categories=("all",),
+        subresources=(_status("Service"),),
+        verbs=("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"),
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "persistentvolumeclaims",
+        "persistentvolumeclaim",
+        "PersistentVolumeClaim",
+        namespaced=True,
+        short_names=("pvc",),
+        subresources=(_status("PersistentVolumeClaim"),),
+    ),
+    ResourceType(
+        "batch",
+        "v1",
+        "jobs",
+        "job",
+        "Job",
+        namespaced=True,
+        categories=("all",),
+        subresources=(_status("Job"),),
+    ),
+    ResourceType("coordination.k8s.io", "v1", "leases", "lease", "Lease", namespaced=True),
+    ResourceType(
+        "policy",
+        "v1",
+        "poddisruptionbudgets",
+        "poddisruptionbudget",
+        "PodDisruptionBudget",
+        namespaced=True,
+        short_names=("pdb",),
+        subresources=(_status("PodDisruptionBudget"),),
+    ),
+    ResourceType(
+        "networking.k8s.io",
+        "v1",
+        "networkpolicies",
+        "networkpolicy",
+        "NetworkPolicy",
+        namespaced=True,
+        short_names=("netpol",),
+    ),
+    ResourceType(
+        "storage.k8s.io",
+        "v1",
+        "volumeattachments",
+        "volumeattachment",
+        "VolumeAttachment",
+        namespaced=False,
+        subresources=(_status("VolumeAttachment"),),
+    ),
+    ResourceType(
+        "events.k8s.io",
+        "v1",
+        "events",
+        "event",
+        "Event",
+        namespaced=True,
+        short_names=("ev",),
+        storage="events.",
+    ),
+    ResourceType(
+        "authorization.k8s.io",
+        "v1",
+        "selfsubjectaccessreviews",
+        "selfsubjectaccessreview",
+        "SelfSubjectAccessReview",
+        namespaced=False,
+        verbs=("create",),
+        stored=False,
+    ),
+)
+
+# kube-apiserver lists groups in this order in /apis; kubectl resolves ambiguous short names
+# (e.g. "events") by it, preferring the core group.
+GROUP_ORDER = (
+    "batch",
+    "networking.k8s.io",
+    "policy",
+    "storage.k8s.io",
+    "coordination.k8s.io",
+    "events.k8s.io",
+    "authorization.k8s.io",
+    "sparkoperator.k8s.io",
+)
+
+
+@dataclass
+class Registry:
+    types: list[ResourceType] = field(default_factory=list)
+
+    @classmethod
+    def default(cls, *, spark_operator_crd: bool = True) -> Registry:
+        types = list(BUILTIN)
+        if spark_operator_crd:
+            types.append(SPARK_APPLICATIONS)
+        return cls(types)
+
+    def lookup(self, group: str, version: str, plural: str) -> ResourceType | None:
+        for rt in self.types:
+            if rt.group == group and rt.version == version and rt.plural == plural:
+                return rt
+        return None
+
+    def by_kind(self, api_version: str, kind: str) -> ResourceType | None:
+        for rt in self.types:
+            if rt.kind == kind and rt.api_version == api_version:
+                return rt
+        return None
+
+    def by_kind_any_version(self, kind: str, group: str) -> ResourceType | None:
+        for rt in self.types:
+            if rt.kind == kind and rt.group == group and not rt.storage:
+                return rt
+        return None
+
+    def group_versions(self) -> list[tuple[str, str]]:
+        seen: list[tuple[str, str]] = []
+        for rt in self.types:
+            if rt.group and (rt.group, rt.version) not in seen:
+                seen.append((rt.group, rt.version))
+        order = {g: i for i, g in enumerate(GROUP_ORDER)}
+        return sorted(seen, key=lambda gv: order.get(gv[0], len(order)))
+
+    # ------------------------------------------------------------------ discovery documents
+    def api_versions(self, server_address: str) -> dict[str, Any]:
+        return {
+            "kind": "APIVersions",
+            "versions": ["v1"],
+            "serverAddressByClientCIDRs": [
+                {"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}
+            ],
+        }
+
+    def _group_entry(self, group: str, version: str) -> dict[str, Any]:
+        gv = {"groupVersion": f"{group}/{version}", "version": version}
+        return {"name": group, "versions": [gv], "preferredVersion": gv}
+
+    def api_group_list(self) -> dict[str, Any]:
+        groups = [self._group_entry(g, v) for g, v in self.group_versions()]
+        return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+    def api_group(self, group: str) -> dict[str, Any] | None:
+        for g, v in self.group_versions():
+            if g == group:
+                return {"kind": "APIGroup", "apiVersion": "v1", **self._group_entry(g, v)}
+        return None
+
+    def resource_list(self, group: str, version: str) -> dict[str, Any] | None:
+        resources: list[dict[str, Any]] = []
+        for rt in self.types:
+            if rt.group != group or rt.version != version:
+                continue
+            entry: dict[str, Any] = {
+                "name": rt.plural,
+                "singularName": rt.singular,
+                "namespaced": rt.namespaced,
+                "kind": rt.kind,
+                "verbs": list(rt.verbs),
+            }
+            if rt.short_names:
+                entry["shortNames"] = list(rt.short_names)
+            if rt.categories:
+                entry["categories"] = list(rt.categories)
+            resources.append(entry)
+            for sub in rt.subresources:
+                sub_entry: dict[str, Any] = {
+                    "name": f"{rt.plural}/{sub.name}",
+                    "singularName": "",
+                    "namespaced": rt.namespaced,
+                    "kind": sub.kind,
+                    "verbs": list(sub.verbs),
+                }
+                if sub.group is not None:
+                    sub_entry["group"] = sub.group
+                    sub_entry["version"] = sub.version
+                resources.append(sub_entry)
+        if not resources:
+            return None
+        gv = f"{group}/{version}" if group else version
+        return {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": gv,
+            "resources": resources,
+        }

@@ -1,0 +1,849 @@
+"""The HTTP front of the emulator: kube-apiserver's REST paths, verbs and wire formats.
+
+Requests are parsed here and handed to the :class:`Store`; responses are JSON (never
+protobuf), which every client accepts. Discovery is served in the legacy per-group-version form:
+kubectl and client-go ask for aggregated discovery first and fall back when the answer's
+Content-Type is plain ``application/json`` (measured with kubectl 1.32).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import platform
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import orjson
+import yaml
+from aiohttp import web
+
+from kubectl_spark.cluster.clock import Clock
+
+from . import patching, protobuf
+from .authz import Attributes, AuditLog, Policy, forbidden_message
+from .errors import (
+    ApiError,
+    bad_request,
+    conflict,
+    forbidden,
+    method_not_supported,
+    not_found,
+    success_status,
+    unauthorized,
+    unsupported_media_type,
+)
+from .kinds import field_getters
+from .logs import LogStore, PodLogs
+from .resources import Registry, ResourceType
+from .selectors import parse_field_selector, parse_label_selector, selector_from_match
+from .store import DeleteOptions, Store, Stored
+
+ANONYMOUS_PATHS = ("/version", "/healthz", "/livez", "/readyz")
+JSON = "application/json"
+VERSION_INFO = {
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.0-kubectl-spark-emulator",
+    "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean",
+    "buildDate": "2026-01-01T00:00:00Z",
+    "goVersion": "go1.23.0",
+    "compiler": "gc",
+    "platform": f"{platform.system().lower()}/{platform.machine()}",
+}
+
+# A handler the simulator registers for (namespace, pod, port): it plays the process listening
+# in the pod, reached through pods/<name>:<port>/proxy/<path>.
+ProxyHandler = Callable[[str, dict[str, str]], Awaitable[tuple[int, str, bytes]]]
+
+
+def truthy(value: str | None) -> bool:
+    """Apimachinery's query boolean: anything but 0/false is true, a bare ``?watch`` too."""
+    return value is not None and value.strip().lower() not in ("0", "false")
+
+
+def _json(body: Any, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(body), status=status, content_type=JSON)
+
+
+def _error(err: ApiError) -> web.Response:
+    return _json(err.status(), err.code)
+
+
+@dataclass
+class Route:
+    group: str
+    version: str
+    rt: ResourceType
+    namespace: str
+    name: str
+    subresource: str
+    rest: str  # what follows a proxy subresource
+    legacy_watch: bool
+
+
+@dataclass
+class ServerConfig:
+    tokens: dict[str, str] = field(default_factory=dict)  # token → user name
+    admin_users: frozenset[str] = frozenset()
+    require_auth: bool = True
+    min_request_timeout: float = 1800.0
+    bookmark_interval: float = 60.0
+    server_address: str = "127.0.0.1:0"
+
+
+class ApiServer:
+    def __init__(
+        self,
+        store: Store,
+        registry: Registry,
+        clock: Clock,
+        config: ServerConfig,
+        policy: Policy | None = None,
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self.clock = clock
+        self.config = config
+        self.policy = policy or Policy()
+        self.audit = AuditLog()
+        self.logs = LogStore()
+        self.proxy_handlers: dict[tuple[str, str, int], ProxyHandler] = {}
+        self.unreachable_nodes: set[str] = set()
+        self._streams: set[web.StreamResponse] = set()
+        self.stopping = asyncio.Event()
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/{tail:.*}", self.handle)
+        return app
+
+    # ------------------------------------------------------------------------------ entry
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        path = request.path
+        if path in ANONYMOUS_PATHS or any(path.startswith(p + "/") for p in ANONYMOUS_PATHS[1:]):
+            if path == "/version":
+                return _json(VERSION_INFO)
+            return web.Response(text="ok", content_type="text/plain")
+        try:
+            user = self._authenticate(request)
+            return await self._dispatch(request, user)
+        except ApiError as err:
+            return _error(err)
+
+    def _authenticate(self, request: web.Request) -> str:
+        if not self.config.require_auth:
+            return "system:anonymous"
+        header = request.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() == "bearer" and token.strip() in self.config.tokens:
+            return self.config.tokens[token.strip()]
+        raise unauthorized()
+
+    async def _dispatch(self, request: web.Request, user: str) -> web.StreamResponse:
+        parts = [p for p in request.path.split("/") if p]
+        if not parts:
+            return _json(
+                {"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version"]}
+            )
+        head = parts[0]
+        if head == "x-emulator":
+            return await self._admin(request, user, parts[2:] if len(parts) > 1 else [])
+        if head == "api":
+            if len(parts) == 1:
+                return _json(self.registry.api_versions(self.config.server_address))
+            if parts[1] != "v1":
+                raise _no_resource()
+            if len(parts) == 2:
+                return _json(self.registry.resource_list("", "v1"))
+            return await self._resource(request, user, "", "v1", parts[2:])
+        if head == "apis":
+            if len(parts) == 1:
+                return _json(self.registry.api_group_list())
+            if len(parts) == 2:
+                group_doc = self.registry.api_group(parts[1])
+                if group_doc is None:
+                    raise _no_resource()
+                return _json(group_doc)
+            if len(parts) == 3:
+                doc = self.registry.resource_list(parts[1], parts[2])
+                if doc is None:
+                    raise _no_resource()
+                return _json(doc)
+            return await self._resource(request, user, parts[1], parts[2], parts[3:])
+        raise _no_resource()
+
+    # ---------------------------------------------------------------------------- routing
+    def _route(self, group: str, version: str, rest: list[str]) -> Route:
+        legacy_watch = False
+        if rest and rest[0] == "watch":
+            legacy_watch = True
+            rest = rest[1:]
+        namespace = ""
+        if len(rest) >= 3 and rest[0] == "namespaces" and rest[2] not in ("status", "finalize"):
+            namespace, rest = rest[1], rest[2:]
+        if not rest:
+            raise _no_resource()
+        rt = self.registry.lookup(group, version, rest[0])
+        if rt is None:
+            raise _no_resource()
+        if namespace and not rt.namespaced:
+            raise _no_resource()
+        name = rest[1] if len(rest) > 1 else ""
+        subresource = rest[2] if len(rest) > 2 else ""
+        extra = "/".join(rest[3:])
+        if subresource and (rt.subresource(subresource) is None):
+            raise _no_resource()
+        if len(rest) > 3 and subresource != "proxy":
+            raise _no_resource()
+        if rt.namespaced and name and not namespace:
+            raise _no_resource()
+        return Route(group, version, rt, namespace, name, subresource, extra, legacy_watch)
+
+    def _authorize(self, user: str, verb: str, route: Route) -> Attributes:
+        attrs = Attributes(
+            user, verb, route.group, route.rt.plural, route.subresource, route.namespace, route.name
+        )
+        if not self.policy.allows(attrs):
+            raise forbidden(route.rt.plural, route.group, route.name, forbidden_message(attrs))
+        return attrs
+
+    async def _resource(
+        self, request: web.Request, user: str, group: str, version: str, rest: list[str]
+    ) -> web.StreamResponse:
+        route = self._route(group, version, rest)
+        query = dict(request.query)
+        method = request.method
+        watch = route.legacy_watch or ("watch" in query and truthy(query["watch"]))
+        if method == "GET":
+            verb = "get" if route.name else "watch" if watch else "list"
+        elif method == "POST":
+            verb = "create"
+        elif method == "PUT":
+            verb = "update"
+        elif method == "PATCH":
+            verb = "patch"
+        elif method == "DELETE":
+            verb = "delete" if route.name else "deletecollection"
+        else:
+            raise method_not_supported(route.rt.plural, group, method)
+        if route.subresource == "proxy":
+            verb = {
+                "GET": "get",
+                "POST": "create",
+                "PUT": "update",
+                "PATCH": "patch",
+                "DELETE": "delete",
+            }[method]
+        sub = route.rt.subresource(route.subresource) if route.subresource else None
+        allowed = sub.verbs if sub is not None else route.rt.verbs
+        if verb not in allowed:
+            raise method_not_supported(route.rt.plural, group, verb)
+        dry_run = query.get("dryRun") == "All"
+        if "dryRun" in query and query["dryRun"] not in ("All", ""):
+            raise bad_request(f"Invalid dryRun value: {query['dryRun']!r}, supported values: All")
+        attrs = Attributes(
+            user, verb, group, route.rt.plural, route.subresource, route.namespace, route.name
+        )
+        try:
+            self._authorize(user, verb, route)
+            response = await self._perform(request, route, verb, query, dry_run, user)
+        except ApiError as err:
+            self.audit.record(attrs, err.code, dry_run=dry_run)
+            raise
+        self.audit.record(attrs, response.status, dry_run=dry_run)
+        return response
+
+    async def _perform(
+        self,
+        request: web.Request,
+        route: Route,
+        verb: str,
+        query: dict[str, str],
+        dry_run: bool,
+        user: str,
+    ) -> web.StreamResponse:
+        rt, ns, name, sub = route.rt, route.namespace, route.name, route.subresource
+        store = self.store
+        if sub == "log":
+            return await self._logs(request, route, query)
+        if sub == "proxy":
+            return await self._proxy(route, query)
+        if verb == "get":
+            return _json(store.get(rt, ns, name))
+        if verb == "list":
+            return self._list(route, query)
+        if verb == "watch":
+            return await self._watch(request, route, query)
+        if verb == "create":
+            body = await self._body(request)
+            if sub == "binding":
+                return _json(self._bind(route, body), 201)
+            if sub == "eviction":
+                return _json(self._evict(route, body), 201)
+            if rt.plural == "selfsubjectaccessreviews":
+                return _json(self._review(body, user), 201)
+            return _json(store.create(rt, ns, body, dry_run=dry_run), 201)
+        if verb == "update":
+            body = await self._body(request)
+            return _json(store.update(rt, ns, name, body, subresource=sub or None, dry_run=dry_run))
+        if verb == "patch":
+            return await self._patch(request, route, query, dry_run)
+        if verb == "delete":
+            body = await self._body(request, allow_empty=True)
+            opts = DeleteOptions.from_body(body, query)
+            opts.dry_run = opts.dry_run or dry_run
+            obj, gone = store.delete(rt, ns, name, opts)
+            if gone and rt.plural != "pods":
+                details = {"name": name, "kind": rt.plural, "uid": obj["metadata"]["uid"]}
+                if rt.group:
+                    details["group"] = rt.group
+                return _json(success_status(details))
+            return _json(obj)
+        if verb == "deletecollection":
+            body = await self._body(request, allow_empty=True)
+            opts = DeleteOptions.from_body(body, query)
+            opts.dry_run = opts.dry_run or dry_run
+            labels = parse_label_selector(query.get("labelSelector"))
+            fields = parse_field_selector(
+                query.get("fieldSelector"), field_getters(store.storage(rt).rt)
+            )
+            items = store.delete_collection(rt, ns, labels, fields, opts)
+            return _json(
+                {
+                    "kind": f"{rt.kind}List",
+                    "apiVersion": rt.api_version,
+                    "metadata": {"resourceVersion": str(store.rv)},
+                    "items": items,
+                }
+            )
+        raise method_not_supported(rt.plural, route.group, verb)
+
+    async def _body(self, request: web.Request, *, allow_empty: bool = False) -> Any:
+        raw = await request.read()
+        if not raw.strip():
+            if allow_empty:
+                return None
+            raise bad_request("the body of the request was empty")
+        content_type = request.headers.get("Content-Type", JSON).split(";")[0].strip()
+        if content_type == protobuf.PROTOBUF:
+            return protobuf.decode(raw)
+        try:
+            if content_type in ("application/yaml", patching.APPLY):
+                return yaml.safe_load(raw)
+            return orjson.loads(raw)
+        except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
+            raise bad_request(f"couldn't get version/kind; json parse error: {exc}") from exc
+
+    # ------------------------------------------------------------------------------ list
+    def _list(self, route: Route, query: dict[str, str]) -> web.Response:
+        rt = route.rt
+        labels = parse_label_selector(query.get("labelSelector"))
+        fields = parse_field_selector(
+            query.get("fieldSelector"), field_getters(self.store.storage(rt).rt)
+        )
+        limit_raw = query.get("limit")
+        try:
+            limit = int(limit_raw) if limit_raw else None
+        except ValueError as exc:
+            raise bad_request(f"invalid limit: {limit_raw!r}") from exc
+        if limit is not None and limit <= 0:
+            limit = None
+        result = self.store.list_objects(
+            rt,
+            route.namespace,
+            labels,
+            fields,
+            limit=limit,
+            continue_token=query.get("continue") or None,
+            resource_version=query.get("resourceVersion"),
+            resource_version_match=query.get("resourceVersionMatch") or None,
+        )
+        meta: dict[str, Any] = {"resourceVersion": str(result.rv)}
+        if result.continue_token:
+            meta["continue"] = result.continue_token
+        if result.remaining is not None:
+            meta["remainingItemCount"] = result.remaining
+        head = orjson.dumps(
+            {"kind": f"{rt.kind}List", "apiVersion": rt.api_version, "metadata": meta}
+        )
+        items = b",".join(i.raw if isinstance(i, Stored) else orjson.dumps(i) for i in result.items)
+        body = head[:-1] + b',"items":[' + items + b"]}"
+        return web.Response(body=body, content_type=JSON)
+
+    # ----------------------------------------------------------------------------- watch
+    async def _watch(
+        self, request: web.Request, route: Route, query: dict[str, str]
+    ) -> web.StreamResponse:
+        rt = route.rt
+        labels = parse_label_selector(query.get("labelSelector"))
+        fields = parse_field_selector(
+            query.get("fieldSelector"), field_getters(self.store.storage(rt).rt)
+        )
+        send_initial = truthy(query.get("sendInitialEvents"))
+        if send_initial and query.get("resourceVersionMatch") != "NotOlderThan":
+            raise ApiError(
+                422,
+                "Invalid",
+                'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to "NotOlderThan"',
+            )
+        timeout_raw = query.get("timeoutSeconds")
+        try:
+            timeout = float(timeout_raw) if timeout_raw else self.config.min_request_timeout
+        except ValueError as exc:
+            raise bad_request(f"invalid timeoutSeconds: {timeout_raw!r}") from exc
+        watcher = self.store.watch(
+            rt,
+            route.namespace,
+            labels,
+            fields,
+            query.get("resourceVersion"),
+            send_initial_events=send_initial,
+            allow_bookmarks=truthy(query.get("allowWatchBookmarks")),
+        )
+        response = web.StreamResponse(
+            status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"}
+        )
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        self._streams.add(response)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        last_bookmark = loop.time()
+        try:
+            while not self.stopping.is_set():
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    break
+                try:
+                    line = await asyncio.wait_for(watcher.queue.get(), timeout=min(remaining, 0.5))
+                except TimeoutError:
+                    transport = request.transport
+                    if transport is None or transport.is_closing():
+                        break
+                    if (
+                        watcher.allow_bookmarks
+                        and loop.time() - last_bookmark >= self.config.bookmark_interval
+                    ):
+                        await response.write(watcher.bookmark_line(self.store.rv))
+                        last_bookmark = loop.time()
+                    continue
+                if line is None:
+                    break
+                chunk = [line]
+                size = len(line)
+                ended = False
+                while size < 256 * 1024 and not watcher.queue.empty():
+                    more = watcher.queue.get_nowait()
+                    if more is None:
+                        ended = True
+                        break
+                    chunk.append(more)
+                    size += len(more)
+                await response.write(b"".join(chunk))
+                if ended:
+                    break
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            self.store.unwatch(watcher)
+            self._streams.discard(response)
+        with contextlib.suppress(ConnectionResetError, RuntimeError):
+            await response.write_eof()
+        return response
+
+    # ----------------------------------------------------------------------------- patch
+    async def _patch(
+        self, request: web.Request, route: Route, query: dict[str, str], dry_run: bool
+    ) -> web.Response:
+        rt = route.rt
+        content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
+        accepted = [patching.JSON, patching.MERGE, patching.APPLY]
+        if rt.builtin:
+            accepted.insert(2, patching.STRATEGIC)
+        if content_type not in accepted:
+            raise unsupported_media_type(accepted)
+        body = await self._body(request)
+        if content_type == patching.APPLY:
+            if not query.get("fieldManager"):
+                raise ApiError(
+                    422,
+                    "Invalid",
+                    'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+                )
+            if self.store.lookup(rt, route.namespace, route.name) is None:
+                if not isinstance(body, dict):
+                    raise bad_request("apply patch must be an object")
+                body.setdefault("metadata", {})["name"] = route.name
+                return _json(self.store.create(rt, route.namespace, body, dry_run=dry_run), 201)
+        elif "force" in query:
+            raise ApiError(
+                422,
+                "Invalid",
+                'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch',
+            )
+
+        def apply(current: dict[str, Any]) -> Any:
+            if content_type == patching.JSON:
+                return patching.json_patch(current, body)
+            if content_type == patching.STRATEGIC:
+                return patching.strategic_merge_patch(current, body)
+            return patching.merge_patch(current, body)
+
+        return _json(
+            self.store.patch(
+                rt,
+                route.namespace,
+                route.name,
+                apply,
+                subresource=route.subresource or None,
+                dry_run=dry_run,
+            )
+        )
+
+    # ------------------------------------------------------------------------ subresources
+    def _bind(self, route: Route, body: Any) -> dict[str, Any]:
+        target = (body or {}).get("target") or {}
+        node = target.get("name")
+        if not node:
+            raise ApiError(
+                422, "Invalid", f'Binding "{route.name}" is invalid: target.name: Required value'
+            )
+        current = self.store.get(route.rt, route.namespace, route.name)
+        if current["spec"].get("nodeName"):
+            raise conflict(
+                "pods/binding",
+                "",
+                route.name,
+                f'pod {route.name} is already assigned to node "{current["spec"]["nodeName"]}"',
+            )
+        if current["metadata"].get("deletionTimestamp"):
+            raise conflict(
+                "pods/binding",
+                "",
+                route.name,
+                f"pod {route.name} is being deleted, cannot be assigned to a host",
+            )
+        now = self.store._now()
+
+        def bind(obj: dict[str, Any]) -> dict[str, Any]:
+            obj["spec"]["nodeName"] = node
+            conditions = [
+                c
+                for c in obj.setdefault("status", {}).get("conditions") or []
+                if c.get("type") != "PodScheduled"
+            ]
+            conditions.append(
+                {
+                    "type": "PodScheduled",
+                    "status": "True",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": now,
+                }
+            )
+            obj["status"]["conditions"] = conditions
+            return obj
+
+        self.store.force_write(route.rt, route.namespace, route.name, bind)
+        return success_status()
+
+    def _evict(self, route: Route, body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict) or body.get("kind") not in (None, "Eviction"):
+            raise bad_request("the body of the request must be an Eviction")
+        meta = body.get("metadata") or {}
+        if meta.get("name") and meta["name"] != route.name:
+            raise bad_request("name in URL does not match name in Eviction object")
+        current = self.store.get(route.rt, route.namespace, route.name)
+        opts = DeleteOptions.from_body(body.get("deleteOptions"), {})
+        phase = (current.get("status") or {}).get("phase")
+        if not current["metadata"].get("deletionTimestamp") and phase not in (
+            "Succeeded",
+            "Failed",
+            "Pending",
+        ):
+            self._check_disruption_budget(route.namespace, current)
+        if not current["metadata"].get("deletionTimestamp") and phase not in (
+            "Succeeded",
+            "Failed",
+        ):
+            now = self.store._now()
+
+            def mark(obj: dict[str, Any]) -> dict[str, Any]:
+                status = obj.setdefault("status", {})
+                conditions = [
+                    c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"
+                ]
+                conditions.append(
+                    {
+                        "type": "DisruptionTarget",
+                        "status": "True",
+                        "lastProbeTime": None,
+                        "lastTransitionTime": now,
+                        "reason": "EvictionByEvictionAPI",
+                        "message": "Eviction API: evicting",
+                    }
+                )
+                status["conditions"] = conditions
+                return obj
+
+            self.store.force_write(
+                route.rt, route.namespace, route.name, mark, subresource="status"
+            )
+        self.store.delete(route.rt, route.namespace, route.name, opts)
+        return success_status()
+
+    def _check_disruption_budget(self, namespace: str, pod: dict[str, Any]) -> None:
+        """Refuse an eviction the pod's PodDisruptionBudget does not allow (429).
+
+        As the eviction subresource does; terminal, pending and terminating pods skip it.
+        """
+        pdb_rt = self.registry.lookup("policy", "v1", "poddisruptionbudgets")
+        if pdb_rt is None:
+            return
+        labels = pod["metadata"].get("labels") or {}
+        budgets = [
+            s.obj
+            for s in self.store.storage(pdb_rt).objects.values()
+            if s.obj["metadata"].get("namespace") == namespace
+            and not selector_from_match((s.obj.get("spec") or {}).get("selector")).empty
+            and selector_from_match((s.obj.get("spec") or {}).get("selector")).matches(labels)
+        ]
+        if len(budgets) > 1:
+            raise ApiError(
+                500,
+                "InternalError",
+                "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+            )
+        if budgets and int((budgets[0].get("status") or {}).get("disruptionsAllowed") or 0) < 1:
+            raise ApiError(
+                429,
+                "TooManyRequests",
+                "Cannot evict pod as it would violate the pod's disruption budget.",
+                {
+                    "causes": [
+                        {
+                            "reason": "DisruptionBudget",
+                            "message": f"The disruption budget {budgets[0]['metadata']['name']} needs "
+                            f"{(budgets[0].get('status') or {}).get('desiredHealthy', 0)} healthy pods and has "
+                            f"{(budgets[0].get('status') or {}).get('currentHealthy', 0)} currently",
+                        }
+                    ]
+                },
+            )
+
+    def _review(self, body: Any, user: str) -> dict[str, Any]:
+        spec = (body or {}).get("spec") or {}
+        ra = spec.get("resourceAttributes")
+        if not isinstance(ra, dict):
+            raise ApiError(
+                422,
+                "Invalid",
+                'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified',
+            )
+        attrs = Attributes(
+            user,
+            str(ra.get("verb", "")),
+            str(ra.get("group", "")),
+            str(ra.get("resource", "")),
+            str(ra.get("subresource", "")),
+            str(ra.get("namespace", "")),
+            str(ra.get("name", "")),
+        )
+        allowed = self.policy.allows(attrs)
+        status: dict[str, Any] = {"allowed": allowed}
+        if not allowed:
+            status["denied"] = True
+            status["reason"] = forbidden_message(attrs)
+        out = dict(body)
+        out.setdefault("apiVersion", "authorization.k8s.io/v1")
+        out.setdefault("kind", "SelfSubjectAccessReview")
+        out.setdefault("metadata", {})
+        out["status"] = status
+        return out
+
+    # ------------------------------------------------------------------------------- logs
+    async def _logs(
+        self, request: web.Request, route: Route, query: dict[str, str]
+    ) -> web.StreamResponse:
+        pod = self.store.get(route.rt, route.namespace, route.name)
+        containers = [str(c.get("name")) for c in (pod.get("spec") or {}).get("containers") or []]
+        container = query.get("container") or ""
+        if not container:
+            default = (pod["metadata"].get("annotations") or {}).get(
+                "kubectl.kubernetes.io/default-container"
+            )
+            if len(containers) == 1:
+                container = containers[0]
+            elif isinstance(default, str) and default in containers:
+                container = default
+            else:
+                raise bad_request(
+                    f"a container name must be specified for pod {route.name}, choose one of: [{' '.join(containers)}]"
+                )
+        if container not in containers:
+            raise bad_request(f"container {container} is not valid for pod {route.name}")
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node and node in self.unreachable_nodes:
+            raise ApiError(
+                500,
+                "InternalError",
+                f'Get "https://{node}:10250/containerLogs/{route.namespace}/{route.name}/{container}": '
+                "dial tcp: i/o timeout",
+            )
+        previous = truthy(query.get("previous"))
+        entry = self.logs.get(pod["metadata"]["uid"], container)
+        statuses = {
+            s.get("name"): s for s in (pod.get("status") or {}).get("containerStatuses") or []
+        }
+        cstatus = statuses.get(container) or {}
+        if previous:
+            if entry is None or entry.previous is None:
+                raise bad_request(
+                    f'previous terminated container "{container}" in pod "{route.name}" not found'
+                )
+            log = entry.previous
+        else:
+            waiting = (cstatus.get("state") or {}).get("waiting")
+            if entry is None and (waiting or not cstatus):
+                reason = (waiting or {}).get("reason") or "ContainerCreating"
+                raise bad_request(
+                    f'container "{container}" in pod "{route.name}" is waiting to start: {reason}'
+                )
+            if entry is None:
+                entry = self.logs.logs.setdefault((pod["metadata"]["uid"], container), PodLogs())
+            log = entry.current
+        try:
+            tail = int(query["tailLines"]) if query.get("tailLines") else None
+            since_seconds = int(query["sinceSeconds"]) if query.get("sinceSeconds") else None
+            limit_bytes = int(query["limitBytes"]) if query.get("limitBytes") else None
+        except ValueError as exc:
+            raise bad_request(f"invalid log options: {exc}") from exc
+        since = self.clock.now() - timedelta(seconds=since_seconds) if since_seconds else None
+        if query.get("sinceTime"):
+            from kubectl_spark.cluster.clock import parse_time
+
+            since = parse_time(query["sinceTime"])
+        timestamps = truthy(query.get("timestamps"))
+        text = log.text(tail=tail, since=since, timestamps=timestamps)
+        body = text.encode("utf-8", "surrogateescape")
+        if limit_bytes is not None:
+            body = body[:limit_bytes]
+        if not truthy(query.get("follow")) or previous:
+            return web.Response(body=body, content_type="text/plain")
+        response = web.StreamResponse(status=200, headers={"Content-Type": "text/plain"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        await response.write(body)
+        sent = len(log.lines)
+        uid = pod["metadata"]["uid"]
+        try:
+            while not self.stopping.is_set():
+                await asyncio.sleep(0.1)
+                if len(log.lines) > sent:
+                    await response.write(
+                        log.text(start=sent, timestamps=timestamps).encode(
+                            "utf-8", "surrogateescape"
+                        )
+                    )
+                    sent = len(log.lines)
+                found = self.store.by_uid_get(uid)
+                if found is None:
+                    break
+                state = next(
+                    (
+                        s.get("state") or {}
+                        for s in (found[1].obj.get("status") or {}).get("containerStatuses") or []
+                        if s.get("name") == container
+                    ),
+                    {},
+                )
+                if state.get("terminated"):
+                    break
+                transport = request.transport
+                if transport is None or transport.is_closing():
+                    break
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        with contextlib.suppress(ConnectionResetError, RuntimeError):
+            await response.write_eof()
+        return response
+
+    # ------------------------------------------------------------------------------ proxy
+    async def _proxy(self, route: Route, query: dict[str, str]) -> web.StreamResponse:
+        pod_name, _, port_text = route.name.partition(":")
+        pod = self.store.get(route.rt, route.namespace, pod_name)
+        port = int(port_text) if port_text.isdigit() else 80
+        if not port_text.isdigit() and port_text:
+            for container in (pod.get("spec") or {}).get("containers") or []:
+                for p in container.get("ports") or []:
+                    if p.get("name") == port_text:
+                        port = int(p.get("containerPort", 80))
+        handler = self.proxy_handlers.get((route.namespace, pod_name, port))
+        node = (pod.get("spec") or {}).get("nodeName")
+        if handler is None or (node and node in self.unreachable_nodes):
+            ip = (pod.get("status") or {}).get("podIP") or "<none>"
+            raise ApiError(
+                503,
+                "ServiceUnavailable",
+                f"error trying to reach service: dial tcp {ip}:{port}: connect: connection refused",
+            )
+        status, content_type, body = await handler("/" + route.rest, query)
+        return web.Response(status=status, body=body, content_type=content_type)
+
+    # ------------------------------------------------------------------------------ admin
+    async def _admin(self, request: web.Request, user: str, parts: list[str]) -> web.StreamResponse:
+        """Emulator controls (logs, policy, GC, compaction) for the simulator and tests."""
+        if self.config.require_auth and user not in self.config.admin_users:
+            raise ApiError(403, "Forbidden", f'User "{user}" cannot use the emulator controls')
+        what = "/".join(parts)
+        method = request.method
+        body = await self._body(request, allow_empty=True) if method in ("POST", "PUT") else None
+        if what == "audit" and method == "GET":
+            return _json({"items": list(self.audit.entries), "writes": self.audit.writes()})
+        if what == "audit" and method == "DELETE":
+            self.audit.entries.clear()
+            return _json(success_status())
+        if what == "authz" and method == "PUT":
+            try:
+                self.policy = Policy.from_dict(body or {})
+            except (ValueError, TypeError, AttributeError) as exc:
+                raise bad_request(f"invalid policy: {exc}") from exc
+            return _json(success_status())
+        if what == "logs" and method == "POST":
+            return _json(self._admin_logs(body or {}))
+        if what == "gc" and method == "PUT":
+            self.store.set_gc_enabled(bool((body or {}).get("enabled", True)))
+            return _json(success_status())
+        if what == "compact" and method == "POST":
+            self.store.compact()
+            return _json(success_status())
+        if what == "expire-continue-tokens" and method == "POST":
+            self.store.expire_continue_tokens()
+            return _json(success_status())
+        if what == "unreachable-nodes" and method == "PUT":
+            self.unreachable_nodes = set((body or {}).get("nodes") or [])
+            return _json(success_status())
+        raise not_found("x-emulator", "", what)
+
+    def _admin_logs(self, body: dict[str, Any]) -> dict[str, Any]:
+        rt = self.registry.lookup("", "v1", "pods")
+        assert rt is not None
+        pod = self.store.get(rt, str(body.get("namespace", "")), str(body.get("pod", "")))
+        uid = pod["metadata"]["uid"]
+        container = str(body.get("container") or (pod["spec"]["containers"][0]["name"]))
+        if body.get("rotate"):
+            self.logs.rotate(uid, container)
+        if body.get("text"):
+            self.logs.append(uid, container, str(body["text"]), self.clock.now())
+        return success_status()
+
+    async def close_streams(self) -> None:
+        self.stopping.set()
+        self.store.close_watches()
+
+
+def _no_resource() -> ApiError:
+    return ApiError(404, "NotFound", "the server could not find the requested resource", {})

@@ -1,0 +1,68 @@
+"""Clocks shared by the emulator and the simulator.
+
+The emulator stamps objects (creationTimestamp, deletionTimestamp, event times) with the time of
+an injected clock, so a simulated scenario on a manual clock produces the same timestamps on
+every run, and a demo on a sped-up clock shows believable ages.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """Return the current time, timezone-aware, in UTC."""
+        ...
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+class ManualClock:
+    """A clock that moves only when told to: deterministic tests and scenario playback."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self._now = start or datetime(2026, 1, 1, tzinfo=UTC)
+        self._lock = threading.Lock()
+
+    def now(self) -> datetime:
+        with self._lock:
+            return self._now
+
+    def advance(self, seconds: float) -> datetime:
+        with self._lock:
+            self._now += timedelta(seconds=seconds)
+            return self._now
+
+
+class ScaledClock:
+    """Real time sped up by a factor, from a fixed start: the demo's clock."""
+
+    def __init__(self, speed: float = 1.0, start: datetime | None = None) -> None:
+        self._speed = speed
+        self._start = start or datetime.now(UTC)
+        self._t0 = time.monotonic()
+
+    def now(self) -> datetime:
+        return self._start + timedelta(seconds=(time.monotonic() - self._t0) * self._speed)
+
+
+def rfc3339(t: datetime) -> str:
+    """Format as Kubernetes' metav1.Time: whole seconds, UTC, trailing Z."""
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rfc3339_micro(t: datetime) -> str:
+    """Format as Kubernetes' metav1.MicroTime (used by eventTime and Lease times)."""
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(value: str) -> datetime:
+    """Parse an RFC 3339 time as the API writes it (with or without fractional seconds)."""
+    return datetime.fromisoformat(value)

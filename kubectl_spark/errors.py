@@ -1,0 +1,65 @@
+"""The errors users see: each has a one-line message, an optional hint and an exit code.
+
+They are rendered in exactly one place per front end (``cli.main`` for the CLI), never printed
+where they are raised, so every command fails the same way: one line on stderr, non-zero exit.
+"""
+
+from __future__ import annotations
+
+
+class KubectlSparkError(Exception):
+    """Base class: ``message`` is shown as is, ``hint`` on a second line when present."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class UsageError(KubectlSparkError):
+    """The command line itself is wrong (kubectl uses exit code 1 for these too)."""
+
+
+class ConfigError(KubectlSparkError):
+    """No usable kubeconfig, context or credentials."""
+
+
+class ClusterUnreachable(KubectlSparkError):
+    """The API server could not be reached or did not answer in time."""
+
+
+class ApiRequestError(KubectlSparkError):
+    """The API server answered with an error status."""
+
+    def __init__(
+        self, message: str, *, status: int, reason: str = "", hint: str | None = None
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.status = status
+        self.reason = reason
+
+
+class Unauthorized(ApiRequestError):
+    pass
+
+
+class Forbidden(ApiRequestError):
+    pass
+
+
+class NotFound(ApiRequestError):
+    pass
+
+
+class Conflict(ApiRequestError):
+    pass
+
+
+class Gone(ApiRequestError):
+    pass
+
+
+class ServerError(ApiRequestError):
+    pass

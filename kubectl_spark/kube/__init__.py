@@ -1,0 +1,1 @@
+"""The one gateway to a cluster: the only package that imports ``kubernetes``."""

@@ -1,0 +1,307 @@
+"""The real kubectl, unchanged, against the emulator: the proof that it speaks kube-apiserver."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from kubernetes import client
+
+from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer
+
+pytestmark = pytest.mark.kubectl
+
+DRIVER = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: pi-driver
+  labels: {spark-role: driver, spark-app-selector: spark-0001, spark-app-name: pi}
+spec:
+  containers: [{name: spark-kubernetes-driver, image: "apache/spark:3.5.1"}]
+"""
+
+
+def executor(name: str, exec_id: int) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "spark-role": "executor",
+                "spark-app-selector": "spark-0001",
+                "spark-exec-id": str(exec_id),
+            },
+        },
+        "spec": {
+            "containers": [{"name": "spark-kubernetes-executor", "image": "apache/spark:3.5.1"}]
+        },
+    }
+
+
+def bind(api, name: str, node: str, namespace: str = "default") -> None:
+    body = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": name},
+        "target": {"kind": "Node", "name": node},
+    }
+    client.CoreV1Api(api).create_namespaced_pod_binding(
+        name, namespace, body, _preload_content=False
+    )
+
+
+def test_create_and_get_executors_as_json(kubectl, api) -> None:
+    kubectl("create", "--validate=false", "-f", "-", input=DRIVER)
+    for i in (1, 2):
+        kubectl(
+            "create", "--validate=false", "-f", "-", input=json.dumps(executor(f"pi-exec-{i}", i))
+        )
+    out = kubectl("get", "pods", "-A", "-l", "spark-role=executor", "-o", "json").stdout
+    doc = json.loads(out)
+    assert doc["kind"] == "List"
+    assert sorted(p["metadata"]["name"] for p in doc["items"]) == ["pi-exec-1", "pi-exec-2"]
+    assert all(p["status"]["phase"] == "Pending" for p in doc["items"])
+    # set-based selectors go through unchanged
+    out = kubectl(
+        "get", "pods", "-l", "spark-role in (driver),spark-app-selector", "-o", "name"
+    ).stdout
+    assert out.split() == ["pod/pi-driver"]
+
+
+def test_create_needs_validate_false_without_openapi(kubectl) -> None:
+    # The emulator serves no OpenAPI document: kubectl's default --validate=strict needs one.
+    proc = kubectl("create", "-f", "-", input=DRIVER, check=False)
+    assert proc.returncode != 0
+    assert "openapi" in proc.stderr.lower()
+    assert (
+        kubectl("create", "--validate=false", "-f", "-", input=DRIVER).stdout.strip()
+        == "pod/pi-driver created"
+    )
+
+
+def test_watch_receives_a_change_made_by_another_client(kubectl, api) -> None:
+    kubectl("create", "--validate=false", "-f", "-", input=DRIVER)
+    watch = kubectl.popen(
+        "get",
+        "pods",
+        "-w",
+        "--output-watch-events",
+        "-o",
+        "custom-columns=EVENT:.type,NAME:.object.metadata.name,COLOR:.object.metadata.labels.color",
+    )
+    try:
+        time.sleep(1.5)  # let kubectl list and start watching
+        client.CoreV1Api(api).patch_namespaced_pod(
+            "pi-driver", "default", {"metadata": {"labels": {"color": "blue"}}}
+        )
+        client.CoreV1Api(api).delete_namespaced_pod("pi-driver", "default")
+        lines: list[str] = []
+        deadline = time.monotonic() + 10
+        assert watch.stdout is not None
+        while time.monotonic() < deadline and not any("DELETED" in line for line in lines):
+            lines.append(watch.stdout.readline())
+    finally:
+        watch.kill()
+        watch.communicate()
+    text = "".join(lines)
+    assert "ADDED" in text and "pi-driver" in text
+    assert any("MODIFIED" in line and "blue" in line for line in lines), text
+    assert "DELETED" in text
+
+
+def test_label_annotate_and_patches(kubectl) -> None:
+    kubectl("create", "--validate=false", "-f", "-", input=DRIVER)
+    kubectl("label", "pod", "pi-driver", "kubectl-spark.io/fenced=true")
+    kubectl("annotate", "pod", "pi-driver", "kubectl-spark.io/epoch=2")
+    kubectl(
+        "patch", "pod", "pi-driver", "--type=merge", "-p", '{"metadata":{"labels":{"team":"data"}}}'
+    )
+    kubectl(
+        "patch", "pod", "pi-driver", "--subresource=status", "-p", '{"status":{"phase":"Running"}}'
+    )
+    kubectl(
+        "patch",
+        "pod",
+        "pi-driver",
+        "--type=json",
+        "-p",
+        '[{"op":"remove","path":"/metadata/labels/team"}]',
+    )
+    pod = json.loads(kubectl("get", "pod", "pi-driver", "-o", "json").stdout)
+    assert pod["metadata"]["labels"]["kubectl-spark.io/fenced"] == "true"
+    assert "team" not in pod["metadata"]["labels"]
+    assert pod["metadata"]["annotations"]["kubectl-spark.io/epoch"] == "2"
+    assert pod["status"]["phase"] == "Running"
+    # a spec patch through the main resource may not touch status, and vice versa
+    kubectl("patch", "pod", "pi-driver", "--type=merge", "-p", '{"status":{"phase":"Failed"}}')
+    assert (
+        json.loads(kubectl("get", "pod", "pi-driver", "-o", "json").stdout)["status"]["phase"]
+        == "Running"
+    )
+    proc = kubectl("label", "pod", "pi-driver", "bad label=x", check=False)
+    assert proc.returncode != 0
+
+
+def test_force_delete_removes_a_running_pod_at_once(kubectl, api) -> None:
+    kubectl("create", "--validate=false", "-f", "-", input=DRIVER)
+    bind(api, "pi-driver", "node-a")
+    proc = kubectl("delete", "pod", "pi-driver", "--grace-period=0", "--force")
+    assert 'pod "pi-driver" force deleted' in proc.stdout
+    assert "may continue to run on the cluster indefinitely" in proc.stderr
+    assert kubectl("get", "pods", "-o", "name").stdout.strip() == ""
+
+
+def test_graceful_delete_leaves_a_terminating_pod(kubectl, api) -> None:
+    kubectl("create", "--validate=false", "-f", "-", input=DRIVER)
+    bind(api, "pi-driver", "node-a")
+    kubectl("delete", "pod", "pi-driver", "--wait=false")
+    pod = json.loads(kubectl("get", "pod", "pi-driver", "-o", "json").stdout)
+    assert pod["metadata"]["deletionTimestamp"]
+    assert pod["metadata"]["deletionGracePeriodSeconds"] == 30
+
+
+def test_delete_job_cascades_to_owned_pods(kubectl, api) -> None:
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "pi-driver-job"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "d", "image": "apache/spark:3.5.1"}],
+                }
+            }
+        },
+    }
+    kubectl("create", "--validate=false", "-f", "-", input=json.dumps(job))
+    uid = kubectl("get", "job", "pi-driver-job", "-o", "jsonpath={.metadata.uid}").stdout
+    for name, node in (("pi-driver-job-aaaaa", None), ("pi-driver-job-bbbbb", "node-a")):
+        pod = executor(name, 0)
+        pod["metadata"]["ownerReferences"] = [
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "name": "pi-driver-job",
+                "uid": uid,
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
+        kubectl("create", "--validate=false", "-f", "-", input=json.dumps(pod))
+        if node:
+            bind(api, name, node)
+    kubectl("delete", "job", "pi-driver-job", "--wait=false")
+    pods = {
+        p["metadata"]["name"]: p
+        for p in json.loads(kubectl("get", "pods", "-o", "json").stdout)["items"]
+    }
+    assert "pi-driver-job-aaaaa" not in pods  # never scheduled: deleted at once
+    assert pods["pi-driver-job-bbbbb"]["metadata"][
+        "deletionTimestamp"
+    ]  # running: graceful, Terminating
+    assert kubectl("get", "jobs", "-o", "name").stdout.strip() == ""
+
+
+def test_events_by_involved_object(kubectl, api) -> None:
+    kubectl("create", "--validate=false", "-f", "-", input=DRIVER)
+    core = client.CoreV1Api(api)
+    for i, name in enumerate(["pi-driver", "other"]):
+        core.create_namespaced_event(
+            "default",
+            {
+                "metadata": {"name": f"{name}.{i}"},
+                "involvedObject": {"kind": "Pod", "name": name, "namespace": "default"},
+                "reason": "OOMKilling",
+                "message": f"event for {name}",
+                "type": "Warning",
+            },
+        )
+    out = json.loads(
+        kubectl(
+            "get", "events", "--field-selector", "involvedObject.name=pi-driver", "-o", "json"
+        ).stdout
+    )
+    assert [e["message"] for e in out["items"]] == ["event for pi-driver"]
+    proc = kubectl("get", "events", "--field-selector", "involvedObject.color=red", check=False)
+    assert proc.returncode != 0 and "field label not supported: involvedObject.color" in proc.stderr
+
+
+def test_logs_current_previous_and_tail(kubectl, emulator: EmbeddedApiServer, api) -> None:
+    kubectl("create", "--validate=false", "-f", "-", input=DRIVER)
+    bind(api, "pi-driver", "node-a")
+    emulator.append_log(
+        "default", "pi-driver", "spark-kubernetes-driver", "first run\nOutOfMemoryError"
+    )
+    emulator.append_log(
+        "default",
+        "pi-driver",
+        "spark-kubernetes-driver",
+        "second run line 1\nsecond run line 2",
+        rotate=True,
+    )
+    assert kubectl("logs", "pi-driver").stdout == "second run line 1\nsecond run line 2\n"
+    assert kubectl("logs", "pi-driver", "--tail=1").stdout == "second run line 2\n"
+    assert kubectl("logs", "pi-driver", "-p").stdout == "first run\nOutOfMemoryError\n"
+
+
+def test_wrong_token_is_401_and_forbidden_is_403(
+    kubectl, emulator: EmbeddedApiServer, tmp_path
+) -> None:
+    bad = emulator.write_kubeconfig(tmp_path / "bad", token="not-the-token")
+    proc = kubectl("--kubeconfig", str(bad), "get", "pods", check=False)
+    assert proc.returncode != 0 and "You must be logged in to the server" in proc.stderr
+    emulator.set_policy({"rules": [{"effect": "deny", "verbs": ["delete"], "resources": ["pods"]}]})
+    kubectl("create", "--validate=false", "-f", "-", input=DRIVER)
+    proc = kubectl("delete", "pod", "pi-driver", check=False)
+    assert proc.returncode != 0
+    assert (
+        'User "kubectl-spark-admin" cannot delete resource "pods" in API group "" in the namespace "default"'
+        in proc.stderr
+    )
+    assert kubectl("auth", "can-i", "delete", "pods", check=False).stdout.strip() == "no"
+    assert kubectl("auth", "can-i", "get", "pods").stdout.strip() == "yes"
+
+
+def test_sparkapplications_and_nodes(kubectl) -> None:
+    app = {
+        "apiVersion": "sparkoperator.k8s.io/v1beta2",
+        "kind": "SparkApplication",
+        "metadata": {"name": "pi"},
+        "spec": {
+            "type": "Scala",
+            "mode": "cluster",
+            "restartPolicy": {"type": "OnFailure", "onFailureRetries": 2},
+        },
+    }
+    kubectl("create", "--validate=false", "-f", "-", input=json.dumps(app))
+    kubectl(
+        "patch",
+        "sparkapp",
+        "pi",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        '{"status":{"applicationState":{"state":"RUNNING"}}}',
+    )
+    got = json.loads(kubectl("get", "sparkapplications", "pi", "-o", "json").stdout)
+    assert got["status"]["applicationState"]["state"] == "RUNNING"
+    proc = kubectl("patch", "sparkapp", "pi", "-p", '{"spec":{"mode":"client"}}', check=False)
+    assert (
+        proc.returncode != 0 and "UnsupportedMediaType" in proc.stderr
+    ) or "unknown format" in proc.stderr
+    kubectl(
+        "create",
+        "--validate=false",
+        "-f",
+        "-",
+        input=json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a"}}),
+    )
+    kubectl("cordon", "node-a")
+    assert (
+        json.loads(kubectl("get", "node", "node-a", "-o", "json").stdout)["spec"]["unschedulable"]
+        is True
+    )

@@ -1,6 +1,6 @@
-"""The two protobuf request bodies kubectl's typed clients send: SelfSubjectAccessReview
-(``kubectl auth can-i``) and Eviction (``kubectl drain``).
+"""The two protobuf request bodies kubectl's typed clients send.
 
+They are SelfSubjectAccessReview (``kubectl auth can-i``) and Eviction (``kubectl drain``):
 client-go's typed clientsets post ``application/vnd.kubernetes.protobuf`` for built-in kinds;
 the emulator answers in JSON (which the same requests accept) and decodes only these two
 messages, by field number from ``k8s.io/api``'s ``generated.proto``. Any other protobuf body is
@@ -39,6 +39,7 @@ def fields(data: bytes) -> Fields:
     while pos < len(data):
         key, pos = _varint(data, pos)
         number, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == 0:
             value, pos = _varint(data, pos)
         elif wire == 2:
@@ -65,9 +66,9 @@ def _msg(f: Fields, n: int) -> Fields:
 
 def decode(body: bytes) -> dict[str, Any]:
     """Turn a protobuf-encoded SelfSubjectAccessReview or Eviction into its JSON form."""
+    if not body.startswith(MAGIC):
+        raise ApiError(400, "BadRequest", "unable to decode protobuf body: missing k8s magic")
     try:
-        if not body.startswith(MAGIC):
-            raise ValueError("missing k8s protobuf magic")
         unknown = fields(body[len(MAGIC) :])
         type_meta = _msg(unknown, 1)
         kind = _str(type_meta, 2)

@@ -653,10 +653,8 @@ class ApiServer:
             str(ra.get("name", "")),
         )
         allowed = self.policy.allows(attrs)
+        # Like RBAC: a refusal carries no reason (kubectl auth can-i then prints a bare "no").
         status: dict[str, Any] = {"allowed": allowed}
-        if not allowed:
-            status["denied"] = True
-            status["reason"] = forbidden_message(attrs)
         out = dict(body)
         out.setdefault("apiVersion", "authorization.k8s.io/v1")
         out.setdefault("kind", "SelfSubjectAccessReview")

@@ -1,0 +1,52 @@
+"""Small helpers for talking to the emulator through the official client, raw."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from kubernetes.client.exceptions import ApiException
+
+
+def raw(
+    api: Any,
+    method: str,
+    path: str,
+    body: Any = None,
+    *,
+    query: dict[str, Any] | None = None,
+    content_type: str = "application/json",
+) -> tuple[int, Any]:
+    """Send one request through the client's transport; return (status, parsed JSON or text)."""
+    headers = {"Accept": "application/json", "Content-Type": content_type}
+    try:
+        response = api.call_api(
+            path,
+            method,
+            query_params=list((query or {}).items()),
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _request_timeout=30,
+        )
+    except ApiException as exc:
+        try:
+            return exc.status, orjson.loads(exc.body)
+        except (orjson.JSONDecodeError, TypeError):
+            return exc.status, exc.body
+    resp = response[0] if isinstance(response, tuple) else response
+    data = resp.data
+    try:
+        return resp.status, orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return resp.status, data.decode()
+
+
+def pod(name: str, labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": {"containers": [{"name": "main", "image": "apache/spark:3.5.1"}], **spec},
+    }

@@ -1,0 +1,82 @@
+"""The shape of what we ship and of the repository's entry points."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_wheel_has_kubectl_spark_tui_and_no_top_level_tui(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--outdir",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (wheel,) = tmp_path.glob("kubectl_spark-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    top_level = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert top_level == {"kubectl_spark"}
+    assert "kubectl_spark/tui/__init__.py" in names
+    assert "kubectl_spark/cluster/apiserver/server.py" in names
+    entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+    text = zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "kubectl-spark = kubectl_spark.cli.main:main" in text
+    assert any(n.endswith("licenses/LICENSE") for n in names)
+
+
+def test_version_and_help_do_not_load_textual_or_the_kubernetes_client() -> None:
+    code = (
+        "import sys\n"
+        "from kubectl_spark.cli.main import main\n"
+        "main(['version'])\n"
+        "bad = sorted(m for m in ('textual', 'kubernetes', 'aiohttp', 'trustme') if m in sys.modules)\n"
+        "print(','.join(bad))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == ""
+
+
+def test_readme_opens_with_the_two_commands_and_ci_runs_the_test_one() -> None:
+    readme = (ROOT / "README.md").read_text()
+    first_block = readme.split("```")[1]
+    commands = [line.split("#")[0].strip() for line in first_block.splitlines()[1:] if line.strip()]
+    assert commands == ["scripts/dev demo", "scripts/dev test"]
+    before = readme.split("```")[0].strip().splitlines()
+    assert before == ["# kubectl spark"], "the two commands come first"
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "exec scripts/dev test" in ci
+    dev = (ROOT / "scripts" / "dev").read_text()
+    assert '"$VENV/bin/pytest"' in dev and "-m venv" in dev
+
+
+def test_every_runtime_dependency_is_explained_in_the_readme() -> None:
+    import tomllib
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Dependencies")[1].split("\n## ")[0]
+    for dep in deps:
+        name = dep.split(">")[0].split("<")[0].split("=")[0].strip()
+        assert f"`{name}`" in section, f"README does not say why {name} is a dependency"

@@ -1,0 +1,137 @@
+"""A minimal JSON client for the emulator (urllib3 over HTTPS with the kubeconfig's CA and token).
+
+The simulator does not use the plugin's gateway: it plays cluster components, which would talk
+to kube-apiserver with their own clients.
+"""
+
+from __future__ import annotations
+
+import ssl
+from typing import Any
+from urllib.parse import urlencode
+
+import orjson
+import urllib3
+
+MERGE = "application/merge-patch+json"
+
+
+class SimApiError(Exception):
+    def __init__(self, status: int, body: Any) -> None:
+        message = body.get("message") if isinstance(body, dict) else str(body)
+        super().__init__(f"{status}: {message}")
+        self.status = status
+        self.body = body
+        self.reason = body.get("reason", "") if isinstance(body, dict) else ""
+
+
+class Client:
+    def __init__(self, url: str, token: str, ca_pem: bytes) -> None:
+        self.url = url.rstrip("/")
+        context = ssl.create_default_context(cadata=ca_pem.decode()) if ca_pem else None
+        self.http = urllib3.PoolManager(
+            maxsize=4,
+            ssl_context=context,
+            retries=False,
+            timeout=urllib3.Timeout(connect=5, read=30),
+        )
+        self.headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+
+    def close(self) -> None:
+        self.http.clear()
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        query: dict[str, Any] | None = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        url = self.url + path + (("?" + urlencode(query)) if query else "")
+        headers = dict(self.headers)
+        data = None
+        if body is not None:
+            data = orjson.dumps(body)
+            headers["Content-Type"] = content_type
+        resp = self.http.request(method, url, body=data, headers=headers)
+        try:
+            parsed = orjson.loads(resp.data) if resp.data else None
+        except orjson.JSONDecodeError:
+            parsed = resp.data.decode("utf-8", "replace")
+        if resp.status >= 400:
+            raise SimApiError(resp.status, parsed)
+        return parsed
+
+    # ------------------------------------------------------------------ conveniences
+    def get(self, path: str) -> dict[str, Any] | None:
+        try:
+            result: dict[str, Any] = self.request("GET", path)
+        except SimApiError as err:
+            if err.status == 404:
+                return None
+            raise
+        return result
+
+    def list(self, path: str, **query: Any) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self.request("GET", path, query=query or None)["items"]
+        return items
+
+    def create(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = self.request("POST", path, obj)
+        return result
+
+    def patch(self, path: str, patch: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = self.request("PATCH", path, patch, content_type=MERGE)
+        return result
+
+    def delete(
+        self,
+        path: str,
+        *,
+        grace: int | None = None,
+        uid: str | None = None,
+        propagation: str | None = None,
+    ) -> dict[str, Any] | None:
+        options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if grace is not None:
+            options["gracePeriodSeconds"] = grace
+        if uid is not None:
+            options["preconditions"] = {"uid": uid}
+        if propagation is not None:
+            options["propagationPolicy"] = propagation
+        try:
+            result: dict[str, Any] = self.request("DELETE", path, options)
+        except SimApiError as err:
+            if err.status == 404:
+                return None
+            raise
+        return result
+
+    def admin(self, method: str, what: str, body: Any = None) -> Any:
+        return self.request(method, f"/x-emulator/v1/{what}", body)
+
+
+def pods(namespace: str) -> str:
+    return f"/api/v1/namespaces/{namespace}/pods"
+
+
+def pod(namespace: str, name: str) -> str:
+    return f"/api/v1/namespaces/{namespace}/pods/{name}"
+
+
+def events(namespace: str) -> str:
+    return f"/api/v1/namespaces/{namespace}/events"
+
+
+def jobs(namespace: str) -> str:
+    return f"/apis/batch/v1/namespaces/{namespace}/jobs"
+
+
+def sparkapps(namespace: str) -> str:
+    return f"/apis/sparkoperator.k8s.io/v1beta2/namespaces/{namespace}/sparkapplications"
+
+
+NODES = "/api/v1/nodes"
+VOLUME_ATTACHMENTS = "/apis/storage.k8s.io/v1/volumeattachments"

@@ -1,0 +1,645 @@
+"""Spark on Kubernetes as the cluster sees it: drivers that create executors, and launchers.
+
+A driver pod, once Running, creates its ConfigMap and headless Service (owned by the driver
+pod), then executor pods ``<prefix>-exec-<id>`` with Spark's labels and a controller owner
+reference to the driver pod; it replaces lost executors with new ids, deletes (or marks
+``spark-exec-inactive``) failed ones, and deletes its executors when it finishes. The prefix is
+fresh per driver JVM (Spark 3.x) or fixed across attempts (``podNamePrefix``: collisions, S7).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import objects
+from .client import SimApiError, jobs, pod, pods, sparkapps
+
+if TYPE_CHECKING:
+    from .world import World
+
+SPARK_VERSION = "3.5.1"
+IMAGE = f"apache/spark:{SPARK_VERSION}"
+
+
+@dataclass
+class AppConfig:
+    """How one application behaves (what a user's code and configuration would decide)."""
+
+    name: str
+    namespace: str = "default"
+    launch: str = "submit"  # submit (bare driver pod), job, operator
+    executors: int = 2
+    executor_prefix: str = "fresh"  # fresh per attempt, or fixed across attempts
+    delete_on_termination: bool = True
+    driver_node: str | None = None
+    driver_memory: str = "2Gi"
+    executor_memory: str = "4Gi"
+    executor_cpu: str = "1"
+    driver_exit_after: float | None = None
+    driver_exit_code: int = 0
+    backoff_limit: int = 3
+    pod_replacement_policy: str | None = None
+    pod_failure_policy: dict[str, Any] | None = None
+    restart_policy: dict[str, Any] = field(default_factory=lambda: {"type": "Never"})
+    pvc: str | None = None
+    executor_priority: int = 0
+    driver_restart_policy: str = "Never"  # Spark hard-codes Never; a Job template may say OnFailure
+    executor_restart_policy: str = (
+        "Never"  # the seed's surprise: anything but Never restarts in place
+    )
+    app_id: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.app_id:
+            self.app_id = (
+                "spark-" + hashlib.sha256(f"{self.namespace}/{self.name}".encode()).hexdigest()[:32]
+            )
+
+
+@dataclass
+class DriverState:
+    uid: str
+    app: AppConfig
+    prefix: str
+    next_id: int = 1
+    known: dict[str, str] = field(default_factory=dict)  # exec id → pod uid
+    set_up: bool = False
+    finished: bool = False
+    collisions: int = 0
+
+
+def resource_prefix(name: str, salt: str) -> str:
+    return f"{name}-{hashlib.sha256(salt.encode()).hexdigest()[:16]}"
+
+
+class SparkDrivers:
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.apps: dict[str, AppConfig] = {}  # app id → config
+        self.drivers: dict[str, DriverState] = {}
+
+    def register(self, app: AppConfig) -> None:
+        self.apps[app.app_id] = app
+
+    # ------------------------------------------------------------------------- launchers
+    def driver_pod(
+        self, app: AppConfig, *, name: str | None = None, extra_labels: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        labels = {
+            "spark-app-selector": app.app_id,
+            "spark-role": "driver",
+            "spark-app-name": app.name,
+            "spark-version": SPARK_VERSION,
+            **(extra_labels or {}),
+        }
+        spec: dict[str, Any] = {
+            "restartPolicy": app.driver_restart_policy,
+            "containers": [
+                {
+                    "name": "spark-kubernetes-driver",
+                    "image": IMAGE,
+                    "args": ["driver", "--class", "org.apache.spark.examples.SparkPi"],
+                    "ports": [
+                        {"name": "driver-rpc-port", "containerPort": 7078},
+                        {"name": "blockmanager", "containerPort": 7079},
+                        {"name": "spark-ui", "containerPort": 4040},
+                    ],
+                    "resources": {
+                        "requests": {"cpu": "1", "memory": app.driver_memory},
+                        "limits": {"memory": app.driver_memory},
+                    },
+                }
+            ],
+        }
+        if app.driver_node:
+            spec["nodeSelector"] = {"kubernetes.io/hostname": app.driver_node}
+        if app.pvc:
+            spec["volumes"] = [
+                {"name": "checkpoint", "persistentVolumeClaim": {"claimName": app.pvc}}
+            ]
+            spec["containers"][0]["volumeMounts"] = [
+                {"name": "checkpoint", "mountPath": "/checkpoint"}
+            ]
+        meta: dict[str, Any] = {"labels": labels}
+        if name:
+            meta["name"] = name
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+    def submit(self, app: AppConfig) -> dict[str, Any]:
+        """Launch as spark-submit (cluster mode), a driver Job, or a SparkApplication."""
+        self.register(app)
+        client = self.world.client
+        if app.launch == "operator":
+            body = {
+                "apiVersion": "sparkoperator.k8s.io/v1beta2",
+                "kind": "SparkApplication",
+                "metadata": {"name": app.name, "namespace": app.namespace},
+                "spec": {
+                    "type": "Scala",
+                    "mode": "cluster",
+                    "image": IMAGE,
+                    "sparkVersion": SPARK_VERSION,
+                    "mainClass": "org.apache.spark.examples.SparkPi",
+                    "restartPolicy": app.restart_policy,
+                    "driver": {"memory": app.driver_memory},
+                    "executor": {"instances": app.executors, "memory": app.executor_memory},
+                },
+            }
+            created: dict[str, Any] = client.create(sparkapps(app.namespace), body)
+            return created
+        if app.launch == "job":
+            stamp = int(self.world.clock.now().timestamp() * 1000)
+            template = self.driver_pod(app)
+            job_spec: dict[str, Any] = {
+                "backoffLimit": app.backoff_limit,
+                "template": {"metadata": template["metadata"], "spec": template["spec"]},
+            }
+            if app.pod_replacement_policy:
+                job_spec["podReplacementPolicy"] = app.pod_replacement_policy
+            if app.pod_failure_policy:
+                job_spec["podFailurePolicy"] = app.pod_failure_policy
+            body = {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {"name": f"{app.name}-{stamp}-driver"},
+                "spec": job_spec,
+            }
+            return client.create(jobs(app.namespace), body)
+        prefix = resource_prefix(app.name, app.app_id)
+        return client.create(pods(app.namespace), self.driver_pod(app, name=f"{prefix}-driver"))
+
+    # ----------------------------------------------------------------------------- ticks
+    def tick(self) -> None:
+        client = self.world.client
+        drivers = client.list("/api/v1/pods", labelSelector="spark-role=driver")
+        live = {d["metadata"]["uid"] for d in drivers}
+        for uid in list(self.drivers):
+            if uid not in live:
+                del self.drivers[uid]
+        for driver in drivers:
+            app_id = objects.labels(driver).get("spark-app-selector", "")
+            app = self.apps.get(app_id)
+            if app is None:
+                continue
+            if not self.world.process_alive(driver) or not self.world.reaches_api(driver):
+                continue  # not running, or cut off from the API: it can change nothing
+            try:
+                self._drive(driver, app)
+            except SimApiError as err:
+                if err.status not in (404, 409):
+                    raise
+
+    def _state(self, driver: dict[str, Any], app: AppConfig) -> DriverState:
+        uid = driver["metadata"]["uid"]
+        state = self.drivers.get(uid)
+        if state is None:
+            salt = uid if app.executor_prefix == "fresh" else app.app_id
+            prefix = (
+                app.executor_prefix
+                if app.executor_prefix not in ("fresh", "fixed")
+                else resource_prefix(app.name, salt)
+            )
+            state = self.drivers[uid] = DriverState(uid, app, prefix)
+        return state
+
+    def _drive(self, driver: dict[str, Any], app: AppConfig) -> None:
+        client = self.world.client
+        state = self._state(driver, app)
+        ns = driver["metadata"]["namespace"]
+        if not state.set_up:
+            self._set_up(driver, state)
+        execs = [
+            p
+            for p in client.list(
+                pods(ns), labelSelector=f"spark-app-selector={app.app_id},spark-role=executor"
+            )
+            if any(r.get("uid") == state.uid for r in p["metadata"].get("ownerReferences") or [])
+        ]
+        by_id = {objects.labels(p).get("spark-exec-id", ""): p for p in execs}
+        for exec_id in list(state.known):
+            if exec_id not in by_id:
+                self.world.log(
+                    driver,
+                    f"WARN ExecutorPodsLifecycleManager: The executor with id {exec_id} was deleted by a user or the framework.",
+                )
+                del state.known[exec_id]
+        active = 0
+        for exec_id, item in by_id.items():
+            if objects.labels(item).get("spark-exec-inactive") == "true":
+                continue
+            if objects.is_terminal(item):
+                code = next(
+                    (
+                        ((s.get("state") or {}).get("terminated") or {}).get("exitCode")
+                        for s in (item.get("status") or {}).get("containerStatuses") or []
+                    ),
+                    None,
+                )
+                self.world.log(
+                    driver,
+                    f"ERROR TaskSchedulerImpl: Lost executor {exec_id}: The executor with id {exec_id} exited with exit code {code}.",
+                )
+                state.known.pop(exec_id, None)
+                if app.delete_on_termination:
+                    client.delete(pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"])
+                else:
+                    client.patch(
+                        pod(ns, item["metadata"]["name"]),
+                        {"metadata": {"labels": {"spark-exec-inactive": "true"}}},
+                    )
+                continue
+            if objects.deleting(item):
+                continue
+            state.known[exec_id] = item["metadata"]["uid"]
+            active += 1
+        while active < app.executors and not state.finished:
+            exec_id = str(state.next_id)
+            body = self._executor(driver, state, exec_id)
+            try:
+                created = client.create(pods(ns), body)
+            except SimApiError as err:
+                if err.status == 409:
+                    state.collisions += 1
+                    self.world.log(
+                        driver,
+                        f'WARN ExecutorPodsAllocator: Failed to request executor {exec_id}: pods "{body["metadata"]["name"]}" already exists',
+                    )
+                    return  # retry on a later tick, with the same name
+                raise
+            state.next_id += 1
+            state.known[exec_id] = created["metadata"]["uid"]
+            self.world.log(
+                driver,
+                f"INFO ExecutorPodsAllocator: Requested executor with id {exec_id} from Kubernetes.",
+            )
+            active += 1
+
+    def _set_up(self, driver: dict[str, Any], state: DriverState) -> None:
+        client = self.world.client
+        ns = driver["metadata"]["namespace"]
+        owner = [objects.owner_ref(driver)]
+        short = hashlib.sha256(state.uid.encode()).hexdigest()[:16]
+        for path, body in (
+            (
+                f"/api/v1/namespaces/{ns}/configmaps",
+                {
+                    "metadata": {
+                        "name": f"spark-drv-{short}-conf-map",
+                        "ownerReferences": owner,
+                        "labels": {"spark-app-selector": state.app.app_id},
+                    },
+                    "data": {"spark.properties": f"spark.app.id={state.app.app_id}\n"},
+                },
+            ),
+            (
+                f"/api/v1/namespaces/{ns}/services",
+                {
+                    "metadata": {
+                        "name": f"{resource_prefix(state.app.name, state.uid)}-driver-svc",
+                        "ownerReferences": owner,
+                        "labels": {"spark-app-selector": state.app.app_id},
+                    },
+                    "spec": {
+                        "clusterIP": "None",
+                        "selector": {
+                            "spark-app-selector": state.app.app_id,
+                            "spark-role": "driver",
+                        },
+                        "ports": [
+                            {"name": "driver-rpc-port", "port": 7078},
+                            {"name": "blockmanager", "port": 7079},
+                            {"name": "spark-ui", "port": 4040},
+                        ],
+                    },
+                },
+            ),
+        ):
+            try:
+                client.create(path, body)
+            except SimApiError as err:
+                if err.status != 409:
+                    raise
+        state.set_up = True
+        self.world.log(driver, f"INFO SparkContext: Running Spark version {SPARK_VERSION}")
+        self.world.log(
+            driver,
+            f"INFO SparkContext: Submitted application: {state.app.name} ({state.app.app_id})",
+        )
+
+    def _executor(self, driver: dict[str, Any], state: DriverState, exec_id: str) -> dict[str, Any]:
+        app = state.app
+        labels = {
+            "spark-app-selector": app.app_id,
+            "spark-role": "executor",
+            "spark-exec-id": exec_id,
+            "spark-exec-resourceprofile-id": "0",
+            "spark-app-name": app.name,
+            "spark-version": SPARK_VERSION,
+        }
+        labels.update(
+            {
+                k: v
+                for k, v in objects.labels(driver).items()
+                if k.startswith("sparkoperator.k8s.io/")
+            }
+        )
+        # spark-operator#2961: executors also name the SparkApplication, as a non-controller owner
+        owners = [objects.owner_ref(driver)]
+        owners.extend(
+            {**ref, "controller": False}
+            for ref in driver["metadata"].get("ownerReferences") or []
+            if ref.get("kind") == "SparkApplication"
+        )
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{state.prefix}-exec-{exec_id}",
+                "labels": labels,
+                "ownerReferences": owners,
+            },
+            "spec": {
+                "restartPolicy": app.executor_restart_policy,
+                "priority": app.executor_priority,
+                "containers": [
+                    {
+                        "name": "spark-kubernetes-executor",
+                        "image": IMAGE,
+                        "args": ["executor"],
+                        "env": [
+                            {"name": "SPARK_EXECUTOR_ID", "value": exec_id},
+                            {"name": "SPARK_APPLICATION_ID", "value": app.app_id},
+                        ],
+                        "resources": {
+                            "requests": {"cpu": app.executor_cpu, "memory": app.executor_memory},
+                            "limits": {"memory": app.executor_memory},
+                        },
+                    }
+                ],
+            },
+        }
+
+    def on_driver_finished(self, driver: dict[str, Any], phase: str) -> None:
+        """A finished driver stops its executors (SparkContext.stop deletes them)."""
+        state = self.drivers.get(driver["metadata"]["uid"])
+        if state is None or state.finished:
+            return
+        state.finished = True
+        if not state.app.delete_on_termination:
+            return
+        ns = driver["metadata"]["namespace"]
+        for item in self.world.client.list(
+            pods(ns), labelSelector=f"spark-app-selector={state.app.app_id},spark-role=executor"
+        ):
+            if any(
+                r.get("uid") == state.uid for r in item["metadata"].get("ownerReferences") or []
+            ):
+                self.world.client.delete(
+                    pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"]
+                )
+        del phase
+
+
+class SparkOperator:
+    """The Kubeflow spark-operator's controller loop for SparkApplications (v1beta2)."""
+
+    def __init__(self, world: World, drivers: SparkDrivers) -> None:
+        self.world = world
+        self.drivers = drivers
+        self.templates: dict[tuple[str, str], AppConfig] = {}
+
+    def tick(self) -> None:
+        client = self.world.client
+        try:
+            apps = client.list("/apis/sparkoperator.k8s.io/v1beta2/sparkapplications")
+        except SimApiError as err:
+            if err.status == 404:
+                return  # the CRD is not installed
+            raise
+        for app in apps:
+            try:
+                self._sync(app)
+            except SimApiError as err:
+                if err.status not in (404, 409):
+                    raise
+
+    def _config(self, app: dict[str, Any]) -> AppConfig:
+        key = (app["metadata"]["namespace"], app["metadata"]["name"])
+        template = self.templates.get(key)
+        if template is None:
+            template = AppConfig(
+                app["metadata"]["name"],
+                app["metadata"]["namespace"],
+                launch="operator",
+                executors=int(
+                    ((app.get("spec") or {}).get("executor") or {}).get("instances") or 1
+                ),
+            )
+            self.templates[key] = template
+        return template
+
+    def _status(self, app: dict[str, Any], status: dict[str, Any]) -> None:
+        ns, name = app["metadata"]["namespace"], app["metadata"]["name"]
+        self.world.client.patch(f"{sparkapps(ns)}/{name}/status", {"status": status})
+
+    def _sync(self, app: dict[str, Any]) -> None:
+        client = self.world.client
+        ns, name = app["metadata"]["namespace"], app["metadata"]["name"]
+        status = app.get("status") or {}
+        state = (status.get("applicationState") or {}).get("state", "")
+        driver_name = f"{name}-driver"
+        stamp = self.world.now_text()
+        if state in ("", "PENDING_RERUN"):
+            if client.get(pod(ns, driver_name)) is not None:
+                return  # the previous driver is still going away
+            if state == "PENDING_RERUN":
+                interval = float(
+                    (app["spec"].get("restartPolicy") or {}).get("onFailureRetryInterval", 5)
+                )
+                last = status.get("lastSubmissionAttemptTime")
+                if (
+                    last
+                    and (self.world.clock.now() - objects_time(last)).total_seconds() < interval
+                ):
+                    return
+            self._submit(app, status, driver_name)
+            return
+        driver = client.get(pod(ns, driver_name))
+        if state in ("SUBMITTED", "RUNNING"):
+            if driver is None:
+                self._status(
+                    app,
+                    {
+                        "applicationState": {
+                            "state": "FAILING",
+                            "errorMessage": "driver pod not found",
+                        }
+                    },
+                )
+                self.world.recorder.event(
+                    app,
+                    "SparkDriverNotFound",
+                    f"Driver {driver_name} not found",
+                    type_="Warning",
+                    component="spark-operator",
+                )
+                return
+            phase = objects.phase(driver)
+            if phase == "Running" and state == "SUBMITTED":
+                self._status(app, {"applicationState": {"state": "RUNNING"}})
+                self.world.recorder.event(
+                    app,
+                    "SparkDriverRunning",
+                    f"Driver {driver_name} is running",
+                    component="spark-operator",
+                )
+            elif phase == "Succeeded":
+                self._status(app, {"applicationState": {"state": "SUCCEEDING"}})
+            elif phase == "Failed":
+                term = next(
+                    (
+                        ((s.get("state") or {}).get("terminated") or {})
+                        for s in (driver.get("status") or {}).get("containerStatuses") or []
+                    ),
+                    {},
+                )
+                message = f"driver container failed with ExitCode: {term.get('exitCode')}, Reason: {term.get('reason')}"
+                self._status(
+                    app,
+                    {
+                        "applicationState": {"state": "FAILING", "errorMessage": message},
+                        "terminationTime": stamp,
+                    },
+                )
+                self.world.recorder.event(
+                    app,
+                    "SparkDriverFailed",
+                    f"Driver {driver_name} failed",
+                    type_="Warning",
+                    component="spark-operator",
+                )
+            self._executor_state(app)
+            return
+        if state == "SUCCEEDING":
+            self._status(
+                app, {"applicationState": {"state": "COMPLETED"}, "terminationTime": stamp}
+            )
+            self.world.recorder.event(
+                app,
+                "SparkApplicationCompleted",
+                f"SparkApplication {name} completed",
+                component="spark-operator",
+            )
+            return
+        if state == "FAILING":
+            policy = app["spec"].get("restartPolicy") or {}
+            attempts = int(status.get("executionAttempts") or 0)
+            retry = policy.get("type") == "Always" or (
+                policy.get("type") == "OnFailure"
+                and policy.get("onFailureRetries") is not None
+                and attempts <= int(policy["onFailureRetries"])
+            )
+            if retry:
+                if driver is not None:
+                    client.delete(pod(ns, driver_name), uid=driver["metadata"]["uid"], grace=0)
+                self._status(
+                    app,
+                    {
+                        "applicationState": {"state": "PENDING_RERUN", "errorMessage": ""},
+                        "sparkApplicationId": None,
+                        "driverInfo": None,
+                        "executorState": None,
+                        "terminationTime": None,
+                    },
+                )
+                self.world.recorder.event(
+                    app,
+                    "SparkApplicationPendingRerun",
+                    f"SparkApplication {name} is pending rerun",
+                    type_="Warning",
+                    component="spark-operator",
+                )
+            else:
+                error = (status.get("applicationState") or {}).get("errorMessage", "")
+                self._status(app, {"applicationState": {"state": "FAILED", "errorMessage": error}})
+                self.world.recorder.event(
+                    app,
+                    "SparkApplicationFailed",
+                    f"SparkApplication {name} failed: {error}",
+                    type_="Warning",
+                    component="spark-operator",
+                )
+
+    def _submit(self, app: dict[str, Any], status: dict[str, Any], driver_name: str) -> None:
+        ns, name = app["metadata"]["namespace"], app["metadata"]["name"]
+        template = self._config(app)
+        submission = str(
+            uuid.UUID(
+                hashlib.sha256(
+                    f"{app['metadata']['uid']}/{status.get('submissionAttempts', 0)}".encode()
+                ).hexdigest()[:32]
+            )
+        )
+        config = AppConfig(
+            **{**template.__dict__, "app_id": "spark-" + submission.replace("-", "")}
+        )
+        self.drivers.register(config)
+        labels = {
+            "sparkoperator.k8s.io/app-name": name,
+            "sparkoperator.k8s.io/launched-by-spark-operator": "true",
+            "sparkoperator.k8s.io/submission-id": submission,
+        }
+        body = self.drivers.driver_pod(config, name=driver_name, extra_labels=labels)
+        body["metadata"]["ownerReferences"] = [objects.owner_ref(app)]
+        self.world.client.create(pods(ns), body)
+        stamp = self.world.now_text()
+        self._status(
+            app,
+            {
+                "submissionID": submission,
+                "sparkApplicationId": config.app_id,
+                "lastSubmissionAttemptTime": stamp,
+                "submissionAttempts": int(status.get("submissionAttempts") or 0) + 1,
+                "executionAttempts": int(status.get("executionAttempts") or 0) + 1,
+                "applicationState": {"state": "SUBMITTED"},
+                "driverInfo": {
+                    "podName": driver_name,
+                    "webUIPort": 4040,
+                    "webUIServiceName": f"{name}-ui-svc",
+                },
+            },
+        )
+        self.world.recorder.event(
+            app,
+            "SparkApplicationSubmitted",
+            f"SparkApplication {name} was submitted successfully",
+            component="spark-operator",
+        )
+
+    def _executor_state(self, app: dict[str, Any]) -> None:
+        ns, name = app["metadata"]["namespace"], app["metadata"]["name"]
+        submission = (app.get("status") or {}).get("submissionID")
+        if not submission:
+            return
+        mapping = {
+            "Pending": "PENDING",
+            "Running": "RUNNING",
+            "Succeeded": "COMPLETED",
+            "Failed": "FAILED",
+        }
+        execs = self.world.client.list(
+            pods(ns),
+            labelSelector=f"sparkoperator.k8s.io/app-name={name},sparkoperator.k8s.io/submission-id={submission},spark-role=executor",
+        )
+        states = {p["metadata"]["name"]: mapping.get(objects.phase(p), "UNKNOWN") for p in execs}
+        if states and states != (app.get("status") or {}).get("executorState"):
+            self._status(app, {"executorState": states})
+
+
+def objects_time(value: str) -> Any:
+    from kubectl_spark.cluster.clock import parse_time
+
+    return parse_time(value)

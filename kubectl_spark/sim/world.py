@@ -1,0 +1,318 @@
+"""The simulated cluster: components on one clock, and the fault-injection API.
+
+``World.tick()`` runs each component once, in the order a real control loop would settle in;
+``World.step(seconds)`` advances a manual clock second by second and ticks. Faults (node
+shutdown/partition/heal, container exits and OOM kills, evictions, preemptions, image pull
+failures, the out-of-service taint) are methods here, used by tests and scenario files alike.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from kubectl_spark.cluster.clock import Clock, ManualClock, rfc3339
+
+from . import objects
+from .attach import AttachDetach
+from .client import Client, SimApiError, pod, pods
+from .jobs import JobController
+from .kubelet import Kubelet, NodeState
+from .nodelifecycle import OUT_OF_SERVICE, NodeLifecycle
+from .recorder import Recorder
+from .scheduler import Scheduler
+from .spark import AppConfig, SparkDrivers, SparkOperator
+
+EVICTION_MESSAGE = (
+    "The node was low on resource: memory. Threshold quantity: 100Mi, available: 92Mi. "
+    "Container {container} was using 4612412Ki, request is 4Gi, has larger consumption of memory. "
+)
+
+
+class World:
+    def __init__(self, client: Client, clock: Clock) -> None:
+        self.client = client
+        self.clock = clock
+        self.recorder = Recorder(client, clock)
+        self.nodes: dict[str, NodeState] = {}
+        self.kubelets: dict[str, Kubelet] = {}
+        self.scheduler = Scheduler(self)
+        self.lifecycle = NodeLifecycle(self)
+        self.attach = AttachDetach(self)
+        self.jobs = JobController(self)
+        self.spark = SparkDrivers(self)
+        self.operator = SparkOperator(self, self.spark)
+        self.lock = threading.RLock()
+        self.started = clock.now()
+
+    @classmethod
+    def for_server(cls, server: Any, clock: Clock) -> World:
+        """Attach to an :class:`EmbeddedApiServer` (its URL, CA and admin token)."""
+        return cls(Client(server.url, server.token, server.ca_pem), clock)
+
+    def close(self) -> None:
+        self.client.close()
+
+    # --------------------------------------------------------------------------- running
+    def now_text(self) -> str:
+        return rfc3339(self.clock.now())
+
+    def elapsed(self) -> float:
+        return (self.clock.now() - self.started).total_seconds()
+
+    def tick(self) -> None:
+        with self.lock:
+            self.lifecycle.tick()
+            self.scheduler.tick()
+            self.attach.tick()
+            for kubelet in self.kubelets.values():
+                kubelet.tick()
+            self.jobs.tick()
+            self.operator.tick()
+            self.spark.tick()
+
+    def step(
+        self, seconds: float, *, dt: float = 1.0, before_tick: Callable[[], None] | None = None
+    ) -> None:
+        """Advance a manual clock by ``seconds`` in ``dt`` steps, ticking after each."""
+        if not isinstance(self.clock, ManualClock):
+            raise TypeError("step() needs a ManualClock; a real-time clock ticks by itself")
+        remaining = seconds
+        while remaining > 1e-9:
+            delta = min(dt, remaining)
+            self.clock.advance(delta)
+            remaining -= delta
+            if before_tick is not None:
+                before_tick()
+            self.tick()
+
+    # ----------------------------------------------------------------------------- nodes
+    def add_node(
+        self,
+        name: str,
+        *,
+        cpu: float = 8,
+        memory: str = "32Gi",
+        labels: dict[str, str] | None = None,
+    ) -> None:
+        state = NodeState(name, cpu=cpu, memory=objects.quantity(memory), labels=labels or {})
+        self.nodes[name] = state
+        self.kubelets[name] = Kubelet(self, state)
+        self.kubelets[name].register()
+
+    def shutdown_node(self, name: str) -> None:
+        """Power off: the kubelet and every process on the node stop."""
+        self.nodes[name].status = "down"
+        self.nodes[name].processes.clear()
+        self._unreachable()
+
+    def partition_node(self, name: str) -> None:
+        """Cut the node from the API server: its pods keep running (and writing logs)."""
+        self.nodes[name].status = "partitioned"
+        self._unreachable()
+
+    def heal_node(self, name: str) -> None:
+        state = self.nodes[name]
+        if state.status == "down":
+            state.rebooted = True
+        state.status = "up"
+        state.last_lease = None
+        self._unreachable()
+
+    def out_of_service(self, name: str) -> None:
+        """The non-graceful node shutdown taint, applied after confirming power-off."""
+        node = self.client.get(f"/api/v1/nodes/{name}")
+        assert node is not None
+        taints = [t for t in node["spec"].get("taints") or [] if t.get("key") != OUT_OF_SERVICE]
+        taints.append(
+            {
+                "key": OUT_OF_SERVICE,
+                "value": "nodeshutdown",
+                "effect": "NoExecute",
+                "timeAdded": self.now_text(),
+            }
+        )
+        self.client.patch(f"/api/v1/nodes/{name}", {"spec": {"taints": taints}})
+
+    def _unreachable(self) -> None:
+        self.client.admin(
+            "PUT",
+            "unreachable-nodes",
+            {"nodes": sorted(n for n, s in self.nodes.items() if s.status != "up")},
+        )
+
+    # ----------------------------------------------------------------- what pods can do
+    def _node_of(self, item: dict[str, Any]) -> NodeState | None:
+        return self.nodes.get(item["spec"].get("nodeName") or "")
+
+    def process_alive(self, item: dict[str, Any]) -> bool:
+        node = self._node_of(item)
+        proc = node.processes.get(item["metadata"]["uid"]) if node else None
+        return proc is not None and proc.alive
+
+    def reaches_api(self, item: dict[str, Any]) -> bool:
+        node = self._node_of(item)
+        return node is not None and node.status == "up"
+
+    def volumes_ready(self, item: dict[str, Any], node: str) -> bool:
+        return self.attach.ready(item, node)
+
+    def on_started(self, item: dict[str, Any], node: str) -> None:
+        if objects.labels(item).get("spark-role") == "driver":
+            app = self.spark.apps.get(objects.labels(item).get("spark-app-selector", ""))
+            if app is not None and app.driver_exit_after is not None:
+                self.kubelets[node].plan_exit(
+                    item["metadata"]["uid"],
+                    app.driver_exit_code,
+                    "Completed" if app.driver_exit_code == 0 else "Error",
+                    after=app.driver_exit_after,
+                )
+
+    def on_finished(self, item: dict[str, Any], phase: str) -> None:
+        if objects.labels(item).get("spark-role") == "driver":
+            self.spark.on_driver_finished(item, phase)
+
+    def log(self, item: dict[str, Any], line: str) -> None:
+        meta = item["metadata"]
+        stamp = self.clock.now().strftime("%y/%m/%d %H:%M:%S")
+        try:
+            self.client.admin(
+                "POST",
+                "logs",
+                {
+                    "namespace": meta["namespace"],
+                    "pod": meta["name"],
+                    "container": item["spec"]["containers"][0]["name"],
+                    "text": f"{stamp} {line}",
+                },
+            )
+        except SimApiError as err:
+            if err.status != 404:
+                raise
+
+    def rotate_log(self, item: dict[str, Any], container: str) -> None:
+        meta = item["metadata"]
+        try:
+            self.client.admin(
+                "POST",
+                "logs",
+                {
+                    "namespace": meta["namespace"],
+                    "pod": meta["name"],
+                    "container": container,
+                    "rotate": True,
+                },
+            )
+        except SimApiError as err:
+            if err.status != 404:
+                raise
+
+    # ------------------------------------------------------------------------------ apps
+    def submit(self, app: AppConfig) -> dict[str, Any]:
+        with self.lock:
+            if app.launch == "operator":
+                self.operator.templates[(app.namespace, app.name)] = app
+            return self.spark.submit(app)
+
+    def ensure_namespace(self, name: str) -> None:
+        try:
+            self.client.create("/api/v1/namespaces", {"metadata": {"name": name}})
+        except SimApiError as err:
+            if err.status != 409:
+                raise
+
+    # ----------------------------------------------------------------------------- faults
+    def _running(self, namespace: str, name: str) -> tuple[dict[str, Any], Kubelet]:
+        item = self.client.get(pod(namespace, name))
+        if item is None:
+            raise LookupError(f"pod {namespace}/{name} not found")
+        node = item["spec"].get("nodeName")
+        if not node or node not in self.kubelets:
+            raise LookupError(f"pod {namespace}/{name} is not on a simulated node")
+        return item, self.kubelets[node]
+
+    def exit_container(
+        self,
+        namespace: str,
+        name: str,
+        code: int,
+        *,
+        reason: str = "",
+        container: str | None = None,
+    ) -> None:
+        item, kubelet = self._running(namespace, name)
+        if not kubelet.plan_exit(
+            item["metadata"]["uid"],
+            code,
+            reason or ("Completed" if code == 0 else "Error"),
+            container,
+        ):
+            raise LookupError(f"pod {namespace}/{name} has no running container")
+
+    def oom_kill(self, namespace: str, name: str, *, container: str | None = None) -> None:
+        self.exit_container(namespace, name, 137, reason="OOMKilled", container=container)
+
+    def evict(self, namespace: str, name: str, message: str | None = None) -> None:
+        item, kubelet = self._running(namespace, name)
+        text = message or EVICTION_MESSAGE.format(container=item["spec"]["containers"][0]["name"])
+        if not kubelet.evict(item["metadata"]["uid"], text):
+            raise LookupError(f"pod {namespace}/{name} is not running")
+
+    def preempt(self, victim: dict[str, Any], preemptor: dict[str, Any] | None, node: str) -> None:
+        meta = victim["metadata"]
+        by = preemptor["metadata"]["uid"] if preemptor else "00000000-0000-0000-0000-000000000000"
+        conditions = objects.with_condition(
+            (victim.get("status") or {}).get("conditions"),
+            {
+                "type": "DisruptionTarget",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": self.now_text(),
+                "reason": "PreemptionByScheduler",
+                "message": "default-scheduler: preempting to accommodate a higher priority pod",
+            },
+        )
+        self.client.patch(
+            pod(meta["namespace"], meta["name"]) + "/status", {"status": {"conditions": conditions}}
+        )
+        self.recorder.event(
+            victim,
+            "Preempted",
+            f"Preempted by pod {by} on node {node}",
+            component="default-scheduler",
+        )
+        self.client.delete(pod(meta["namespace"], meta["name"]), uid=meta["uid"])
+
+    def preempt_pod(self, namespace: str, name: str) -> None:
+        item, kubelet = self._running(namespace, name)
+        self.preempt(item, None, kubelet.node.name)
+
+    def fail_image_pull(self, namespace: str, name: str) -> None:
+        for kubelet in self.kubelets.values():
+            kubelet.pull_failures.add(f"{namespace}/{name}")
+
+    def fail_config(self, namespace: str, name: str) -> None:
+        for kubelet in self.kubelets.values():
+            kubelet.config_failures.add(f"{namespace}/{name}")
+
+    def delete_pod(self, namespace: str, name: str, *, grace: int | None = None) -> None:
+        item = self.client.get(pod(namespace, name))
+        if item is not None:
+            self.client.delete(pod(namespace, name), grace=grace, uid=item["metadata"]["uid"])
+
+    def set_gc(self, *, enabled: bool) -> None:
+        self.client.admin("PUT", "gc", {"enabled": enabled})
+
+    # ---------------------------------------------------------------------------- lookups
+    def find_pods(self, namespace: str, **labels: str) -> list[dict[str, Any]]:
+        selector = ",".join(f"{k.replace('_', '-')}={v}" for k, v in labels.items())
+        return sorted(
+            self.client.list(pods(namespace), labelSelector=selector),
+            key=lambda p: (p["metadata"]["creationTimestamp"], p["metadata"]["name"]),
+        )
+
+
+def later(world: World, seconds: float) -> Any:
+    return world.clock.now() + timedelta(seconds=seconds)

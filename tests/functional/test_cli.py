@@ -42,6 +42,8 @@ def test_version() -> None:
         (["version", "--nope"], "No such option: --nope"),
         (["demo", "--scenario", "s99"], "unknown scenario 's99'"),
         (["demo", "--port", "70000"], "--port must be between 0 and 65535"),
+        (["demo", "--speed", "0"], "--speed must be above 0"),
+        (["demo", "--speed", "fast"], "Invalid value for '--speed'"),
     ],
 )
 def test_bad_input_is_one_line_and_non_zero(args: list[str], message: str) -> None:
@@ -68,12 +70,12 @@ def test_help_names_the_plugin() -> None:
 
 def test_demo_prints_what_it_serves_and_how_to_reach_it(tmp_path: Path) -> None:
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path)}
-    proc = run("demo", env=env)
+    proc = run("demo", "--scenario", "empty", env=env)
     assert proc.returncode == 0, proc.stderr
     assert "Embedded Kubernetes API v1.32.0" in proc.stdout
     assert "sparkoperator.k8s.io/v1beta2" in proc.stdout and "pods" in proc.stdout
     assert (
-        f"kubectl spark demo --serve --kubeconfig {tmp_path}/kubectl-spark/demo-kubeconfig.yaml"
+        f"kubectl spark demo --serve --scenario empty --kubeconfig {tmp_path}/kubectl-spark/demo-kubeconfig.yaml"
         in proc.stdout
     )
 
@@ -157,3 +159,96 @@ def test_demo_serve_on_a_busy_port_is_a_clear_error(tmp_path: Path) -> None:
     assert proc.returncode != 0
     assert proc.stderr.startswith(f"error: cannot serve on 127.0.0.1:{port}")
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_demo_lists_scenarios() -> None:
+    proc = run("demo", "--list-scenarios")
+    assert proc.returncode == 0
+    names = [line.split()[0] for line in proc.stdout.splitlines()]
+    assert names[0] == "empty"
+    assert {"mixed", "s1-node-shutdown", "s2-partition", "s8-orphans-and-churn"} <= set(names)
+
+
+def test_demo_no_tui_plays_a_scenario_to_its_end(tmp_path: Path) -> None:
+    proc = run(
+        "demo",
+        "--no-tui",
+        "--scenario",
+        "s6-driver-restarts",
+        env={**os.environ, "XDG_STATE_HOME": str(tmp_path)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Played scenario 's6-driver-restarts'" in proc.stdout
+    driver_line = next(
+        line
+        for line in proc.stdout.splitlines()
+        if line.startswith("default ") and " driver " in line
+    )
+    assert driver_line.split()[-2:] == ["Running", "2"]  # two in-place restarts
+
+
+@pytest.mark.kubectl
+def test_kubectl_watch_sees_a_served_scenario_unfold(tmp_path: Path) -> None:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        if os.environ.get("KUBECTL_SPARK_REQUIRE_KUBECTL"):
+            pytest.fail("kubectl is required here but not on PATH")
+        pytest.skip("SKIPPING LOUDLY: no kubectl on PATH")
+    config = tmp_path / "kc.yaml"
+    server = subprocess.Popen(
+        [
+            str(BIN),
+            "demo",
+            "--serve",
+            "--scenario",
+            "s1-node-shutdown",
+            "--speed",
+            "20",
+            "--kubeconfig",
+            str(config),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    watch = None
+    try:
+        deadline = time.monotonic() + 30
+        while not config.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        watch = subprocess.Popen(
+            [
+                kubectl,
+                "--kubeconfig",
+                str(config),
+                "get",
+                "pods",
+                "-A",
+                "-w",
+                "--output-watch-events",
+                "-o",
+                "custom-columns=EVENT:.type,NAME:.object.metadata.name,PHASE:.object.status.phase",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "HOME": str(tmp_path)},
+        )
+        seen: list[str] = []
+        assert watch.stdout is not None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(
+            "-exec-2" in line and "Running" in line for line in seen
+        ):
+            seen.append(watch.stdout.readline())
+        text = "".join(seen)
+        assert "networkwordcount" in text and "-driver-" in text
+        assert any("-exec-2" in line and "Running" in line for line in seen), text
+    finally:
+        if watch is not None:
+            watch.kill()
+            watch.communicate()
+        server.send_signal(signal.SIGTERM)
+        out, err = server.communicate(timeout=30)
+    assert server.returncode == 0, err
+    assert "Playing scenario 's1-node-shutdown'" in out

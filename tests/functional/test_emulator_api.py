@@ -544,3 +544,18 @@ def test_anonymous_paths_and_401(emulator: EmbeddedApiServer, path: str) -> None
     assert err.value.code == 401
     assert orjson.loads(err.value.read())["reason"] == "Unauthorized"
     err.value.close()
+
+
+def test_create_resets_status_of_kinds_with_a_status_subresource(api) -> None:
+    status, body = raw(
+        api, "POST", PODS, {**pod("s"), "status": {"phase": "Running", "podIP": "1.2.3.4"}}
+    )
+    assert status == 201
+    assert body["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
+    status, body = raw(
+        api,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        {"metadata": {"name": "c"}, "data": {"a": "b"}},
+    )
+    assert body["data"] == {"a": "b"}

@@ -1,17 +1,26 @@
-"""``kubectl spark demo``: a cluster for people who have none, and for the tests.
+"""``kubectl spark demo``: a simulated cluster for people who have none, and for the tests.
 
-Until the simulator lands the cluster is the bare emulator: empty, changed only by clients.
+- ``demo`` / ``demo --no-tui``: play a scenario to its end on a simulated clock (seconds of real
+  time) and print what happened. (The TUI, once it lands, opens instead when on a terminal.)
+- ``demo --serve``: keep the cluster running in the foreground, the scenario unfolding at
+  ``--speed`` times real time, so kubectl and kubectl spark can watch it from elsewhere.
+- ``--scenario empty``: the bare emulator, nothing simulated: only clients change it.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from kubectl_spark.errors import UsageError
+
+DEFAULT_SCENARIO = "mixed"
 
 
 def default_kubeconfig() -> Path:
@@ -33,60 +42,201 @@ def run(
     ),
     port: int = typer.Option(0, "--port", help="Port to listen on (default: any free port)."),
     scenario: str = typer.Option(
-        "empty", "--scenario", help="Scenario to load; 'empty' is the bare emulator."
+        DEFAULT_SCENARIO,
+        "--scenario",
+        help="Scenario to play; 'empty' is the bare emulator (see --list-scenarios).",
+    ),
+    list_scenarios: bool = typer.Option(
+        False, "--list-scenarios", help="List the scenarios and exit."
+    ),
+    speed: float = typer.Option(
+        10.0, "--speed", help="With --serve: simulated seconds per real second."
+    ),
+    no_tui: bool = typer.Option(
+        False,
+        "--no-tui",
+        help="Play the scenario to its end and print what happened (non-interactive).",
     ),
 ) -> None:
-    """Start the embedded cluster: print how to reach it, or serve it until interrupted."""
-    from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
+    """Start the embedded cluster and play a failure scenario on it."""
+    from kubectl_spark.sim import scenario as scenarios
 
-    if scenario != "empty":
-        raise UsageError(
-            f"unknown scenario {scenario!r}: only 'empty' is available until the simulator lands"
-        )
+    if list_scenarios:
+        typer.echo(f"{'empty':<36} the bare emulator: nothing changes unless a client changes it")
+        for name in scenarios.available():
+            typer.echo(f"{name:<36} {scenarios.load(name).title}")
+        return
+    if scenario != "empty" and scenario not in scenarios.available():
+        raise UsageError(f"unknown scenario {scenario!r} (see kubectl spark demo --list-scenarios)")
     if not 0 <= port <= 65535:
         raise UsageError(f"--port must be between 0 and 65535, not {port}")
-    server = EmbeddedApiServer(EmulatorOptions(port=port))
+    if not 0 < speed <= 1000:
+        raise UsageError(f"--speed must be above 0 and at most 1000, not {speed}")
     path = kubeconfig or default_kubeconfig()
     if serve:
-
-        def ready(srv: EmbeddedApiServer) -> None:
-            srv.write_kubeconfig(path)
-            typer.echo(f"Embedded Kubernetes API serving at {srv.url}")
-            typer.echo(f"kubeconfig: {path}")
-            typer.echo(f"Try:  kubectl --kubeconfig {path} get pods -A")
-            typer.echo(f"      KUBECONFIG={path} kubectl spark version")
-            typer.echo("Stop with Ctrl-C.")
-            sys.stdout.flush()
-
-        try:
-            server.serve_forever(ready)
-        except OSError as exc:
-            raise UsageError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from exc
-        typer.echo("Embedded Kubernetes API stopped.")
+        _serve(scenario, path, port, speed)
         return
-    _show(server, path)
+    del no_tui  # until the TUI lands, the demo is always the non-interactive form
+    _play(scenario, path)
 
 
-def _show(server: object, path: Path) -> None:
-    from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer
+def _serve(scenario_name: str, path: Path, port: int, speed: float) -> None:
+    from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
+    from kubectl_spark.cluster.clock import ScaledClock, SystemClock
+
+    clock = SystemClock() if scenario_name == "empty" else ScaledClock(speed)
+    server = EmbeddedApiServer(EmulatorOptions(port=port, clock=clock))
+    stop = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def ready(srv: EmbeddedApiServer) -> None:
+        srv.write_kubeconfig(path)
+        typer.echo(f"Embedded Kubernetes API serving at {srv.url}")
+        typer.echo(f"kubeconfig: {path}")
+        typer.echo(f"Try:  kubectl --kubeconfig {path} get pods -A -w")
+        typer.echo(f"      KUBECONFIG={path} kubectl spark version")
+        if scenario_name != "empty":
+            thread = threading.Thread(
+                target=_simulate,
+                args=(srv, clock, scenario_name, stop),
+                name="simulator",
+                daemon=True,
+            )
+            thread.start()
+            threads.append(thread)
+        typer.echo("Stop with Ctrl-C.")
+        sys.stdout.flush()
+
+    def halt() -> None:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=10)
+
+    try:
+        server.serve_forever(ready, halt)
+    except OSError as exc:
+        raise UsageError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from exc
+    finally:
+        halt()
+    typer.echo("Embedded Kubernetes API stopped.")
+
+
+def _simulate(server: Any, clock: Any, scenario_name: str, stop: threading.Event) -> None:
+    """Tick the simulator against the served cluster until told to stop."""
+    from urllib3.exceptions import HTTPError
+
+    from kubectl_spark.sim import scenario as scenarios
+    from kubectl_spark.sim.client import SimApiError
+    from kubectl_spark.sim.world import World
+
+    world = World.for_server(server, clock)
+    player = scenarios.Player(world, scenarios.load(scenario_name))
+    try:
+        player.setup()
+        typer.echo(f"Playing scenario {scenario_name!r}: {player.scenario.title}")
+        sys.stdout.flush()
+        while not stop.wait(0.2):
+            player.run_due()
+            world.tick()
+    except (SimApiError, OSError, HTTPError, scenarios.ScenarioError) as exc:
+        if not stop.is_set():
+            sys.stderr.write(f"error: the simulator stopped: {exc}\n")
+    finally:
+        world.close()
+
+
+def _play(scenario_name: str, path: Path) -> None:
+    from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
+    from kubectl_spark.cluster.clock import ManualClock
     from kubectl_spark.kube.client import Connection, get_json
+    from kubectl_spark.sim import scenario as scenarios
+    from kubectl_spark.sim.world import World
 
-    assert isinstance(server, EmbeddedApiServer)
-    with server:
+    clock = ManualClock(datetime.now(UTC).replace(microsecond=0))
+    with EmbeddedApiServer(EmulatorOptions(clock=clock)) as server:
         server.write_kubeconfig(path)
         conn = Connection(kubeconfig=str(path))
         version = get_json(conn, "/version")
-        namespaces = get_json(conn, "/api/v1/namespaces")
-        typer.echo(
-            f"Embedded Kubernetes API {version['gitVersion']} at {server.url} "
-            f"(namespaces: {', '.join(n['metadata']['name'] for n in namespaces['items'])})"
-        )
-        typer.echo("It serves:")
-        for row in server.served():
-            subs = ",".join(row["subresources"])
-            scope = "namespaced" if row["namespaced"] else "cluster"
-            typer.echo(f"  {row['apiVersion']:<30} {row['resource']:<26} {scope:<10} {subs}")
+        typer.echo(f"Embedded Kubernetes API {version['gitVersion']} at {server.url}")
+        if scenario_name == "empty":
+            _show_served(server)
+        else:
+            loaded = scenarios.load(scenario_name)
+            world = World.for_server(server, clock)
+            try:
+                scenarios.Player(world, loaded).play()
+            finally:
+                world.close()
+            typer.echo(
+                f"Played scenario {scenario_name!r} ({loaded.title}) to {int(loaded.duration)} s of simulated time."
+            )
+            typer.echo("")
+            _show_pods(get_json(conn, "/api/v1/pods")["items"])
     typer.echo("")
-    typer.echo("To keep it running and point kubectl at it:")
-    typer.echo(f"  kubectl spark demo --serve --kubeconfig {path}")
-    typer.echo(f"  kubectl --kubeconfig {path} get pods -A      # in another terminal")
+    typer.echo("To keep a cluster running and point kubectl at it:")
+    typer.echo(f"  kubectl spark demo --serve --scenario {scenario_name} --kubeconfig {path}")
+    typer.echo(f"  kubectl --kubeconfig {path} get pods -A -w      # in another terminal")
+
+
+def _show_served(server: Any) -> None:
+    typer.echo("It serves:")
+    for row in server.served():
+        subs = ",".join(row["subresources"])
+        scope = "namespaced" if row["namespaced"] else "cluster"
+        typer.echo(f"  {row['apiVersion']:<30} {row['resource']:<26} {scope:<10} {subs}")
+
+
+def _pod_status(item: dict[str, Any]) -> str:
+    if item["metadata"].get("deletionTimestamp"):
+        return "Terminating"
+    status = item.get("status") or {}
+    if status.get("reason"):
+        return str(status["reason"])
+    for cs in status.get("containerStatuses") or []:
+        state = cs.get("state") or {}
+        if state.get("waiting"):
+            return str(state["waiting"].get("reason", "Waiting"))
+        if state.get("terminated"):
+            term = state["terminated"]
+            return f"{term.get('reason') or 'Terminated'} (exit {term.get('exitCode')})"
+    return str(status.get("phase", "Unknown"))
+
+
+def _show_pods(items: list[dict[str, Any]]) -> None:
+    """What the cluster holds, per application (until `kubectl spark ls` lands: raw pods)."""
+    from kubectl_spark.cli.terminal import escape
+
+    apps: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for item in items:
+        labels = item["metadata"].get("labels") or {}
+        if "spark-role" not in labels:
+            continue
+        name = (
+            labels.get("sparkoperator.k8s.io/app-name")
+            or labels.get("spark-app-name")
+            or labels.get("spark-app-selector", "?")
+        )
+        apps.setdefault((item["metadata"]["namespace"], name), []).append(item)
+    typer.echo(
+        f"{'NAMESPACE':<12} {'APP':<18} {'ROLE':<9} {'POD':<52} {'NODE':<8} {'STATUS':<22} RESTARTS"
+    )
+    for (namespace, name), members in sorted(apps.items()):
+        members.sort(
+            key=lambda p: (
+                p["metadata"]["labels"].get("spark-role") != "driver",
+                p["metadata"]["creationTimestamp"],
+                p["metadata"]["name"],
+            )
+        )
+        for item in members:
+            restarts = sum(
+                int(c.get("restartCount") or 0)
+                for c in (item.get("status") or {}).get("containerStatuses") or []
+            )
+            typer.echo(
+                escape(
+                    f"{namespace:<12} {name:<18} {item['metadata']['labels']['spark-role']:<9} "
+                    f"{item['metadata']['name']:<52} {item['spec'].get('nodeName') or '<none>':<8} "
+                    f"{_pod_status(item):<22} {restarts}"
+                )
+            )

@@ -237,8 +237,16 @@ class EmbeddedApiServer:
 
         return asyncio.run_coroutine_threadsafe(invoke(), self._loop).result(timeout=60)
 
-    def serve_forever(self, on_ready: Callable[[EmbeddedApiServer], None] | None = None) -> None:
-        """Serve in the foreground until SIGINT or SIGTERM, then shut down cleanly."""
+    def serve_forever(
+        self,
+        on_ready: Callable[[EmbeddedApiServer], None] | None = None,
+        on_stop: Callable[[], None] | None = None,
+    ) -> None:
+        """Serve in the foreground until SIGINT or SIGTERM, then shut down cleanly.
+
+        ``on_stop`` runs (in a worker thread) after the signal and before the server closes,
+        so that clients of ours, such as the simulator, stop while the server still answers.
+        """
 
         async def main() -> None:
             self._loop = asyncio.get_running_loop()
@@ -249,6 +257,8 @@ class EmbeddedApiServer:
             if on_ready is not None:
                 on_ready(self)
             await self._stopped.wait()
+            if on_stop is not None:
+                await asyncio.to_thread(on_stop)
             await self._shutdown()
 
         asyncio.run(main())

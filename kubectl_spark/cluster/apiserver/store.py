@@ -296,6 +296,9 @@ class Store:
             meta.pop(stale, None)
         meta["uid"] = uid
         meta["creationTimestamp"] = self._now()
+        if storage_rt.has_status:
+            # PrepareForCreate: a client cannot create an object with a status of its choosing.
+            obj.pop("status", None)
         if "spec" in obj or rt.plural == "jobs":
             meta["generation"] = 1
         kinds.apply_defaults(rt if not rt.storage else storage_rt, obj, uid)

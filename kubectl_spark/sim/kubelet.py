@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from kubectl_spark.cluster.clock import rfc3339, rfc3339_micro
+from kubectl_spark.cluster.clock import parse_time, rfc3339, rfc3339_micro
 
 from . import objects
 from .client import SimApiError, pod
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from .world import World
 
 LEASE_RENEW_SECONDS = 10
+# How long a container takes to exit on SIGTERM (a JVM's shutdown hooks); capped by the grace.
+SIGTERM_EXIT_SECONDS = 2
 CRASH_BACKOFF_BASE = 10
 CRASH_BACKOFF_MAX = 300
 
@@ -46,8 +48,8 @@ class Process:
     namespace: str
     name: str
     containers: dict[str, Container] = field(default_factory=dict)
-    running_reported: bool = False
     evicted: str | None = None  # the kubelet's eviction message, once decided
+    terminating_since: datetime | None = None
 
     @property
     def alive(self) -> bool:
@@ -376,7 +378,8 @@ class Kubelet:
                 item, "Started", f"Started container {c['name']}", host=self.node.name
             )
         self.world.on_started(item, self.node.name)
-        self._report(item, proc)
+        # This sync reports ContainerCreating; the next one reports the running containers.
+        self._report_waiting(item, "ContainerCreating", None)
 
     def _report_waiting(self, item: dict[str, Any], reason: str, message: str | None) -> None:
         now = rfc3339(self.now())
@@ -611,29 +614,39 @@ class Kubelet:
         self.world.on_finished(item, "Failed")
 
     def _finish_deletion(self, item: dict[str, Any], proc: Process | None) -> None:
-        """Finish a graceful deletion, as the kubelet's status manager does.
+        """Finish a graceful deletion, as the kubelet does.
 
-        Stop the containers (SIGTERM, exit 143), report, then delete with grace 0 and a UID
-        precondition.
+        SIGTERM the containers; they exit (143) within SIGTERM_EXIT_SECONDS, or are killed (137)
+        when the grace period ends; report, then delete with grace 0 and a UID precondition.
         """
         meta = item["metadata"]
+        now = self.now()
         if proc is not None and proc.alive:
-            stamp = rfc3339(self.now())
+            grace = int(meta.get("deletionGracePeriodSeconds") or 0)
+            deadline = parse_time(meta["deletionTimestamp"])
+            asked = deadline - timedelta(seconds=grace)
+            exits = min(asked + timedelta(seconds=SIGTERM_EXIT_SECONDS), deadline)
+            if now < exits:
+                if proc.terminating_since is None:
+                    proc.terminating_since = now
+                    first = next(iter(proc.containers))
+                    self.world.recorder.event(
+                        item, "Killing", f"Stopping container {first}", host=self.node.name
+                    )
+                return
+            stamp = rfc3339(now)
+            code = (
+                143 if exits < deadline else 137
+            )  # exited on SIGTERM, or SIGKILLed at the deadline
             for c in proc.containers.values():
                 if c.terminated is None:
                     c.terminated = {
-                        "exitCode": 143,
+                        "exitCode": code,
                         "reason": "Error",
                         "startedAt": rfc3339(c.started),
                         "finishedAt": stamp,
                         "containerID": self._cid(proc, c),
                     }
-            self.world.recorder.event(
-                item,
-                "Killing",
-                f"Stopping container {next(iter(proc.containers))}",
-                host=self.node.name,
-            )
             self._report(item, proc)
         self.node.processes.pop(meta["uid"], None)
         self.client.delete(pod(meta["namespace"], meta["name"]), grace=0, uid=meta["uid"])

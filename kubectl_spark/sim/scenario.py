@@ -45,6 +45,7 @@ class Scenario:
 
 
 ACTIONS = {
+    "scale",
     "submit",
     "shutdown",
     "partition",
@@ -241,6 +242,9 @@ class Player:
                 world.heal_node(value)
             elif step.action == "out_of_service":
                 world.out_of_service(value)
+            elif step.action == "scale":
+                app = self.scenario.apps[value["app"]]
+                world.scale_executors(app.namespace, app.name, int(value["executors"]))
             elif step.action == "gc":
                 world.set_gc(enabled=bool(value))
             elif step.action == "create":

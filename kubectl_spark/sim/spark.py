@@ -255,6 +255,14 @@ class SparkDrivers:
                 continue
             state.known[exec_id] = item["metadata"]["uid"]
             active += 1
+        if active > app.executors:
+            self._scale_down(
+                driver,
+                state,
+                [p for p in by_id.values() if p["metadata"]["uid"] in state.known.values()],
+                active - app.executors,
+            )
+            return
         while active < app.executors and not state.finished:
             exec_id = str(state.next_id)
             body = self._executor(driver, state, exec_id)
@@ -276,6 +284,27 @@ class SparkDrivers:
                 f"INFO ExecutorPodsAllocator: Requested executor with id {exec_id} from Kubernetes.",
             )
             active += 1
+
+    def _scale_down(
+        self, driver: dict[str, Any], state: DriverState, live: list[dict[str, Any]], surplus: int
+    ) -> None:
+        """Dynamic allocation giving executors back: pending ones first (they never started),
+        then the newest running ones ("Executor killed by driver.")."""
+        ns = driver["metadata"]["namespace"]
+        order = sorted(
+            live,
+            key=lambda p: (
+                objects.phase(p) != "Pending",
+                -int(objects.labels(p).get("spark-exec-id", "0")),
+            ),
+        )
+        for item in order[:surplus]:
+            exec_id = objects.labels(item).get("spark-exec-id", "")
+            self.world.log(
+                driver, f"INFO ExecutorPodsAllocator: Deleting executor {exec_id} (scale down)"
+            )
+            self.world.client.delete(pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"])
+            state.known.pop(exec_id, None)
 
     def _set_up(self, driver: dict[str, Any], state: DriverState) -> None:
         client = self.world.client

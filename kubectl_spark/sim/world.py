@@ -216,6 +216,12 @@ class World:
                 self.operator.templates[(app.namespace, app.name)] = app
             return self.spark.submit(app)
 
+    def scale_executors(self, namespace: str, app_name: str, executors: int) -> None:
+        """Change an application's executor target, as dynamic allocation would."""
+        for app in self.spark.apps.values():
+            if app.name == app_name and app.namespace == namespace:
+                app.executors = executors
+
     def ensure_namespace(self, name: str) -> None:
         try:
             self.client.create("/api/v1/namespaces", {"metadata": {"name": name}})

@@ -288,8 +288,11 @@ class SparkDrivers:
     def _scale_down(
         self, driver: dict[str, Any], state: DriverState, live: list[dict[str, Any]], surplus: int
     ) -> None:
-        """Dynamic allocation giving executors back: pending ones first (they never started),
-        then the newest running ones ("Executor killed by driver.")."""
+        """Give executors back, as dynamic allocation does.
+
+        Pending ones go first (they never started), then the newest running ones ("Executor
+        killed by driver.").
+        """
         ns = driver["metadata"]["namespace"]
         order = sorted(
             live,

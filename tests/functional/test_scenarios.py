@@ -259,8 +259,12 @@ def test_s4_executor_losses_of_every_kind(play) -> None:
     }
     assert "10" not in by_id  # the pending executor was deleted without ever starting...
     (driver,) = run.pods(spark_app_name="losses", spark_role="driver")
-    logs = run.server.call(run.server.api.logs.get, driver["metadata"]["uid"], "spark-kubernetes-driver")
-    assert any("Deleting executor 10 (scale down)" in line for _, line in logs.current.lines)  # ...by its driver
+    logs = run.server.call(
+        run.server.api.logs.get, driver["metadata"]["uid"], "spark-kubernetes-driver"
+    )
+    assert any(
+        "Deleting executor 10 (scale down)" in line for _, line in logs.current.lines
+    )  # ...by its driver
     assert (term(by_id["1"])["reason"], term(by_id["1"])["exitCode"]) == ("OOMKilled", 137)
     assert (term(by_id["2"])["reason"], term(by_id["2"])["exitCode"]) == ("Error", 137)
     assert [term(by_id[i])["exitCode"] for i in ("3", "4", "5")] == [52, 50, 56]

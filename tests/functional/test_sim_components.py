@@ -330,11 +330,22 @@ def test_scenarios_play_deterministically() -> None:
 def test_generator_builds_applications_through_the_api(world: World) -> None:
     from kubectl_spark.sim.generate import generate
 
-    count = generate(world.client, world.clock, apps=3, pods_per_app=40, namespaces=2, nodes=4, threads=2)
+    count = generate(
+        world.client, world.clock, apps=3, pods_per_app=40, namespaces=2, nodes=4, threads=2
+    )
     items = world.client.list("/api/v1/pods")
     assert count == len(items) == 120
     drivers = [p for p in items if p["metadata"]["labels"]["spark-role"] == "driver"]
     assert len(drivers) == 3 and all(d["status"]["phase"] == "Running" for d in drivers)
-    reasons = sorted({(p["status"].get("reason") or p["status"]["containerStatuses"][0]["state"].get("terminated", {}).get("reason", "run"))
-                      for p in items})
+    reasons = sorted(
+        {
+            (
+                p["status"].get("reason")
+                or p["status"]["containerStatuses"][0]["state"]
+                .get("terminated", {})
+                .get("reason", "run")
+            )
+            for p in items
+        }
+    )
     assert reasons == ["Error", "Evicted", "OOMKilled", "run"]

@@ -4,19 +4,33 @@ from __future__ import annotations
 
 import typer
 
-from kubectl_spark.cli.commands import demo, version
+from kubectl_spark.cli.commands import demo, describe, events, history, logs, ls, version
 
 
 def build_app() -> typer.Typer:
     app = typer.Typer(
-        help="Spark on Kubernetes: driver attempts, executor loss reasons, split brain, safe actions.",
+        help=(
+            "Spark on Kubernetes: driver attempts, executor loss reasons, split brain, safe actions.\n\n"
+            "kubectl's connection flags work before or after the command: --kubeconfig, --context, --cluster, "
+            "--user, -n/--namespace, -A/--all-namespaces, --request-timeout."
+        ),
         add_completion=False,
         no_args_is_help=True,
         pretty_exceptions_enable=False,
+        rich_markup_mode=None,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
-    app.command("version", help="Print the kubectl spark version.")(version.run)
+    app.command("ls", help="List Spark applications: attempts, executors, losses, alerts.")(ls.run)
+    app.command("describe", help="Show one application with loss reasons, evidence and alerts.")(
+        describe.run
+    )
+    app.command("history", help="Show an application's restart history as a timeline.")(history.run)
     app.command(
-        "demo", help="Run the embedded Kubernetes API emulator (a cluster for the demo and tests)."
-    )(demo.run)
+        "events", help="Show the Events of an application's pods, Job and SparkApplication."
+    )(events.run)
+    app.command("logs", help="Print the log of a driver attempt or an executor.")(logs.run)
+    app.command("demo", help="Run the embedded cluster with a simulated failure scenario.")(
+        demo.run
+    )
+    app.command("version", help="Print the kubectl spark version.")(version.run)
     return app

@@ -15,16 +15,23 @@ def prog_name(argv0: str | None = None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from kubectl_spark.cli import globals as cli_globals
     from kubectl_spark.cli.app import build_app
 
-    app = build_app()
     try:
-        app(args=argv, prog_name=prog_name(), standalone_mode=False)
+        options, rest = cli_globals.split(list(sys.argv[1:] if argv is None else argv))
+        cli_globals.use(options)
+        app = build_app()
+        app(args=rest, prog_name=prog_name(), standalone_mode=False)
     except KubectlSparkError as exc:
         render_error(exc)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader went away (| head): quietly, as kubectl does
+        sys.stderr.close()
+        return 0
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
     except Exception as exc:  # noqa: BLE001 - click's usage errors and anything unforeseen

@@ -42,15 +42,27 @@ class ManualClock:
 
 
 class ScaledClock:
-    """Real time sped up by a factor, from a fixed start: the demo's clock."""
+    """Real time sped up by a factor, from a start in the past: the demo's clock.
 
-    def __init__(self, speed: float = 1.0, start: datetime | None = None) -> None:
-        self._speed = speed
-        self._start = start or datetime.now(UTC)
+    Started ``lead`` simulated seconds before the wall clock, it runs ``speed`` times faster
+    until it has caught up, then at real speed, so the objects it stamps are never in the future
+    (kubectl would print their AGE as ``<invalid>``).
+    """
+
+    def __init__(self, speed: float = 1.0, lead: float = 0.0) -> None:
+        self.speed = speed
+        self._wall0 = datetime.now(UTC)
+        self._start = self._wall0 - timedelta(seconds=lead)
         self._t0 = time.monotonic()
+        self._catch_up = (
+            lead / speed if speed > 1 else 0.0
+        )  # real seconds until it meets the wall clock
 
     def now(self) -> datetime:
-        return self._start + timedelta(seconds=(time.monotonic() - self._t0) * self._speed)
+        real = time.monotonic() - self._t0
+        if real <= self._catch_up:
+            return self._start + timedelta(seconds=real * self.speed)
+        return self._wall0 + timedelta(seconds=real)
 
 
 def rfc3339(t: datetime) -> str:

@@ -1,4 +1,4 @@
-"""Connecting to a cluster from a kubeconfig, and turning client errors into ours.
+"""Connecting to a cluster, reading raw JSON, and turning client errors into ours.
 
 Only this package imports ``kubernetes``. Responses are read raw (``_preload_content=False``)
 and parsed with orjson: the client's model classes are an order of magnitude slower.
@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
@@ -19,21 +20,129 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 
 from kubectl_spark import errors
 
+from .config import Resolved, Selection, load
+
 
 @dataclass(frozen=True)
 class Connection:
-    """Where to connect: kubeconfig path(s) and the chosen context (None: current-context)."""
+    """Where to connect: kubeconfig path(s), overrides, and the request timeout."""
 
     kubeconfig: str | None = None
     context: str | None = None
+    cluster: str | None = None
+    user: str | None = None
+    namespace: str | None = None
     request_timeout: float | None = None
 
 
-def api_client(conn: Connection) -> Any:
+@dataclass
+class Api:
+    """A connected client: the raw ApiClient and what the kubeconfig resolved to."""
+
+    client: Any
+    resolved: Resolved
+    timeout: float | None
+    _closed: bool = field(default=False, repr=False)
+
+    @property
+    def namespace(self) -> str:
+        return self.resolved.namespace
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self.client.close()
+
+    def __enter__(self) -> Api:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: list[tuple[str, Any]] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        stream: bool = False,
+        what: str = "",
+    ) -> Any:
+        """One raw request; JSON answers are parsed, ``stream=True`` returns the response."""
+        with translated(what or f"{method} {path}"):
+            response = self.client.call_api(
+                path,
+                method,
+                query_params=query or [],
+                body=body,
+                header_params={"Accept": "application/json", "Content-Type": content_type},
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=None if stream else self.timeout,
+            )
+            raw = response[0] if isinstance(response, tuple) else response
+            if stream:
+                return raw
+            data = raw.data
+            if not data:
+                return None
+            try:
+                return orjson.loads(data)
+            except orjson.JSONDecodeError:
+                return data.decode("utf-8", "replace")
+
+    def list(
+        self,
+        path: str,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int = 500,
+        what: str = "",
+    ) -> tuple[list[dict[str, Any]], str]:
+        """A paged LIST over one consistent snapshot; return (items, resourceVersion)."""
+        items: list[dict[str, Any]] = []
+        token = ""
+        rv = ""
+        while True:
+            query: list[tuple[str, Any]] = [("limit", limit)]
+            if label_selector:
+                query.append(("labelSelector", label_selector))
+            if field_selector:
+                query.append(("fieldSelector", field_selector))
+            if token:
+                query.append(("continue", token))
+            doc = self.request("GET", path, query=query, what=what)
+            if not isinstance(doc, dict):
+                raise errors.ServerError(
+                    f"{what or path}: the server's answer is not a list", status=0
+                )
+            page = doc.get("items") or []
+            items.extend(i for i in page if isinstance(i, dict))
+            meta = doc.get("metadata") or {}
+            rv = rv or str(meta.get("resourceVersion") or "")
+            token = str(meta.get("continue") or "")
+            if not token:
+                return items, rv
+
+
+def connect(conn: Connection) -> Api:
+    resolved = load(
+        Selection(conn.kubeconfig, conn.context, conn.cluster, conn.user, conn.namespace)
+    )
     try:
-        return k8s_config.new_client_from_config(config_file=conn.kubeconfig, context=conn.context)
-    except (ConfigException, OSError, TypeError, ValueError) as exc:
-        raise errors.ConfigError(f"cannot load kubeconfig: {exc}") from exc
+        client = k8s_config.new_client_from_config_dict(resolved.config, context=resolved.context)
+    except (ConfigException, OSError, TypeError, ValueError, KeyError) as exc:
+        raise errors.ConfigError(
+            f"cannot use the kubeconfig context {resolved.context!r}: {exc}"
+        ) from exc
+    return Api(client, resolved, conn.request_timeout)
+
+
+def api_client(conn: Connection) -> Any:
+    return connect(conn).client
 
 
 def translate(exc: ApiException, what: str) -> errors.ApiRequestError:
@@ -42,8 +151,9 @@ def translate(exc: ApiException, what: str) -> errors.ApiRequestError:
     reason = ""
     try:
         body = orjson.loads(exc.body) if exc.body else {}
-        message = body.get("message") or message
-        reason = body.get("reason") or ""
+        if isinstance(body, dict):
+            message = body.get("message") or message
+            reason = body.get("reason") or ""
     except (orjson.JSONDecodeError, TypeError):
         pass
     status = int(exc.status or 0)
@@ -70,20 +180,33 @@ def translated(what: str) -> Iterator[None]:
             ) from exc
         raise translate(exc, what) from exc
     except (Urllib3Error, OSError) as exc:
-        raise errors.ClusterUnreachable(f"{what}: cannot reach the API server: {exc}") from exc
+        raise errors.ClusterUnreachable(
+            f"{what}: cannot reach the API server: {_short(exc)}"
+        ) from exc
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc)
+    if "Connection refused" in text:
+        return "connection refused"
+    if "timed out" in text.lower():
+        return "timed out"
+    return text.splitlines()[0][:200] if text else type(exc).__name__
 
 
 def get_json(conn: Connection, path: str) -> Any:
-    """GET a path of the API (e.g. ``/version``, ``/api/v1/namespaces``) as parsed JSON."""
-    api = api_client(conn)
-    with translated(f"GET {path}"):
-        response = api.call_api(
-            path,
-            "GET",
-            auth_settings=["BearerToken"],
-            _preload_content=False,
-            _request_timeout=conn.request_timeout,
-            header_params={"Accept": "application/json"},
-        )
-        raw = response[0] if isinstance(response, tuple) else response
-        return orjson.loads(raw.data)
+    """GET a path of the API (e.g. ``/version``) as parsed JSON."""
+    with connect(conn) as api:
+        return api.request("GET", path)
+
+
+__all__ = [
+    "Api",
+    "Connection",
+    "api_client",
+    "connect",
+    "get_json",
+    "k8s_client",
+    "translate",
+    "translated",
+]

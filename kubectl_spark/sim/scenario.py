@@ -8,6 +8,7 @@ executor id, so files never depend on generated names.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from importlib import resources
 from typing import Any
@@ -171,14 +172,23 @@ class Player:
                 {"status": {"phase": "Bound", "accessModes": created["spec"].get("accessModes")}},
             )
 
-    def run_due(self) -> None:
+    def run_due(self, on_error: Callable[[ScenarioError], object] | None = None) -> None:
+        """Apply the steps that are due.
+
+        With ``on_error``, report a failed step and go on (a live demo keeps playing) instead of
+        raising (a test stops).
+        """
         elapsed = self.world.elapsed()
-        while (
-            self.next_step < len(self.scenario.steps)
-            and self.scenario.steps[self.next_step].at <= elapsed + 1e-9
-        ):
-            self.apply(self.scenario.steps[self.next_step])
+        steps = self.scenario.steps
+        while self.next_step < len(steps) and steps[self.next_step].at <= elapsed + 1e-9:
+            step = steps[self.next_step]
             self.next_step += 1
+            try:
+                self.apply(step)
+            except ScenarioError as exc:
+                if on_error is None:
+                    raise
+                on_error(exc)
 
     def play_until(self, t: float) -> None:
         """Play (on a manual clock) until ``t`` seconds after the start."""

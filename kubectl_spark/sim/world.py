@@ -193,6 +193,7 @@ class World:
                 raise
 
     def rotate_log(self, item: dict[str, Any], container: str) -> None:
+        """A container restarted: its log becomes ``previous``, and a Spark JVM starts again."""
         meta = item["metadata"]
         try:
             self.client.admin(
@@ -208,6 +209,11 @@ class World:
         except SimApiError as err:
             if err.status != 404:
                 raise
+            return
+        if objects.labels(item).get("spark-role") == "driver":
+            self.log(
+                item, "INFO SparkContext: Running Spark version 3.5.1 (the container restarted)"
+            )
 
     # ------------------------------------------------------------------------------ apps
     def submit(self, app: AppConfig) -> dict[str, Any]:

@@ -363,8 +363,14 @@ def test_s8_orphans_and_churn(play) -> None:
     assert len(orphans) == 2 and all(e["status"]["phase"] == "Running" for e in orphans)
     assert not run.pods(spark_app_name="etl", spark_role="driver")
     assert [r["kind"] for r in orphans[0]["metadata"]["ownerReferences"]] == ["SparkApplication"]
-    ids = sorted(
+    churn = run.pods(spark_app_name="churn", spark_role="executor")
+    live = sorted(
         int(e["metadata"]["labels"]["spark-exec-id"])
-        for e in run.pods(spark_app_name="churn", spark_role="executor")
+        for e in churn
+        if e["status"]["phase"] == "Running"
     )
-    assert ids == [7, 8]  # six executors lost and replaced
+    assert live == [7, 8]  # six executors lost and replaced...
+    lost = [e for e in churn if e["status"]["phase"] == "Failed"]
+    assert len(lost) == 6 and all(
+        e["metadata"]["labels"]["spark-exec-inactive"] == "true" for e in lost
+    )  # ...and kept

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +72,12 @@ def run(
         raise UsageError(f"--port must be between 0 and 65535, not {port}")
     if not 0 < speed <= 1000:
         raise UsageError(f"--speed must be above 0 and at most 1000, not {speed}")
-    path = kubeconfig or default_kubeconfig()
+    from kubectl_spark.cli import globals as cli_globals
+
+    # --kubeconfig is also one of kubectl's global flags, taken out of argv before typer runs.
+    global_path = cli_globals.current().kubeconfig
+    given = kubeconfig or (Path(global_path) if global_path else None)
+    path = given or default_kubeconfig()
     if serve:
         _serve(scenario, path, port, speed)
         return
@@ -83,8 +88,10 @@ def run(
 def _serve(scenario_name: str, path: Path, port: int, speed: float) -> None:
     from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
     from kubectl_spark.cluster.clock import ScaledClock, SystemClock
+    from kubectl_spark.sim import scenario as scenarios
 
-    clock = SystemClock() if scenario_name == "empty" else ScaledClock(speed)
+    duration = 0.0 if scenario_name == "empty" else scenarios.load(scenario_name).duration
+    clock = SystemClock() if scenario_name == "empty" else ScaledClock(speed, lead=duration)
     server = EmbeddedApiServer(EmulatorOptions(port=port, clock=clock))
     stop = threading.Event()
     threads: list[threading.Thread] = []
@@ -135,14 +142,20 @@ def _simulate(server: Any, clock: Any, scenario_name: str, stop: threading.Event
         player.setup()
         typer.echo(f"Playing scenario {scenario_name!r}: {player.scenario.title}")
         sys.stdout.flush()
-        while not stop.wait(0.2):
-            player.run_due()
+        # About one simulated second per tick, as on the manual clock; never busier than 50 Hz.
+        interval = max(0.02, min(0.5, 1.0 / player_speed(clock)))
+        while not stop.wait(interval):
+            player.run_due(on_error=lambda exc: sys.stderr.write(f"warning: {exc}\n"))
             world.tick()
     except (SimApiError, OSError, HTTPError, scenarios.ScenarioError) as exc:
         if not stop.is_set():
             sys.stderr.write(f"error: the simulator stopped: {exc}\n")
     finally:
         world.close()
+
+
+def player_speed(clock: Any) -> float:
+    return float(getattr(clock, "speed", 1.0)) or 1.0
 
 
 def _play(scenario_name: str, path: Path) -> None:
@@ -152,7 +165,9 @@ def _play(scenario_name: str, path: Path) -> None:
     from kubectl_spark.sim import scenario as scenarios
     from kubectl_spark.sim.world import World
 
-    clock = ManualClock(datetime.now(UTC).replace(microsecond=0))
+    # Start in the past so that the scenario ends now: ages then read as they would on a cluster.
+    lead = 0.0 if scenario_name == "empty" else scenarios.load(scenario_name).duration
+    clock = ManualClock(datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=lead))
     with EmbeddedApiServer(EmulatorOptions(clock=clock)) as server:
         server.write_kubeconfig(path)
         conn = Connection(kubeconfig=str(path))

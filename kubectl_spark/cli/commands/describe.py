@@ -1,0 +1,118 @@
+"""``kubectl spark describe <app>``: attempts, executors, loss reasons with evidence, alerts."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+
+import typer
+
+from kubectl_spark.cli import common, render
+from kubectl_spark.cli.terminal import escape
+from kubectl_spark.core.model import App, Reason
+from kubectl_spark.core.times import age, parse
+
+FAULT = {
+    "app": "the application's fault",
+    "cluster": "the cluster's fault",
+    "driver": "the driver's own decision",
+    "user": "a user's action",
+    "unknown": "cause unknown",
+}
+
+
+def _reason_lines(reason: Reason, indent: str) -> list[str]:
+    counted = "counts as a failure" if reason.counts_as_failure else "does not count as a failure"
+    lines = [
+        f"{indent}Reason:    {reason.code} — {reason.message}",
+        f"{indent}           {FAULT.get(reason.category, reason.category)}; {counted} (Spark's exitCausedByApp rule)",
+    ]
+    if reason.evidence:
+        lines.append(f"{indent}Evidence:  {reason.evidence[0]}")
+        lines += [f"{indent}           {e}" for e in reason.evidence[1:]]
+    return lines
+
+
+def text(app: App, now: datetime, events: list[dict[str, str]]) -> str:
+    lines = [
+        f"Name:         {app.name}",
+        f"Namespace:    {app.namespace}",
+        f"App ID:       {app.app_id or '<none>'}",
+        f"Source:       {app.source}" + (f" ({app.owner})" if app.owner else ""),
+        f"State:        {app.state}",
+        f"Created:      {app.created_at or '<unknown>'} ({age(parse(app.created_at), now)} ago)",
+    ]
+    lines.append("Alerts:" + ("       <none>" if not app.alerts else ""))
+    lines += [f"  ! {a.type}: {a.message}" for a in app.alerts]
+    lines.append(f"Attempts:     {len(app.attempts)}")
+    for attempt in app.attempts:
+        where = f" on {attempt.node}" if attempt.node else ""
+        lines.append(
+            f"  #{attempt.number} {attempt.state:<11} driver {attempt.driver_pod or '<gone>'}{where}"
+            + (f", {attempt.restarts} restart(s)" if attempt.restarts else "")
+            + (" [fenced]" if attempt.fenced else "")
+        )
+        lines.append(
+            f"      Created:   {attempt.created_at or '<unknown>'}"
+            + (f"   Ended: {attempt.ended_at}" if attempt.ended_at else "")
+        )
+        if attempt.reason is not None:
+            lines += _reason_lines(attempt.reason, "      ")
+        if attempt.executors:
+            lines.append(
+                f"      Executors: {sum(1 for e in attempt.executors if e.state == 'Running')} running of {len(attempt.executors)}"
+            )
+            table = render.table(
+                ("ID", "POD", "NODE", "STATE", "RESTARTS", "REASON"),
+                [
+                    (
+                        e.id,
+                        e.pod,
+                        e.node or "-",
+                        e.state,
+                        str(e.restarts),
+                        f"{e.reason.code} ({e.reason.category})" if e.reason else "-",
+                    )
+                    for e in attempt.executors
+                ],
+            )
+            lines += ["        " + line for line in table.rstrip("\n").split("\n")]
+            for executor in attempt.executors:
+                if executor.reason is not None and executor.reason.code not in (
+                    "Completed",
+                    "OwnerGone",
+                ):
+                    lines.append(f"        exec-{executor.id}:")
+                    lines += _reason_lines(executor.reason, "          ")
+    lines.append("Events:" + ("       <none>" if not events else ""))
+    if events:
+        table = render.table(
+            ("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"),
+            [(e["age"], e["type"], e["reason"], e["object"], e["message"]) for e in events[-10:]],
+        )
+        lines += ["  " + line for line in table.rstrip("\n").split("\n")]
+    return escape("\n".join(lines)) + "\n"
+
+
+def run(
+    app_ref: str = typer.Argument(
+        ..., metavar="APP", help="Application name, app id or driver pod name."
+    ),
+    output: str = typer.Option(
+        "", "--output", "-o", help="Output format: json or yaml (default: text)."
+    ),
+) -> None:
+    """Show one application: attempts, executors, loss reasons with evidence, alerts, events."""
+    from kubectl_spark.cli.commands.events import app_events
+
+    chosen = render.check_output(output, ("table", "json", "yaml"))
+    loaded = common.load()
+    try:
+        app = common.find_app(loaded.analysis, app_ref)
+        if chosen in ("json", "yaml"):
+            sys.stdout.write(render.document(app.to_json(), chosen))
+            return
+        now = datetime.now(UTC)
+        sys.stdout.write(text(app, now, app_events(loaded.snapshot, app, now)))
+    finally:
+        loaded.api.close()

@@ -1,0 +1,103 @@
+"""``kubectl spark events <app>``: the Events of all the app's pods, its Job and SparkApplication."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+import typer
+
+from kubectl_spark.cli import common, render
+from kubectl_spark.core import raw
+from kubectl_spark.core.model import App
+from kubectl_spark.core.times import age, parse
+
+
+def _time(event: Any) -> str:
+    for key in ("lastTimestamp", "eventTime", "firstTimestamp"):
+        value = raw.text(event, key)
+        if value:
+            return value
+    return raw.text(event, "metadata", "creationTimestamp")
+
+
+def app_events(snapshot: Any, app: App, now: datetime) -> list[dict[str, str]]:
+    uids = {a.uid for a in app.attempts if a.uid} | {
+        e.uid for a in app.attempts for e in a.executors
+    }
+    names = {("Pod", a.driver_pod) for a in app.attempts if a.driver_pod} | {
+        ("Pod", e.pod) for a in app.attempts for e in a.executors
+    }
+    if app.owner:
+        names.add(("Job" if app.source == "job" else "SparkApplication", app.owner))
+    picked = []
+    for event in snapshot.events:
+        involved = raw.mapping(event, "involvedObject")
+        if (
+            raw.text(involved, "namespace") not in (app.namespace, "")
+            and raw.namespace(event) != app.namespace
+        ):
+            continue
+        if (
+            raw.text(involved, "uid") in uids
+            or (raw.text(involved, "kind"), raw.text(involved, "name")) in names
+        ):
+            picked.append(event)
+    picked.sort(key=_time)
+    out = []
+    for event in picked:
+        involved = raw.mapping(event, "involvedObject")
+        count = raw.number(event, "count") or 1
+        seen = age(parse(_time(event)), now) + (f" (x{count})" if count > 1 else "")
+        out.append(
+            {
+                "time": _time(event),
+                "age": seen,
+                "type": raw.text(event, "type") or "Normal",
+                "reason": raw.text(event, "reason"),
+                "object": f"{raw.text(involved, 'kind').lower()}/{raw.text(involved, 'name')}",
+                "message": raw.text(event, "message"),
+                "count": str(count),
+            }
+        )
+    return out
+
+
+def run(
+    app_ref: str = typer.Argument(..., metavar="APP", help="Application name or app id."),
+    output: str = typer.Option(
+        "", "--output", "-o", help="Output format: json or yaml (default: a table)."
+    ),
+    no_headers: bool = typer.Option(
+        False, "--no-headers", help="Do not print the table's header line."
+    ),
+) -> None:
+    """Show the Events of an application's pods, Job and SparkApplication, oldest first."""
+    chosen = render.check_output(output, ("table", "json", "yaml"))
+    loaded = common.load()
+    try:
+        app = common.find_app(loaded.analysis, app_ref)
+        events = app_events(loaded.snapshot, app, datetime.now(UTC))
+        if chosen in ("json", "yaml"):
+            doc = {
+                "apiVersion": "kubectl-spark/v1",
+                "kind": "SparkAppEventList",
+                "namespace": app.namespace,
+                "name": app.name,
+                "items": [{k: v for k, v in e.items() if k != "age"} for e in events],
+            }
+            sys.stdout.write(render.document(doc, chosen))
+            return
+        if not events:
+            sys.stderr.write(f"No events found for {app.name}.\n")
+            return
+        sys.stdout.write(
+            render.table(
+                ("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"),
+                [(e["age"], e["type"], e["reason"], e["object"], e["message"]) for e in events],
+                no_headers=no_headers,
+            )
+        )
+    finally:
+        loaded.api.close()

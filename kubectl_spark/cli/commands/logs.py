@@ -1,0 +1,90 @@
+"""``kubectl spark logs <app>[/<attempt>[/exec-<id>]]``: the driver's log by default.
+
+Flag names follow stern and kubectl logs: --previous/-p, --follow/-f, --tail, --since,
+--timestamps, --container/-c.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import typer
+
+from kubectl_spark.cli import common
+from kubectl_spark.cli.terminal import escape
+from kubectl_spark.errors import UsageError
+
+
+def since_seconds(text: str) -> int | None:
+    if not text:
+        return None
+    units = {"s": 1, "m": 60, "h": 3600}
+    parts = re.findall(r"(\d+)([smh])", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise UsageError(f'invalid --since "{text}": use a duration like 30s, 5m, 1h')
+    return sum(int(n) * units[u] for n, u in parts)
+
+
+def run(
+    reference: str = typer.Argument(
+        ...,
+        metavar="APP[/ATTEMPT[/exec-ID]]",
+        help="What to show: app, app/2, app/latest/exec-3, or a driver pod.",
+    ),
+    previous: bool = typer.Option(
+        False, "--previous", "-p", help="The previous (restarted) container's log."
+    ),
+    follow: bool = typer.Option(False, "--follow", "-f", help="Keep streaming new lines."),
+    tail: int = typer.Option(-1, "--tail", help="Lines from the end to show (-1: all)."),
+    since: str = typer.Option("", "--since", help="Only lines newer than this (e.g. 5m, 1h)."),
+    timestamps: bool = typer.Option(
+        False, "--timestamps", help="Prefix each line with its timestamp."
+    ),
+    container: str = typer.Option(
+        "", "--container", "-c", help="Container name (default: the Spark container)."
+    ),
+) -> None:
+    """Print the log of a driver attempt or an executor."""
+    seconds = since_seconds(since)
+    parts = reference.split("/")
+    if len(parts) > 3 or any(not p for p in parts):
+        raise UsageError(
+            f'invalid reference "{reference}": use APP, APP/ATTEMPT or APP/ATTEMPT/exec-ID'
+        )
+    loaded = common.load()
+    try:
+        app, attempt = common.find_attempt(loaded.analysis, "/".join(parts[:2]))
+        pod, node = attempt.driver_pod, attempt.node
+        default_container = "spark-kubernetes-driver"
+        if len(parts) == 3:
+            executor = common.find_executor(app, attempt, parts[2])
+            pod, node, default_container = executor.pod, executor.node, "spark-kubernetes-executor"
+        if not pod or attempt.uid is None:
+            raise UsageError(
+                f"attempt {attempt.number} of {app.name} has no driver pod any more: its log is gone"
+            )
+        query: list[tuple[str, object]] = [("container", container or default_container)]
+        if previous:
+            query.append(("previous", "true"))
+        if follow:
+            query.append(("follow", "true"))
+        if tail >= 0:
+            query.append(("tailLines", tail))
+        if seconds:
+            query.append(("sinceSeconds", seconds))
+        if timestamps:
+            query.append(("timestamps", "true"))
+        path = f"/api/v1/namespaces/{app.namespace}/pods/{pod}/log"
+        response = loaded.api.request(
+            "GET",
+            path,
+            query=query,
+            stream=True,
+            what=f"get logs of pod {pod}" + (f" on {node}" if node else ""),
+        )
+        for chunk in response.stream(65536):
+            sys.stdout.write(escape(chunk.decode("utf-8", "replace")))
+            sys.stdout.flush()
+    finally:
+        loaded.api.close()

@@ -1,0 +1,229 @@
+"""``kubectl spark ls``: one row per application."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any
+
+import typer
+
+from kubectl_spark.cli import common, render
+from kubectl_spark.cli import globals as cli_globals
+from kubectl_spark.core.model import Analysis, App
+from kubectl_spark.core.times import age, parse
+
+HEADERS = ("APP", "STATE", "ATTEMPT", "DRIVER", "EXECUTORS", "LOST", "RESTARTS", "ALERTS", "AGE")
+WIDE = ("NODE", "APP-ID", "SOURCE")
+NOT_LOST = {"Completed", "Decommissioned", "DeletedByDriver"}
+
+
+def lost_summary(app: App) -> str:
+    by_category: Counter[str] = Counter()
+    for attempt in app.attempts:
+        for executor in attempt.executors:
+            if executor.reason is not None and executor.reason.code not in NOT_LOST:
+                by_category[executor.reason.category] += 1
+    if not by_category:
+        return "0"
+    order = ("app", "cluster", "driver", "user", "unknown")
+    return ", ".join(f"{by_category[c]} {c}" for c in order if by_category[c])
+
+
+def row(app: App, now: datetime, *, all_namespaces: bool, wide: bool) -> list[str]:
+    current = app.current
+    executors = current.executors if current else ()
+    running = sum(1 for e in executors if e.state == "Running")
+    restarts = sum(a.restarts + sum(e.restarts for e in a.executors) for a in app.attempts)
+    alerts = ",".join(dict.fromkeys(a.type for a in app.alerts)) or "-"
+    cells = [
+        app.name,
+        app.state,
+        f"{current.number}/{len(app.attempts)}" if current else "0/0",
+        current.state if current else "-",
+        f"{running}/{len(executors)}",
+        lost_summary(app),
+        str(restarts),
+        alerts,
+        age(parse(app.created_at), now),
+    ]
+    if all_namespaces:
+        cells.insert(0, app.namespace)
+    if wide:
+        cells += [(current.node if current else None) or "-", app.app_id or "-", app.source]
+    return cells
+
+
+def headers(*, all_namespaces: bool, wide: bool) -> list[str]:
+    out = list(HEADERS)
+    if all_namespaces:
+        out.insert(0, "NAMESPACE")
+    if wide:
+        out += list(WIDE)
+    return out
+
+
+def sort_key(app: App) -> tuple[str, str, str]:
+    return (app.namespace, app.name, app.created_at or "")
+
+
+def render_analysis(
+    analysis: Analysis, output: str, *, all_namespaces: bool, no_headers: bool, now: datetime
+) -> str:
+    apps = sorted(analysis.apps, key=sort_key)
+    if output in ("json", "yaml"):
+        doc = analysis.to_json()
+        doc["items"] = [a.to_json() for a in apps]
+        return render.document(doc, output)
+    if output == "name":
+        return "".join(f"sparkapp/{app.name}\n" for app in apps)
+    wide = output == "wide"
+    rows = [row(app, now, all_namespaces=all_namespaces, wide=wide) for app in apps]
+    text = (
+        render.table(headers(all_namespaces=all_namespaces, wide=wide), rows, no_headers=no_headers)
+        if rows
+        else ""
+    )
+    if analysis.ungrouped:
+        text += f'\n{len(analysis.ungrouped)} Spark pod(s) fit no application (see -o json, "ungrouped"):\n'
+        text += "".join(
+            f"  {u.namespace}/{u.pod} ({u.role}): {u.why}\n" for u in analysis.ungrouped
+        )
+    return text
+
+
+def run(
+    output: str = typer.Option(
+        "", "--output", "-o", help="Output format: wide, json, yaml or name (default: a table)."
+    ),
+    selector: str = typer.Option(
+        "", "--selector", "-l", help="Label selector (=, ==, !=, in, notin, exists) on the pods."
+    ),
+    no_headers: bool = typer.Option(
+        False, "--no-headers", help="Do not print the table's header line."
+    ),
+    group_by: str = typer.Option(
+        "", "--group-by", help="Group pods into applications by this label instead."
+    ),
+    watch: bool = typer.Option(
+        False, "--watch", "-w", help="Keep the table live: reprint rows as applications change."
+    ),
+) -> None:
+    """List Spark applications: attempts, executors, losses, alerts."""
+    chosen = render.check_output(output)
+    everywhere = cli_globals.current().all_namespaces
+    loaded = common.load(selector=selector or None, group_by=group_by or None)
+    try:
+        now = datetime.now(UTC)
+        text = render_analysis(
+            loaded.analysis, chosen, all_namespaces=everywhere, no_headers=no_headers, now=now
+        )
+        if not loaded.analysis.apps and chosen in ("table", "wide"):
+            where = "any namespace" if loaded.namespace is None else f"{loaded.namespace} namespace"
+            sys.stderr.write(f"No Spark applications found in {where}.\n")
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        if watch:
+            _watch(loaded, chosen, everywhere, selector or None, group_by or None)
+    finally:
+        loaded.api.close()
+
+
+def _watch(
+    loaded: common.Loaded, output: str, everywhere: bool, selector: str | None, group_by: str | None
+) -> None:
+    """Follow pod changes from a watch (not polling) and reprint the rows that changed."""
+    import orjson
+
+    from kubectl_spark.core.analyze import analyze
+
+    api = loaded.api
+    base = (
+        "/api/v1/pods"
+        if loaded.namespace is None
+        else f"/api/v1/namespaces/{loaded.namespace}/pods"
+    )
+    snap = loaded.snapshot
+    pods: dict[str, Any] = {p["metadata"]["uid"]: p for p in snap.pods if isinstance(p, dict)}
+    rv = snap.pods_resource_version
+    shown = {
+        (a.namespace, a.name): row(
+            a, datetime.now(UTC), all_namespaces=everywhere, wide=output == "wide"
+        )
+        for a in loaded.analysis.apps
+    }
+    while True:
+        query = [
+            ("watch", "true"),
+            ("resourceVersion", rv),
+            ("allowWatchBookmarks", "true"),
+            ("labelSelector", "spark-role" + (f",{selector}" if selector else "")),
+        ]
+        response = api.request("GET", base, query=query, stream=True, what="watch pods")
+        buffer = b""
+        for chunk in response.stream(65536):
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            changed = False
+            for line in lines:
+                if not line.strip():
+                    continue
+                event = orjson.loads(line)
+                obj = event.get("object") or {}
+                kind = event.get("type")
+                if kind == "ERROR":
+                    return _rewatch(loaded, output, everywhere, selector, group_by)
+                rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
+                if kind == "BOOKMARK":
+                    continue
+                uid = (obj.get("metadata") or {}).get("uid", "")
+                if kind == "DELETED":
+                    pods.pop(uid, None)
+                else:
+                    pods[uid] = obj
+                changed = True
+            if not changed:
+                continue
+            now = datetime.now(UTC)
+            fresh = analyze(
+                type(snap)(
+                    pods=list(pods.values()),
+                    jobs=snap.jobs,
+                    events=snap.events,
+                    nodes=snap.nodes,
+                    sparkapplications=snap.sparkapplications,
+                    volumeattachments=snap.volumeattachments,
+                    pvcs=snap.pvcs,
+                    now=now,
+                ),
+                group_by=group_by,
+            )
+            for app in sorted(fresh.apps, key=sort_key):
+                cells = row(app, now, all_namespaces=everywhere, wide=output == "wide")
+                key = (app.namespace, app.name)
+                if shown.get(key, [])[:-1] != cells[:-1]:  # AGE alone changing is no news
+                    shown[key] = cells
+                    if output in ("json", "yaml"):
+                        sys.stdout.write(render.document(app.to_json(), output))
+                    else:
+                        sys.stdout.write(
+                            render.table(
+                                headers(all_namespaces=everywhere, wide=output == "wide"),
+                                [cells],
+                                no_headers=True,
+                            )
+                        )
+                    sys.stdout.flush()
+
+
+def _rewatch(
+    loaded: common.Loaded, output: str, everywhere: bool, selector: str | None, group_by: str | None
+) -> None:
+    """A 410 on the watch: list again (a fresh snapshot) and watch from there."""
+    fresh = common.load(selector=selector, group_by=group_by)
+    loaded.api.close()
+    try:
+        _watch(fresh, output, everywhere, selector, group_by)
+    finally:
+        fresh.api.close()

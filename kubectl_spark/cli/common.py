@@ -1,0 +1,97 @@
+"""What every read command does first: connect, read the snapshot, analyze, find the app."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kubectl_spark.cli import globals as cli_globals
+from kubectl_spark.core.model import Analysis, App, Attempt, Executor
+from kubectl_spark.errors import NotFound, UsageError
+
+
+@dataclass
+class Loaded:
+    analysis: Analysis
+    namespace: str | None  # None: all namespaces
+    api: Any
+    snapshot: Any
+
+
+def connection() -> Any:
+    from kubectl_spark.kube.client import Connection
+
+    g = cli_globals.current()
+    return Connection(g.kubeconfig, g.context, g.cluster, g.user, g.namespace, g.request_timeout)
+
+
+def load(
+    *, selector: str | None = None, group_by: str | None = None, all_namespaces: bool | None = None
+) -> Loaded:
+    from kubectl_spark.core.analyze import analyze
+    from kubectl_spark.kube import snapshot
+    from kubectl_spark.kube.client import connect
+
+    g = cli_globals.current()
+    api = connect(connection())
+    everywhere = g.all_namespaces if all_namespaces is None else all_namespaces
+    namespace = None if everywhere else api.namespace
+    try:
+        snap = snapshot.read(api, namespace, selector=selector)
+    except BaseException:
+        api.close()
+        raise
+    return Loaded(analyze(snap, group_by=group_by), namespace, api, snap)
+
+
+def find_app(analysis: Analysis, reference: str) -> App:
+    """An application by name (the newest of that name) or by app id."""
+    by_id = [a for a in analysis.apps if a.app_id == reference]
+    if by_id:
+        return by_id[-1]
+    named = [a for a in analysis.apps if a.name == reference]
+    if named:
+        return max(named, key=lambda a: a.created_at or "")
+    by_pod = [a for a in analysis.apps if any(t.driver_pod == reference for t in a.attempts)]
+    if by_pod:
+        return by_pod[0]
+    names = sorted({a.name for a in analysis.apps})
+    listing = ", ".join(names[:10]) + (" …" if len(names) > 10 else "") if names else "none here"
+    raise NotFound(f'application "{reference}" not found (applications: {listing})', status=404)
+
+
+def find_attempt(analysis: Analysis, reference: str) -> tuple[App, Attempt]:
+    """``<app>/<n>``, ``<app>/latest`` or a driver pod name."""
+    app_ref, slash, which = reference.partition("/")
+    if not slash:
+        for app in analysis.apps:
+            for attempt in app.attempts:
+                if attempt.driver_pod == reference:
+                    return app, attempt
+        app = find_app(analysis, reference)
+        which = "latest"
+    else:
+        app = find_app(analysis, app_ref)
+    if not app.attempts:
+        raise NotFound(f"application {app.name} has no driver attempts", status=404)
+    if which in ("latest", ""):
+        return app, app.attempts[-1]
+    if not which.isdigit() or not 1 <= int(which) <= len(app.attempts):
+        candidates = ", ".join(f"{app.name}/{a.number}" for a in app.attempts)
+        raise UsageError(
+            f'attempt "{which}" of {app.name} not found: candidates are {candidates}, {app.name}/latest'
+        )
+    return app, app.attempts[int(which) - 1]
+
+
+def find_executor(app: App, attempt: Attempt, reference: str) -> Executor:
+    wanted = reference.removeprefix("exec-")
+    for executor in attempt.executors:
+        if executor.id == wanted or executor.pod == reference:
+            return executor
+    candidates = (
+        ", ".join(f"{app.name}/{attempt.number}/exec-{e.id}" for e in attempt.executors) or "none"
+    )
+    raise UsageError(
+        f'executor "{reference}" not found in attempt {attempt.number}: candidates are {candidates}'
+    )

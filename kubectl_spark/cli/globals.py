@@ -1,0 +1,106 @@
+"""kubectl's global flags, parsed by the plugin itself, before or after the subcommand.
+
+kubectl passes none of its own flags to a plugin, and users type them anywhere
+(``kubectl spark --context x ls`` and ``kubectl spark ls --context x``), so they are taken out of
+the argument list here, before typer sees it.
+"""
+
+from __future__ import annotations
+
+import re
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+
+from kubectl_spark.errors import UsageError
+
+VALUE_FLAGS = {
+    "--kubeconfig": "kubeconfig",
+    "--context": "context",
+    "--cluster": "cluster",
+    "--user": "user",
+    "-n": "namespace",
+    "--namespace": "namespace",
+    "--request-timeout": "request_timeout",
+}
+BOOL_FLAGS = {"-A": "all_namespaces", "--all-namespaces": "all_namespaces"}
+
+
+@dataclass(frozen=True)
+class Globals:
+    kubeconfig: str | None = None
+    context: str | None = None
+    cluster: str | None = None
+    user: str | None = None
+    namespace: str | None = None
+    all_namespaces: bool = False
+    request_timeout: float | None = None
+
+
+_DEFAULT = Globals()  # frozen: safe to share as the ContextVar default
+_current: ContextVar[Globals] = ContextVar("kubectl_spark_globals", default=_DEFAULT)
+
+
+def current() -> Globals:
+    return _current.get()
+
+
+def use(globals_: Globals) -> None:
+    _current.set(globals_)
+
+
+def parse_timeout(text: str) -> float | None:
+    """Kubectl's --request-timeout: '0' means none; a plain number is seconds; or 1h2m3s/500ms."""
+    text = text.strip()
+    if text in ("0", ""):
+        return None
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    total = 0.0
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise UsageError(
+            f'invalid --request-timeout "{text}": use a number of seconds or a duration like 30s, 1m'
+        )
+    for number, unit in parts:
+        total += float(number) * units[unit]
+    return total or None
+
+
+def split(argv: list[str]) -> tuple[Globals, list[str]]:
+    values: dict[str, object] = {}
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            rest.extend(argv[i:])
+            break
+        name, eq, inline = arg.partition("=")
+        if name in VALUE_FLAGS and (eq or name.startswith("--") or name == "-n"):
+            if eq:
+                value = inline
+            elif i + 1 < len(argv):
+                i += 1
+                value = argv[i]
+            else:
+                raise UsageError(f"flag needs an argument: {name}")
+            values[VALUE_FLAGS[name]] = value
+        elif arg.startswith("-n") and len(arg) > 2 and not arg.startswith("--"):
+            values["namespace"] = arg[2:]
+        elif arg in BOOL_FLAGS:
+            values[BOOL_FLAGS[arg]] = True
+        else:
+            rest.append(arg)
+        i += 1
+    timeout = values.pop("request_timeout", None)
+    globals_ = replace(Globals(), **values)  # type: ignore[arg-type]
+    if isinstance(timeout, str):
+        globals_ = replace(globals_, request_timeout=parse_timeout(timeout))
+    if globals_.namespace is not None and not re.fullmatch(
+        r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", globals_.namespace
+    ):
+        raise UsageError(
+            f'invalid namespace "{globals_.namespace}": a namespace is a lowercase RFC 1123 label'
+        )
+    return globals_, rest

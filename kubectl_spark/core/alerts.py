@@ -1,0 +1,248 @@
+"""Conditions that need a person, each with what to do about it.
+
+Split brain, zombie driver, replacement blocked, name collision, orphaned executors, executor
+churn.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from . import raw, times
+from .model import Alert, App
+
+if TYPE_CHECKING:
+    from .analyze import Index, Snapshot
+    from .grouping import AppGroup
+
+CHURN_LOSSES = 5  # more than this many executor losses …
+CHURN_WINDOW_SECONDS = 600  # … within this window is churn
+COLLISION_GRACE_SECONDS = 60
+NOT_LOSSES = {"Completed", "Decommissioned", "DeletedByDriver", "OwnerGone", "DeletedByUser"}
+
+
+def _unreachable(index: Index, node: str | None) -> bool:
+    health = index.node(node)
+    return health is not None and not health.reachable
+
+
+def find_alerts(app: App, group: AppGroup, snapshot: Snapshot, index: Index) -> tuple[Alert, ...]:
+    alerts: list[Alert] = []
+    attempts = app.attempts
+    alive = [
+        a
+        for a in attempts
+        if not a.fenced
+        and a.driver_pod
+        and a.uid
+        and (
+            a.state == "Running"
+            or (a.state in ("Lost", "Terminating", "Unknown") and _unreachable(index, a.node))
+        )
+    ]
+    if len(alive) >= 2:
+        suspects = [a for a in alive if _unreachable(index, a.node)]
+        why = "; ".join(
+            f"attempt {a.number}'s driver {a.driver_pod} is on unreachable node {a.node}"
+            for a in suspects
+        )
+        alerts.append(
+            Alert(
+                "SplitBrain",
+                f"attempts {' and '.join(str(a.number) for a in alive)} may all be running ({why or 'several drivers are Running'}): "
+                f"fence or force-kill all but one (kubectl spark fence {app.name}/{(suspects or alive)[0].number})",
+                tuple(a.number for a in alive),
+            )
+        )
+    for a in attempts:
+        if (
+            a.driver_pod
+            and not a.fenced
+            and _terminating(group, a.uid)
+            and _unreachable(index, a.node)
+            and a.phase not in ("Succeeded", "Failed")
+        ):
+            alerts.append(
+                Alert(
+                    "ZombieDriver",
+                    f"attempt {a.number}'s driver pod {a.driver_pod} is Terminating on unreachable node {a.node} and may still be "
+                    "running; Kubernetes finishes the deletion only when the node returns, its Node object is deleted, or "
+                    "it gets the out-of-service taint",
+                    (a.number,),
+                )
+            )
+    alerts.extend(_replacement_blocked(app, group, snapshot, index))
+    alerts.extend(_name_collision(app, snapshot))
+    alerts.extend(_orphans(app, group))
+    alerts.extend(_churn(app, snapshot))
+    return tuple(alerts)
+
+
+def _terminating(group: AppGroup, uid: str | None) -> bool:
+    return any(
+        a.uid == uid
+        and a.driver is not None
+        and raw.text(a.driver, "metadata", "deletionTimestamp")
+        for a in group.attempts
+    )
+
+
+def _replacement_blocked(
+    app: App, group: AppGroup, snapshot: Snapshot, index: Index
+) -> list[Alert]:
+    out: list[Alert] = []
+    current = app.current
+    if current is None:
+        return out
+    job = group.owner if app.source == "job" else None
+    finished = job is not None and any(
+        c.get("status") == "True" and c.get("type") in ("Complete", "Failed")
+        for c in raw.items(job, "status", "conditions")
+    )
+    if (
+        job is not None
+        and not finished
+        and raw.text(job, "spec", "podReplacementPolicy") == "Failed"
+        and current.state in ("Lost", "Terminating")
+        and current.phase not in ("Succeeded", "Failed")
+    ):
+        out.append(
+            Alert(
+                "ReplacementBlocked",
+                f"the Job waits for attempt {current.number} to reach a terminal phase (podReplacementPolicy: Failed) before "
+                f"starting another; attempt {current.number} is {current.state} on node {current.node}. This avoids two drivers; "
+                f"to move on, force-kill attempt {current.number} once its node is confirmed down",
+                (current.number,),
+            )
+        )
+    if current.state == "Pending" and current.driver_pod:
+        driver = next((a.driver for a in group.attempts if a.uid == current.uid), None)
+        attach = (
+            [e for e in index.events_for(driver) if raw.text(e, "reason") == "FailedAttachVolume"]
+            if driver
+            else []
+        )
+        if attach:
+            message = raw.text(attach[-1], "message")
+            match = re.search(r'volume "([^"]+)"', message)
+            volume = match.group(1) if match else "?"
+            holder = next(
+                (
+                    va
+                    for va in snapshot.volumeattachments
+                    if raw.text(va, "spec", "source", "persistentVolumeName") == volume
+                ),
+                None,
+            )
+            node = raw.text(holder, "spec", "nodeName") if holder else "another node"
+            claim = _claim_for(snapshot, volume)
+            holders = [
+                a.number for a in app.attempts if a.node == node and a.number != current.number
+            ]
+            held = f" (held by attempt {holders[-1]})" if holders else ""
+            state = "unreachable node" if _unreachable(index, node) else "node"
+            out.append(
+                Alert(
+                    "ReplacementBlocked",
+                    f"attempt {current.number} is blocked: volume {claim or volume} is still attached to {state} {node}{held}; "
+                    f"nothing changes until attempt {holders[-1] if holders else '?'} is gone from that node "
+                    f"(kubectl spark force-kill {app.name}/{holders[-1] if holders else '?'} --detach-volumes)",
+                    (*holders[-1:], current.number),
+                )
+            )
+        elif current.reason is None and driver is not None:
+            scheduled = raw.condition(driver, "PodScheduled")
+            if raw.text(scheduled, "reason") == "Unschedulable":
+                out.append(
+                    Alert(
+                        "ReplacementBlocked",
+                        f"attempt {current.number} cannot be scheduled: {raw.text(scheduled, 'message')}",
+                        (current.number,),
+                    )
+                )
+    return out
+
+
+def _claim_for(snapshot: Snapshot, volume: str) -> str:
+    for pvc in snapshot.pvcs:
+        if raw.text(pvc, "spec", "volumeName") == volume:
+            return raw.name(pvc)
+    return ""
+
+
+def _name_collision(app: App, snapshot: Snapshot) -> list[Alert]:
+    out: list[Alert] = []
+    for newer in app.attempts:
+        if newer.state != "Running" or newer.executors or newer.number == 1:
+            continue
+        started = times.parse(newer.started_at or newer.created_at)
+        if started is None or (snapshot.now - started).total_seconds() < COLLISION_GRACE_SECONDS:
+            continue
+        for older in app.attempts:
+            live = [e for e in older.executors if e.state not in ("Succeeded", "Failed")]
+            if older.number < newer.number and live:
+                names = ", ".join(e.pod for e in live[:3])
+                out.append(
+                    Alert(
+                        "NameCollision",
+                        f"attempt {newer.number} has had no executors for {int((snapshot.now - started).total_seconds())}s while "
+                        f"attempt {older.number}'s executors ({names}) still exist: with a fixed executor name prefix "
+                        f"(spark.kubernetes.executor.podNamePrefix) its executor pods collide with them (409 AlreadyExists). "
+                        f"Fix: a unique podNamePrefix per attempt, or force-kill attempt {older.number}'s executors",
+                        (older.number, newer.number),
+                    )
+                )
+                break
+    return out
+
+
+def _orphans(app: App, group: AppGroup) -> list[Alert]:
+    out = []
+    for attempt, source in zip(app.attempts, group.attempts, strict=False):
+        if source.driver is not None:
+            continue
+        running = [e for e in attempt.executors if e.state in ("Running", "Pending")]
+        if running:
+            out.append(
+                Alert(
+                    "OrphanedExecutors",
+                    f"{len(running)} executor(s) of attempt {attempt.number} run without their driver (its pod is gone); a second "
+                    "owner such as the SparkApplication (spark-operator#2961) or a paused garbage collector keeps them: "
+                    f"delete them (kubectl spark force-kill {app.name}/{attempt.number})",
+                    (attempt.number,),
+                )
+            )
+    return out
+
+
+def _churn(app: App, snapshot: Snapshot) -> list[Alert]:
+    losses: Counter[str] = Counter()
+    for attempt in app.attempts:
+        for executor in attempt.executors:
+            if executor.reason is None or executor.reason.code in NOT_LOSSES:
+                continue
+            ended = times.parse(executor.ended_at)
+            if ended is None or (snapshot.now - ended).total_seconds() <= CHURN_WINDOW_SECONDS:
+                losses[executor.reason.code] += 1
+    total = sum(losses.values())
+    if total <= CHURN_LOSSES:
+        return []
+    dominant, count = losses.most_common(1)[0]
+    mostly = (
+        f"mostly {dominant} ({count} of {total})"
+        if count * 2 > total
+        else f"the most frequent: {dominant} ({count} of {total})"
+    )
+    return [
+        Alert(
+            "ExecutorChurn",
+            f"{total} executors lost in the last {CHURN_WINDOW_SECONDS // 60} minutes, {mostly}",
+            tuple(
+                a.number
+                for a in app.attempts
+                if any(e.reason and e.reason.code not in NOT_LOSSES for e in a.executors)
+            ),
+        )
+    ]

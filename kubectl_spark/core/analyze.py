@@ -1,0 +1,473 @@
+"""From a snapshot of the cluster's JSON to applications, attempts, executors, reasons, alerts.
+
+``analyze`` is the core's entry point: plain dicts in, frozen dataclasses out, no I/O, O(n) in
+pods. Every front end (``ls``, ``describe``, the TUI) shows what it returns.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from . import raw, times
+from .alerts import find_alerts
+from .grouping import AppGroup, AttemptGroup, group
+from .history import build_history
+from .model import Analysis, App, Attempt, Executor, Reason
+from .reasons import NodeHealth, PodContext, classify, spark_container
+
+FENCE_LABEL = "kubectl-spark.io/fenced"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the gateway read: each list is the API's JSON items."""
+
+    pods: Sequence[Any] = ()
+    jobs: Sequence[Any] = ()
+    events: Sequence[Any] = ()
+    nodes: Sequence[Any] = ()
+    sparkapplications: Sequence[Any] = ()
+    volumeattachments: Sequence[Any] = ()
+    pvcs: Sequence[Any] = ()
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    pods_resource_version: str = ""  # where a watch of the pods continues from
+
+
+@dataclass
+class Index:
+    """Lookups the classifiers need, built once per snapshot."""
+
+    nodes: dict[str, NodeHealth]
+    nodes_known: bool
+    events_by_uid: dict[str, list[dict[str, Any]]]
+    events_by_name: dict[tuple[str, str, str], list[dict[str, Any]]]
+
+    def node(self, name: str | None) -> NodeHealth | None:
+        if not name:
+            return None
+        found = self.nodes.get(name)
+        if found is None and self.nodes_known:
+            return NodeHealth(False, f"node {name} no longer exists")
+        return found
+
+    def events_for(self, obj: Any, kind: str = "Pod") -> list[dict[str, Any]]:
+        by_uid = self.events_by_uid.get(raw.uid(obj), [])
+        if by_uid:
+            return by_uid
+        return self.events_by_name.get((raw.namespace(obj), kind, raw.name(obj)), [])
+
+
+def _node_health(node: Any) -> NodeHealth:
+    name = raw.name(node)
+    ready = raw.condition(node, "Ready")
+    status = raw.text(ready, "status")
+    unreachable = any(
+        raw.text(t, "key") == "node.kubernetes.io/unreachable"
+        for t in raw.items(node, "spec", "taints")
+    )
+    if status == "True" and not unreachable:
+        return NodeHealth(True, f"node {name}: Ready")
+    since = raw.text(ready, "lastTransitionTime")
+    detail = raw.text(ready, "message") or raw.text(ready, "reason")
+    return NodeHealth(
+        False,
+        f"node {name}: Ready={status or 'missing'}"
+        + (f" ({detail})" if detail else "")
+        + (f" since {since}" if since else "")
+        + (", tainted unreachable" if unreachable else ""),
+    )
+
+
+def build_index(snapshot: Snapshot) -> Index:
+    nodes = {raw.name(n): _node_health(n) for n in snapshot.nodes if raw.name(n)}
+    by_uid: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_name: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for event in snapshot.events:
+        if not isinstance(event, dict):
+            continue
+        involved = raw.mapping(event, "involvedObject") or raw.mapping(event, "regarding")
+        if raw.text(involved, "uid"):
+            by_uid[raw.text(involved, "uid")].append(event)
+        by_name[
+            (
+                raw.text(involved, "namespace") or raw.namespace(event),
+                raw.text(involved, "kind"),
+                raw.text(involved, "name"),
+            )
+        ].append(event)
+    return Index(nodes, bool(nodes), by_uid, by_name)
+
+
+def pod_state(pod: Any, node: NodeHealth | None) -> str:
+    phase = raw.text(pod, "status", "phase") or "Unknown"
+    deleting = bool(raw.text(pod, "metadata", "deletionTimestamp"))
+    lost = node is not None and not node.reachable
+    if raw.labels(pod).get(FENCE_LABEL) == "true":
+        return "Fenced"
+    if phase in ("Succeeded", "Failed"):
+        return phase
+    if lost:
+        return "Lost"
+    if deleting:
+        return "Terminating"
+    if phase == "Running":
+        term = raw.mapping(spark_container(pod), "state", "terminated")
+        if term and raw.text(pod, "spec", "restartPolicy") == "Never":
+            return "Failed" if raw.number(term, "exitCode") != 0 else "Succeeded"
+        return "Running"
+    if phase == "Pending":
+        return "Pending"
+    return "Unknown"
+
+
+def _restarts(pod: Any) -> int:
+    return sum(
+        raw.number(c, "restartCount") or 0 for c in raw.items(pod, "status", "containerStatuses")
+    )
+
+
+def _ended(pod: Any) -> str | None:
+    term = raw.mapping(spark_container(pod), "state", "terminated")
+    value = raw.text(term, "finishedAt") or raw.text(pod, "metadata", "deletionTimestamp")
+    return times.rfc3339(times.parse(value))
+
+
+def _executor(
+    pod: Any, index: Index, attempt: Attempt | None, owner_gone: bool, job_managed: bool
+) -> Executor:
+    node_name = raw.text(pod, "spec", "nodeName") or None
+    node = index.node(node_name)
+    reason = classify(
+        PodContext(
+            pod,
+            "executor",
+            node,
+            index.events_for(pod),
+            owner_gone=owner_gone,
+            owner_attempt=attempt.number if attempt else None,
+            owner_reason=attempt.reason if attempt else None,
+            job_managed=False,
+        )
+    )
+    del job_managed
+    return Executor(
+        id=raw.labels(pod).get("spark-exec-id", "?"),
+        pod=raw.name(pod),
+        uid=raw.uid(pod),
+        node=node_name,
+        phase=raw.text(pod, "status", "phase") or "Unknown",
+        state=pod_state(pod, node),
+        restarts=_restarts(pod),
+        reason=reason,
+        created_at=times.rfc3339(times.parse(raw.text(pod, "metadata", "creationTimestamp"))),
+        ended_at=_ended(pod) if reason is not None else None,
+    )
+
+
+def _exec_sort(executor: Executor) -> tuple[int, str]:
+    return (int(executor.id) if executor.id.isdigit() else 1 << 30, executor.pod)
+
+
+def _gone_driver_reason(group_: AttemptGroup, app: AppGroup, index: Index) -> Reason:
+    """What is left to say of an attempt whose driver pod is gone: Events may still name it."""
+    evidence = [
+        e
+        for e in (
+            f"executors name driver {group_.name}" if group_.name and group_.executors else "",
+            f"submission-id {group_.submission}" if group_.submission else "",
+            group_.note,
+        )
+        if e
+    ]
+    events = (
+        index.events_by_name.get((app.namespace, "Pod", group_.name or ""), [])
+        if group_.name
+        else []
+    )
+    seen = {raw.text(e, "reason"): e for e in events}
+    if "TaintManagerEviction" in seen or "NodeNotReady" in seen:
+        evidence += [
+            f"event {r}: {raw.text(e, 'message')}"
+            for r, e in seen.items()
+            if r in ("NodeNotReady", "TaintManagerEviction")
+        ]
+        return Reason(
+            "cluster",
+            "NodeLost",
+            None,
+            app.source == "job",
+            "its node became unreachable and the taint manager deleted the pod (from Events; the pod is gone)",
+            tuple(evidence),
+        )
+    if "Preempted" in seen:
+        return Reason(
+            "cluster",
+            "Preempted",
+            None,
+            False,
+            "preempted by the scheduler (from Events; the pod is gone)",
+            (*evidence, f"event Preempted: {raw.text(seen['Preempted'], 'message')}"),
+        )
+    return Reason(
+        "unknown",
+        "Unknown",
+        None,
+        False,
+        f"the driver pod of this attempt is gone; {group_.note}",
+        tuple(evidence),
+    )
+
+
+def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> Attempt:
+    job_managed = app.source == "job"
+    driver = group_.driver
+    reason: Reason | None
+    if driver is None:
+        reason = _gone_driver_reason(group_, app, index)
+        base = Attempt(
+            number,
+            group_.name,
+            group_.uid,
+            None,
+            "Unknown",
+            "Lost",
+            group_.created,
+            None,
+            None,
+            0,
+            False,
+            reason,
+        )
+        owner_gone = True
+    else:
+        node_name = raw.text(driver, "spec", "nodeName") or None
+        node = index.node(node_name)
+        reason = classify(
+            PodContext(driver, "driver", node, index.events_for(driver), job_managed=job_managed)
+        )
+        state = pod_state(driver, node)
+        base = Attempt(
+            number,
+            raw.name(driver),
+            raw.uid(driver),
+            node_name,
+            raw.text(driver, "status", "phase") or "Unknown",
+            state,
+            times.rfc3339(times.parse(raw.text(driver, "metadata", "creationTimestamp"))),
+            times.rfc3339(times.parse(raw.text(driver, "status", "startTime"))),
+            _ended(driver) if state not in ("Running", "Pending") else None,
+            _restarts(driver),
+            raw.labels(driver).get(FENCE_LABEL) == "true",
+            reason,
+        )
+        owner_gone = state in ("Succeeded", "Failed", "Lost", "Terminating", "Fenced") or bool(
+            raw.text(driver, "metadata", "deletionTimestamp")
+        )
+    executors = tuple(
+        sorted(
+            (_executor(p, index, base, owner_gone, job_managed) for p in group_.executors),
+            key=_exec_sort,
+        )
+    )
+    return Attempt(
+        base.number,
+        base.driver_pod,
+        base.uid,
+        base.node,
+        base.phase,
+        base.state,
+        base.created_at,
+        base.started_at,
+        base.ended_at,
+        base.restarts,
+        base.fenced,
+        base.reason,
+        executors,
+    )
+
+
+OPERATOR_STATES = {
+    "": "Pending",
+    "NEW": "Pending",
+    "SUBMITTED": "Pending",
+    "PENDING_RERUN": "Pending",
+    "RUNNING": "Running",
+    "SUCCEEDING": "Succeeded",
+    "COMPLETED": "Succeeded",
+    "FAILING": "Failed",
+    "FAILED": "Failed",
+    "SUBMISSION_FAILED": "Failed",
+    "INVALIDATING": "Pending",
+    "SUSPENDING": "Unknown",
+    "SUSPENDED": "Unknown",
+    "RESUMING": "Pending",
+    "UNKNOWN": "Unknown",
+}
+
+
+def _app_state(app: AppGroup, attempts: Sequence[Attempt]) -> str:
+    if any(a.state == "Running" for a in attempts):
+        return "Running"
+    if app.source == "sparkapplication" and app.owner is not None:
+        state = raw.text(app.owner, "status", "applicationState", "state")
+        if state in OPERATOR_STATES and (state or not attempts):
+            return OPERATOR_STATES[state]
+    if app.source == "job" and app.owner is not None:
+        for cond in raw.items(app.owner, "status", "conditions"):
+            if cond.get("status") == "True" and cond.get("type") == "Failed":
+                return "Failed"
+            if cond.get("status") == "True" and cond.get("type") == "Complete":
+                return "Succeeded"
+    if not attempts:
+        return "Pending" if app.owner is not None else "Unknown"
+    # A Lost driver may still run (a partition): without an owner's verdict the state is Unknown.
+    current = attempts[-1].state
+    return {"Pending": "Pending", "Succeeded": "Succeeded", "Failed": "Failed"}.get(
+        current, "Unknown"
+    )
+
+
+def _reconstruct_operator_attempts(app: AppGroup) -> None:
+    """Reconstruct earlier spark-operator attempts.
+
+    They leave no pod (the operator deletes it before a rerun); status.executionAttempts says
+    how many there were.
+    """
+    if app.source != "sparkapplication" or app.owner is None:
+        return
+    executions = raw.number(app.owner, "status", "executionAttempts") or 0
+    known = len(app.attempts)
+    for _ in range(max(executions - known, 0)):
+        app.attempts.insert(
+            0,
+            AttemptGroup(
+                None,
+                None,
+                raw.text(app.owner, "status", "driverInfo", "podName") or f"{app.name}-driver",
+                None,
+                note=f"an earlier run (SparkApplication status.executionAttempts={executions}); "
+                "the operator deleted its driver pod before the rerun",
+            ),
+        )
+
+
+def _reconstruct_job_attempts(app: AppGroup, snapshot: Snapshot) -> None:
+    """Reconstruct a Job's attempts whose driver pods are gone.
+
+    The Job counted them (status.failed/succeeded), and Events may still name them (their
+    generated names start with the Job's name).
+    """
+    if app.source != "job" or app.owner is None:
+        return
+    job = app.owner
+    present = {a.name for a in app.attempts}
+    counted = (raw.number(job, "status", "failed") or 0) + (
+        raw.number(job, "status", "succeeded") or 0
+    )
+    finished_present = sum(
+        1
+        for a in app.attempts
+        if a.driver is not None
+        and (
+            raw.text(a.driver, "status", "phase") in ("Succeeded", "Failed")
+            or raw.text(a.driver, "metadata", "deletionTimestamp")
+        )
+    )
+    missing = counted - finished_present
+    if missing <= 0:
+        return
+    prefix = raw.name(job) + "-"
+    named: dict[str, str] = {}
+    for event in snapshot.events:
+        involved = raw.mapping(event, "involvedObject")
+        name = raw.text(involved, "name")
+        if (
+            raw.text(involved, "kind") == "Pod"
+            and name.startswith(prefix)
+            and name not in present
+            and raw.text(involved, "namespace") == app.namespace
+        ):
+            stamp = (
+                times.rfc3339(
+                    times.parse(raw.text(event, "firstTimestamp") or raw.text(event, "eventTime"))
+                )
+                or ""
+            )
+            if name not in named or (stamp and stamp < named[name]):
+                named[name] = stamp
+    gone = sorted(named.items(), key=lambda kv: kv[1])[-missing:] if named else []
+    for name, stamp in gone:
+        app.attempts.append(
+            AttemptGroup(
+                None,
+                None,
+                name,
+                stamp or None,
+                note=f"its pod is gone; the Job counted it (status.failed+succeeded={counted}) and Events still name it",
+            )
+        )
+    for _ in range(missing - len(gone)):
+        app.attempts.insert(
+            0,
+            AttemptGroup(
+                None,
+                None,
+                None,
+                None,
+                note=f"its pod is gone; the Job counted it (status.failed+succeeded={counted})",
+            ),
+        )
+    app.attempts.sort(key=lambda a: (a.created or "", a.name or ""))
+
+
+def analyze(snapshot: Snapshot, *, group_by: str | None = None) -> Analysis:
+    index = build_index(snapshot)
+    groups, ungrouped = group(
+        snapshot.pods, snapshot.jobs, snapshot.sparkapplications, group_by=group_by
+    )
+    apps = []
+    for app in groups:
+        _reconstruct_operator_attempts(app)
+        _reconstruct_job_attempts(app, snapshot)
+        attempts = tuple(_attempt(i + 1, a, app, index) for i, a in enumerate(app.attempts))
+        owner_created = (
+            times.rfc3339(times.parse(raw.text(app.owner, "metadata", "creationTimestamp")))
+            if app.owner
+            else None
+        )
+        created = min(
+            [t for t in (owner_created, *(a.created_at for a in attempts)) if t], default=None
+        )
+        draft = App(
+            app.namespace,
+            app.name,
+            app.app_id,
+            app.source,
+            _app_state(app, attempts),
+            created,
+            (),
+            attempts,
+            (),
+            raw.name(app.owner) if app.owner else "",
+        )
+        alerts = find_alerts(draft, app, snapshot, index)
+        history = build_history(draft, app, index)
+        apps.append(
+            App(
+                draft.namespace,
+                draft.name,
+                draft.app_id,
+                draft.source,
+                draft.state,
+                draft.created_at,
+                alerts,
+                attempts,
+                history,
+                draft.owner,
+            )
+        )
+    return Analysis(tuple(apps), tuple(ungrouped))

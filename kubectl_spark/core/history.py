@@ -1,0 +1,238 @@
+"""The restart history of an application: a time-ordered list of what happened to it.
+
+Built from pods (creation, container states and restarts, deletion), Job and SparkApplication
+objects and Events, and from the annotations and Events the action commands write (fenced,
+force-killed, resubmitted). What Kubernetes no longer keeps (earlier in-place restarts, pods
+already gone) is said, not invented.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import raw, times
+from .model import App, HistoryEntry
+from .reasons import restart_reasons
+
+if TYPE_CHECKING:
+    from .analyze import Index
+    from .grouping import AppGroup
+
+ACTION_EVENTS = {
+    "Fenced": "Fenced",
+    "Unfenced": "Unfenced",
+    "ForceKilled": "ForceKilled",
+    "Resubmitted": "Resubmitted",
+}
+POD_EVENTS = (
+    "NodeNotReady",
+    "TaintManagerEviction",
+    "Preempted",
+    "Evicted",
+    "FailedScheduling",
+    "FailedAttachVolume",
+    "Killing",
+)
+APP_EVENTS = (
+    "SparkApplicationSubmitted",
+    "SparkApplicationPendingRerun",
+    "SparkApplicationFailed",
+    "SparkApplicationCompleted",
+    "SparkDriverFailed",
+    "SparkDriverNotFound",
+)
+
+
+def _event_time(event: Any) -> str | None:
+    for key in ("lastTimestamp", "eventTime", "firstTimestamp"):
+        value = times.rfc3339(times.parse(raw.text(event, key)))
+        if value:
+            return value
+    return times.rfc3339(times.parse(raw.text(event, "metadata", "creationTimestamp")))
+
+
+def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry, ...]:
+    entries: list[HistoryEntry] = []
+    for attempt, source in zip(app.attempts, group.attempts, strict=False):
+        n = attempt.number
+        where = f" on node {attempt.node}" if attempt.node else ""
+        if source.driver is None:
+            entries.append(
+                HistoryEntry(
+                    attempt.created_at,
+                    "AttemptStarted",
+                    n,
+                    None,
+                    f"attempt {n} (driver {attempt.driver_pod or 'unknown'}): {source.note}",
+                )
+            )
+        else:
+            entries.append(
+                HistoryEntry(
+                    attempt.created_at,
+                    "AttemptStarted",
+                    n,
+                    None,
+                    f"attempt {n} started: driver pod {attempt.driver_pod}{where}",
+                )
+            )
+        if n > 1:
+            entries.append(
+                HistoryEntry(
+                    attempt.created_at,
+                    "AttemptReplaced",
+                    n - 1,
+                    None,
+                    f"attempt {n - 1} replaced by attempt {n}",
+                )
+            )
+        if attempt.reason is not None and (
+            source.driver is not None or attempt.reason.code != "Unknown"
+        ):
+            verb = "lost" if attempt.state == "Lost" else "ended"
+            entries.append(
+                HistoryEntry(
+                    attempt.ended_at or _lost_since(index, attempt.node),
+                    "AttemptEnded",
+                    n,
+                    None,
+                    f"attempt {n} {verb}: {attempt.reason.code} — {attempt.reason.message} ({attempt.reason.category} fault)"
+                    if attempt.reason.category in ("app", "cluster")
+                    else f"attempt {n} {verb}: {attempt.reason.code} — {attempt.reason.message}",
+                )
+            )
+        if source.driver is not None:
+            entries.extend(_restarts(source.driver, n, None))
+            entries.extend(_pod_events(source.driver, n, None, index))
+            entries.extend(_actions(source.driver, n, index))
+        elif attempt.driver_pod:
+            # the pod is gone; Events that still name it tell part of its story
+            ghost = {"metadata": {"name": attempt.driver_pod, "namespace": app.namespace}}
+            entries.extend(_pod_events(ghost, n, None, index))
+        for executor, pod in zip(
+            attempt.executors, sorted(source.executors, key=_exec_key), strict=False
+        ):
+            entries.append(
+                HistoryEntry(
+                    executor.created_at,
+                    "ExecutorAdded",
+                    n,
+                    executor.id,
+                    f"executor {executor.id} added: {executor.pod}",
+                )
+            )
+            if executor.reason is not None and not (
+                executor.reason.code == "OwnerGone" and executor.state == "Running"
+            ):
+                entries.append(
+                    HistoryEntry(
+                        executor.ended_at,
+                        "ExecutorLost",
+                        n,
+                        executor.id,
+                        f"executor {executor.id} lost: {executor.reason.code} — {executor.reason.message} "
+                        f"({executor.reason.category}{', counts as a failure' if executor.reason.counts_as_failure else ''})",
+                    )
+                )
+            entries.extend(_restarts(pod, n, executor.id))
+            entries.extend(
+                _pod_events(
+                    pod, n, executor.id, index, only=("Preempted", "Evicted", "FailedScheduling")
+                )
+            )
+    if group.owner is not None and app.source == "sparkapplication":
+        for event in index.events_for(group.owner, "SparkApplication"):
+            if raw.text(event, "reason") in APP_EVENTS:
+                count = raw.number(event, "count") or 1
+                suffix = f" (x{count})" if count > 1 else ""
+                entries.append(
+                    HistoryEntry(
+                        _event_time(event),
+                        "Event",
+                        None,
+                        None,
+                        f"{raw.text(event, 'reason')}: {raw.text(event, 'message')}{suffix}",
+                    )
+                )
+    # An entry without a time (an earlier restart, a reconstructed attempt) sorts just before
+    # the next entry that has one, keeping the order it was added in.
+    effective: list[str] = [""] * len(entries)
+    following = "9999"
+    for i in range(len(entries) - 1, -1, -1):
+        following = entries[i].time or following
+        effective[i] = following
+    order = sorted(range(len(entries)), key=lambda i: (effective[i], i))
+    return tuple(entries[i] for i in order)
+
+
+def _exec_key(pod: Any) -> tuple[int, str]:
+    exec_id = raw.labels(pod).get("spark-exec-id", "")
+    return (int(exec_id) if exec_id.isdigit() else 1 << 30, raw.name(pod))
+
+
+def _lost_since(index: Index, node: str | None) -> str | None:
+    health = index.node(node)
+    if health is None or health.reachable or " since " not in health.evidence:
+        return None
+    return health.evidence.split(" since ", 1)[1].split(",")[0]
+
+
+def _restarts(pod: Any, attempt: int, executor: str | None) -> list[HistoryEntry]:
+    out = []
+    what = f"executor {executor}" if executor else f"attempt {attempt}'s driver"
+    for i, (finished, reason) in enumerate(restart_reasons(pod), start=1):
+        if reason is None:
+            message = f"{what}'s container restarted in place (run {i}); Kubernetes kept no reason for this earlier restart"
+        else:
+            message = (
+                f"{what}'s container restarted in place (run {i}): {reason.code} — {reason.message}"
+            )
+        out.append(
+            HistoryEntry(
+                times.rfc3339(times.parse(finished)) if finished else None,
+                "ContainerRestarted",
+                attempt,
+                executor,
+                message,
+            )
+        )
+    return out
+
+
+def _pod_events(
+    pod: Any, attempt: int, executor: str | None, index: Index, only: tuple[str, ...] = POD_EVENTS
+) -> list[HistoryEntry]:
+    out = []
+    seen: set[str] = set()
+    for event in index.events_for(pod):
+        reason = raw.text(event, "reason")
+        if reason not in only or reason in seen:
+            continue
+        seen.add(reason)
+        out.append(
+            HistoryEntry(
+                _event_time(event),
+                "Event",
+                attempt,
+                executor,
+                f"{reason}: {raw.text(event, 'message')}",
+            )
+        )
+    return out
+
+
+def _actions(pod: Any, attempt: int, index: Index) -> list[HistoryEntry]:
+    out = []
+    for event in index.events_for(pod):
+        reason = raw.text(event, "reason")
+        if reason in ACTION_EVENTS:
+            out.append(
+                HistoryEntry(
+                    _event_time(event),
+                    ACTION_EVENTS[reason],
+                    attempt,
+                    None,
+                    raw.text(event, "message") or reason,
+                )
+            )
+    return out

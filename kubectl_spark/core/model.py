@@ -1,0 +1,220 @@
+"""The core's answers: frozen dataclasses, and their JSON form (the public output contract).
+
+The contract (``kubectl spark ls -o json`` → ``SparkAppList``, ``describe -o json`` → one App) is
+documented in the README; scripts depend on it: fields may be added, never renamed or removed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+API_VERSION = "kubectl-spark/v1"
+
+# Reason codes: extend with care, never rename.
+REASON_CODES = (
+    "OOMKilled",
+    "PossibleOOM",
+    "JvmOutOfMemory",
+    "UncaughtException",
+    "HeartbeatTimeout",
+    "ExitCode",
+    "Evicted",
+    "Preempted",
+    "NodeLost",
+    "NodeShutdown",
+    "TaintEviction",
+    "ApiEviction",
+    "DeletedByDriver",
+    "DeletedByUser",
+    "OwnerGone",
+    "Decommissioned",
+    "ImagePullFailure",
+    "Unschedulable",
+    "ContainerConfigError",
+    "Completed",
+    "DeadlineExceeded",
+    "Unknown",
+)
+CATEGORIES = ("app", "cluster", "driver", "user", "unknown")
+ALERT_TYPES = (
+    "SplitBrain",
+    "ZombieDriver",
+    "ReplacementBlocked",
+    "NameCollision",
+    "OrphanedExecutors",
+    "ExecutorChurn",
+)
+
+
+@dataclass(frozen=True)
+class Reason:
+    category: str
+    code: str
+    exit_code: int | None
+    counts_as_failure: bool
+    message: str
+    evidence: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "category": self.category,
+            "code": self.code,
+            "exitCode": self.exit_code,
+            "countsAsFailure": self.counts_as_failure,
+            "message": self.message,
+            "evidence": list(self.evidence),
+        }
+
+
+@dataclass(frozen=True)
+class Executor:
+    id: str
+    pod: str
+    uid: str
+    node: str | None
+    phase: str
+    state: str
+    restarts: int
+    reason: Reason | None
+    created_at: str | None = None
+    ended_at: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "pod": self.pod,
+            "uid": self.uid,
+            "node": self.node,
+            "phase": self.phase,
+            "state": self.state,
+            "restarts": self.restarts,
+            "reason": self.reason.to_json() if self.reason else None,
+        }
+
+
+@dataclass(frozen=True)
+class Attempt:
+    number: int
+    driver_pod: str | None
+    uid: str | None
+    node: str | None
+    phase: str
+    state: str
+    created_at: str | None
+    started_at: str | None
+    ended_at: str | None
+    restarts: int
+    fenced: bool
+    reason: Reason | None
+    executors: tuple[Executor, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "driverPod": self.driver_pod,
+            "uid": self.uid,
+            "node": self.node,
+            "phase": self.phase,
+            "state": self.state,
+            "createdAt": self.created_at,
+            "startedAt": self.started_at,
+            "endedAt": self.ended_at,
+            "restarts": self.restarts,
+            "fenced": self.fenced,
+            "reason": self.reason.to_json() if self.reason else None,
+            "executors": [e.to_json() for e in self.executors],
+        }
+
+
+@dataclass(frozen=True)
+class Alert:
+    type: str
+    message: str
+    attempts: tuple[int, ...] = ()
+    action: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "message": self.message, "attempts": list(self.attempts)}
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    time: str | None
+    kind: str
+    attempt: int | None
+    executor: str | None
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "time": self.time,
+            "kind": self.kind,
+            "attempt": self.attempt,
+            "executor": self.executor,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class App:
+    namespace: str
+    name: str
+    app_id: str
+    source: str  # job, pod or sparkapplication
+    state: str
+    created_at: str | None
+    alerts: tuple[Alert, ...] = ()
+    attempts: tuple[Attempt, ...] = ()
+    history: tuple[HistoryEntry, ...] = ()
+    owner: str = ""  # the Job or SparkApplication name, when there is one
+
+    @property
+    def current(self) -> Attempt | None:
+        return self.attempts[-1] if self.attempts else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "namespace": self.namespace,
+            "name": self.name,
+            "appId": self.app_id,
+            "source": self.source,
+            "state": self.state,
+            "alerts": [a.to_json() for a in self.alerts],
+            "attempts": [a.to_json() for a in self.attempts],
+            "history": [h.to_json() for h in self.history],
+        }
+
+
+@dataclass(frozen=True)
+class UngroupedPod:
+    """A pod with a spark-role label that cannot be placed in an application: shown, never dropped."""
+
+    namespace: str
+    pod: str
+    uid: str
+    role: str
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "namespace": self.namespace,
+            "pod": self.pod,
+            "uid": self.uid,
+            "role": self.role,
+            "why": self.why,
+        }
+
+
+@dataclass(frozen=True)
+class Analysis:
+    apps: tuple[App, ...] = ()
+    ungrouped: tuple[UngroupedPod, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "apiVersion": API_VERSION,
+            "kind": "SparkAppList",
+            "items": [a.to_json() for a in self.apps],
+            "ungrouped": [u.to_json() for u in self.ungrouped],
+        }

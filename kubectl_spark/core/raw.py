@@ -1,0 +1,104 @@
+"""Safe reading of the API's JSON.
+
+Cluster data is untrusted and may be partial or malformed (a proxy, an old server, a hostile
+label): every accessor here returns a typed default instead of raising, so the core never fails
+on bad input, it just knows less.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+RawObject = Mapping[str, Any]
+
+
+def get(obj: Any, *path: str | int) -> Any:
+    cur = obj
+    for key in path:
+        if isinstance(key, int):
+            if not isinstance(cur, list) or not -len(cur) <= key < len(cur):
+                return None
+            cur = cur[key]
+        else:
+            if not isinstance(cur, Mapping):
+                return None
+            cur = cur.get(key)
+    return cur
+
+
+def text(obj: Any, *path: str | int, default: str = "") -> str:
+    value = get(obj, *path)
+    if value is None or isinstance(value, (dict, list)):
+        return default
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def number(obj: Any, *path: str | int) -> int | None:
+    value = get(obj, *path)
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def mapping(obj: Any, *path: str | int) -> dict[str, Any]:
+    value = get(obj, *path)
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def items(obj: Any, *path: str | int) -> list[dict[str, Any]]:
+    value = get(obj, *path)
+    if not isinstance(value, list):
+        return []
+    return [dict(v) for v in value if isinstance(v, Mapping)]
+
+
+def labels(obj: Any) -> dict[str, str]:
+    return {
+        str(k): str(v)
+        for k, v in mapping(obj, "metadata", "labels").items()
+        if isinstance(v, (str, int, float))
+    }
+
+
+def annotation_map(obj: Any) -> dict[str, str]:
+    return {
+        str(k): str(v)
+        for k, v in mapping(obj, "metadata", "annotations").items()
+        if isinstance(v, (str, int, float))
+    }
+
+
+def uid(obj: Any) -> str:
+    return text(obj, "metadata", "uid")
+
+
+def name(obj: Any) -> str:
+    return text(obj, "metadata", "name")
+
+
+def namespace(obj: Any) -> str:
+    return text(obj, "metadata", "namespace")
+
+
+def condition(obj: Any, kind: str) -> dict[str, Any]:
+    for cond in items(obj, "status", "conditions"):
+        if cond.get("type") == kind:
+            return cond
+    return {}
+
+
+def controller_ref(obj: Any) -> dict[str, Any]:
+    refs = items(obj, "metadata", "ownerReferences")
+    for ref in refs:
+        if ref.get("controller") is True:
+            return ref
+    return {}

@@ -1,0 +1,549 @@
+"""Why a driver or executor stopped: a loss reason with its category and evidence.
+
+Read best evidence first, as ``kubernetes-semantics.md`` §1 orders it: the pod's
+``status.reason`` (Evicted, node shutdown, deadline), the Spark container's terminated state
+(OOMKilled, exit codes in Spark's own words), the DisruptionTarget condition (preemption, taint
+manager, eviction API, PodGC), the node's health, then deletion without failure (by the driver,
+a user, or because the owner attempt went away), and pods that never started.
+
+``countsAsFailure`` follows Spark's ``exitCausedByApp`` rule: a pod Spark sees as PodFailed
+(terminated non-zero, or phase Failed — evictions included) counts toward
+``spark.executor.maxNumFailures``; one it sees as PodDeleted does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import raw
+from .model import Reason
+
+# ExecutorPodsLifecycleManager.describeExitCode, word for word.
+SPARK_EXIT_CODES = {
+    0: "(success)",
+    1: "(generic, look at logs to clarify)",
+    10: "(Uncaught exception)",
+    42: "(Douglas Adams fan)",
+    50: "(Uncaught exception)",
+    52: "(JVM OOM)",
+    53: "(DiskStore failed to create temp dir)",
+    126: "(not executable - possibly perm or arch)",
+    137: "(SIGKILL, possible container OOM)",
+    139: "(SIGSEGV: that's unexpected)",
+    255: "(exit-1, your guess is as good as mine)",
+}
+EXIT_CODE_REASONS = {
+    52: "JvmOutOfMemory",
+    50: "UncaughtException",
+    10: "UncaughtException",
+    56: "HeartbeatTimeout",
+}
+IMAGE_PULL = {
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "InvalidImageName",
+    "ErrImageNeverPull",
+    "ImageInspectError",
+    "RegistryUnavailable",
+}
+CONFIG_ERRORS = {"CreateContainerConfigError", "CreateContainerError", "RunContainerError"}
+SPARK_CONTAINERS = ("spark-kubernetes-driver", "spark-kubernetes-executor")
+ACTION_ANNOTATION = "kubectl-spark.io/action"
+
+
+def describe_exit(code: int | None) -> str:
+    if code is None:
+        return "no exit code"
+    return f"exit code {code} {SPARK_EXIT_CODES.get(code, '(unexpected)')}"
+
+
+@dataclass(frozen=True)
+class NodeHealth:
+    reachable: bool
+    evidence: str = ""
+
+
+@dataclass(frozen=True)
+class PodContext:
+    """What the classifier knows about a pod beyond the pod itself."""
+
+    pod: Any
+    role: str  # driver or executor
+    node: NodeHealth | None = None
+    events: Sequence[Any] = ()
+    owner_gone: bool = False  # executors: the owning driver attempt is deleting, terminal or gone
+    owner_attempt: int | None = None
+    owner_reason: Reason | None = None
+    job_managed: bool = False
+    extra_evidence: tuple[str, ...] = field(default_factory=tuple)
+
+
+def spark_container(pod: Any) -> dict[str, Any]:
+    statuses = raw.items(pod, "status", "containerStatuses")
+    for status in statuses:
+        if status.get("name") in SPARK_CONTAINERS:
+            return status
+    return statuses[0] if statuses else {}
+
+
+def _field(container: dict[str, Any], *path: str) -> str:
+    return f"status.containerStatuses[{raw.text(container, 'name') or 0}]." + ".".join(path)
+
+
+def termination_reason(
+    term: dict[str, Any], container: dict[str, Any], where: str, *, counts: bool
+) -> Reason:
+    """Classify one container termination (current state or lastState of a restart)."""
+    code = raw.number(term, "exitCode")
+    reason = raw.text(term, "reason")
+    evidence = [
+        f"{_field(container, where, 'terminated', 'reason')}={reason or '<none>'}",
+        f"{_field(container, where, 'terminated', 'exitCode')}={code}",
+    ]
+    if raw.text(term, "message"):
+        evidence.append(
+            f"{_field(container, where, 'terminated', 'message')}={raw.text(term, 'message')}"
+        )
+    if reason == "OOMKilled":
+        return Reason(
+            "app",
+            "OOMKilled",
+            code,
+            counts,
+            f"container OOM-killed: memory limit exceeded, {describe_exit(code)}",
+            tuple(evidence),
+        )
+    if reason == "ContainerStatusUnknown":
+        return Reason(
+            "cluster",
+            "NodeLost",
+            code,
+            counts,
+            "the container could not be located when the pod was terminated (node lost or rebooted)",
+            tuple(evidence),
+        )
+    if reason in ("StartError", "ContainerCannotRun"):
+        return Reason(
+            "app",
+            "ExitCode",
+            code,
+            counts,
+            f"the container could not start ({reason}), {describe_exit(code)}",
+            tuple(evidence),
+        )
+    if code == 0:
+        return Reason(
+            "app", "Completed", code, False, "exited with code 0 (success)", tuple(evidence)
+        )
+    if code == 137:
+        return Reason(
+            "app",
+            "PossibleOOM",
+            code,
+            counts,
+            f"{describe_exit(code)}; reason {reason or 'Error'}: a system OOM kill reports Error, not OOMKilled (kubernetes#53669)",
+            tuple(evidence),
+        )
+    if code is not None and code in EXIT_CODE_REASONS:
+        return Reason(
+            "app", EXIT_CODE_REASONS[code], code, counts, describe_exit(code), tuple(evidence)
+        )
+    return Reason(
+        "app" if code is not None else "unknown",
+        "ExitCode" if code is not None else "Unknown",
+        code,
+        counts,
+        describe_exit(code),
+        tuple(evidence),
+    )
+
+
+def _events(ctx: PodContext, *reasons: str) -> list[dict[str, Any]]:
+    return [e for e in ctx.events if raw.text(e, "reason") in reasons]
+
+
+def _event_evidence(event: dict[str, Any]) -> str:
+    source = raw.text(event, "source", "component") or raw.text(event, "reportingComponent")
+    count = raw.number(event, "count")
+    times = f" x{count}" if count and count > 1 else ""
+    return f"event {raw.text(event, 'reason')}{times}: {raw.text(event, 'message')}" + (
+        f" ({source})" if source else ""
+    )
+
+
+def classify(ctx: PodContext) -> Reason | None:
+    """The loss reason of a pod, or None while it runs (or waits) unharmed."""
+    pod = ctx.pod
+    phase = raw.text(pod, "status", "phase") or "Unknown"
+    deleting = bool(raw.text(pod, "metadata", "deletionTimestamp"))
+    status_reason = raw.text(pod, "status", "reason")
+    status_message = raw.text(pod, "status", "message")
+    container = spark_container(pod)
+    term = raw.mapping(container, "state", "terminated")
+    waiting = raw.mapping(container, "state", "waiting")
+    disruption = raw.condition(pod, "DisruptionTarget")
+    disruption_reason = (
+        raw.text(disruption, "reason") if raw.text(disruption, "status") == "True" else ""
+    )
+    failed = phase == "Failed"
+    extra = ctx.extra_evidence
+
+    if status_reason == "Evicted":
+        evidence = [
+            "status.reason=Evicted",
+            f"status.message={status_message}",
+            *[_event_evidence(e) for e in _events(ctx, "Evicted")],
+        ]
+        if disruption_reason:
+            evidence.append(f"status.conditions[DisruptionTarget].reason={disruption_reason}")
+        return Reason(
+            "cluster",
+            "Evicted",
+            raw.number(term, "exitCode"),
+            True,
+            f"evicted by the kubelet: {status_message or 'node pressure'}",
+            (*evidence, *extra),
+        )
+    if status_reason in ("Terminated", "Shutdown", "NodeShutdown"):
+        return Reason(
+            "cluster",
+            "NodeShutdown",
+            raw.number(term, "exitCode"),
+            failed,
+            status_message or "terminated in response to a node shutdown",
+            (f"status.reason={status_reason}", *extra),
+        )
+    if status_reason == "DeadlineExceeded":
+        return Reason(
+            "user",
+            "DeadlineExceeded",
+            None,
+            failed,
+            status_message or "activeDeadlineSeconds exceeded",
+            ("status.reason=DeadlineExceeded", *extra),
+        )
+    if status_reason == "Preempting":
+        return Reason(
+            "cluster",
+            "Preempted",
+            None,
+            failed,
+            status_message or "preempted by the kubelet to admit a critical pod",
+            ("status.reason=Preempting", *extra),
+        )
+    if (
+        status_reason
+        and failed
+        and (
+            status_reason.startswith("OutOf")
+            or status_reason in ("UnexpectedAdmissionError", "NodeAffinity")
+        )
+    ):
+        return Reason(
+            "cluster",
+            "Unschedulable",
+            None,
+            False,
+            f"rejected by the kubelet: {status_message or status_reason}",
+            (f"status.reason={status_reason}", *extra),
+        )
+
+    if term and not (
+        deleting
+        and raw.number(term, "exitCode") in (143, 137)
+        and raw.text(term, "reason") != "OOMKilled"
+        and not failed
+    ):
+        counts = raw.number(term, "exitCode") != 0
+        reason = termination_reason(term, container, "state", counts=counts)
+        if reason.code == "Completed":
+            if raw.labels(pod).get("spark-exec-inactive") == "true" and ctx.role == "executor":
+                return Reason(
+                    "driver",
+                    "Decommissioned",
+                    0,
+                    False,
+                    "finished and kept for debugging (spark-exec-inactive=true)",
+                    (*reason.evidence, "metadata.labels[spark-exec-inactive]=true", *extra),
+                )
+            return Reason(
+                reason.category,
+                reason.code,
+                reason.exit_code,
+                False,
+                reason.message,
+                (*reason.evidence, *extra),
+            )
+        if raw.labels(pod).get("spark-exec-inactive") == "true":
+            return Reason(
+                reason.category,
+                reason.code,
+                reason.exit_code,
+                reason.counts_as_failure,
+                reason.message,
+                (
+                    *reason.evidence,
+                    "metadata.labels[spark-exec-inactive]=true (kept by deleteOnTermination=false)",
+                    *extra,
+                ),
+            )
+        return Reason(
+            reason.category,
+            reason.code,
+            reason.exit_code,
+            reason.counts_as_failure,
+            reason.message,
+            (*reason.evidence, *extra),
+        )
+
+    node_lost = ctx.node is not None and not ctx.node.reachable
+    if disruption_reason == "PreemptionByScheduler":
+        return Reason(
+            "cluster",
+            "Preempted",
+            None,
+            False,
+            "preempted by the scheduler for a higher-priority pod",
+            (
+                "status.conditions[DisruptionTarget].reason=PreemptionByScheduler",
+                *[_event_evidence(e) for e in _events(ctx, "Preempted")],
+                *extra,
+            ),
+        )
+    if disruption_reason == "DeletionByTaintManager":
+        if node_lost and ctx.node is not None:
+            return Reason(
+                "cluster",
+                "NodeLost",
+                None,
+                ctx.job_managed,
+                f"node unreachable: {ctx.node.evidence}",
+                (
+                    ctx.node.evidence,
+                    "status.conditions[DisruptionTarget].reason=DeletionByTaintManager",
+                    *[_event_evidence(e) for e in _events(ctx, "TaintManagerEviction")],
+                    *extra,
+                ),
+            )
+        return Reason(
+            "cluster",
+            "TaintEviction",
+            None,
+            ctx.job_managed,
+            "deleted by the taint manager (NoExecute taint)",
+            ("status.conditions[DisruptionTarget].reason=DeletionByTaintManager", *extra),
+        )
+    if disruption_reason == "EvictionByEvictionAPI":
+        return Reason(
+            "cluster",
+            "ApiEviction",
+            None,
+            False,
+            "evicted through the Eviction API (a drain or an autoscaler)",
+            ("status.conditions[DisruptionTarget].reason=EvictionByEvictionAPI", *extra),
+        )
+    if disruption_reason == "DeletionByPodGC":
+        return Reason(
+            "cluster",
+            "NodeLost",
+            None,
+            failed,
+            "the pod's node no longer exists (PodGC)",
+            ("status.conditions[DisruptionTarget].reason=DeletionByPodGC", *extra),
+        )
+    if disruption_reason == "TerminationByKubelet":
+        return Reason(
+            "cluster",
+            "Evicted",
+            None,
+            failed,
+            raw.text(disruption, "message") or "terminated by the kubelet",
+            ("status.conditions[DisruptionTarget].reason=TerminationByKubelet", *extra),
+        )
+    if node_lost and ctx.node is not None and phase not in ("Succeeded", "Failed"):
+        return Reason(
+            "cluster",
+            "NodeLost",
+            None,
+            False,
+            f"node unreachable: {ctx.node.evidence}",
+            (ctx.node.evidence, *extra),
+        )
+
+    never_started = phase == "Pending" and not raw.text(container, "state", "running")
+    if never_started:
+        start_reason = _never_started(ctx, waiting)
+        if start_reason is None and not deleting:
+            return None
+        if start_reason is not None:
+            if deleting:
+                return Reason(
+                    start_reason.category,
+                    start_reason.code,
+                    None,
+                    False,
+                    f"{start_reason.message}; never started, then deleted",
+                    (*start_reason.evidence, "metadata.deletionTimestamp set", *extra),
+                )
+            return None  # still waiting: not lost (the state says why)
+
+    if deleting or raw.labels(pod).get("spark-exec-inactive") == "true":
+        action = raw.annotation_map(pod).get(ACTION_ANNOTATION)
+        stamp = raw.text(pod, "metadata", "deletionTimestamp")
+        if action:
+            return Reason(
+                "user",
+                "DeletedByUser",
+                None,
+                False,
+                f"deleted by kubectl spark {action}",
+                (
+                    f"metadata.annotations[{ACTION_ANNOTATION}]={action}",
+                    f"metadata.deletionTimestamp={stamp}",
+                    *extra,
+                ),
+            )
+        if ctx.role == "executor" and ctx.owner_gone:
+            category = ctx.owner_reason.category if ctx.owner_reason else "driver"
+            owner = f"attempt {ctx.owner_attempt}" if ctx.owner_attempt else "its driver"
+            return Reason(
+                category,
+                "OwnerGone",
+                None,
+                False,
+                f"owner {owner} lost: deleted with (or after) its driver",
+                (
+                    f"owner {owner} is gone or going",
+                    *(f"metadata.deletionTimestamp={stamp}",) * bool(stamp),
+                    *extra,
+                ),
+            )
+        if not deleting:
+            return Reason(
+                "driver",
+                "Decommissioned",
+                None,
+                False,
+                "kept inactive by the driver (spark-exec-inactive=true)",
+                ("metadata.labels[spark-exec-inactive]=true", *extra),
+            )
+        if ctx.role == "executor":
+            return Reason(
+                "driver",
+                "DeletedByDriver",
+                None,
+                False,
+                'deleted by the driver (scale-down or "Executor killed by driver."), not a failure',
+                (
+                    f"metadata.deletionTimestamp={stamp}",
+                    "no DisruptionTarget condition, no failed container",
+                    *extra,
+                ),
+            )
+        return Reason(
+            "user",
+            "DeletedByUser",
+            None,
+            False,
+            "the driver pod was deleted (not by a failure)",
+            (
+                f"metadata.deletionTimestamp={stamp}",
+                "no DisruptionTarget condition, no failed container",
+                *extra,
+            ),
+        )
+
+    if ctx.role == "executor" and ctx.owner_gone and phase in ("Running", "Pending", "Unknown"):
+        owner = f"attempt {ctx.owner_attempt}" if ctx.owner_attempt else "its driver"
+        why = f" ({ctx.owner_reason.message})" if ctx.owner_reason else ""
+        return Reason(
+            ctx.owner_reason.category if ctx.owner_reason else "driver",
+            "OwnerGone",
+            None,
+            False,
+            f"owner {owner} lost{why}; this executor is garbage-collected once {owner}'s pod leaves the API",
+            (f"owner {owner} state: lost or terminating", *extra),
+        )
+    if phase == "Failed":
+        return Reason(
+            "unknown",
+            "Unknown",
+            None,
+            True,
+            "the pod failed with no recorded reason",
+            ("status.phase=Failed", *extra),
+        )
+    if phase == "Succeeded":
+        return Reason("app", "Completed", 0, False, "completed", ("status.phase=Succeeded", *extra))
+    return None
+
+
+def _never_started(ctx: PodContext, waiting: dict[str, Any]) -> Reason | None:
+    why = raw.text(waiting, "reason")
+    message = raw.text(waiting, "message")
+    if why in IMAGE_PULL:
+        return Reason(
+            "app",
+            "ImagePullFailure",
+            None,
+            False,
+            f"image pull failed ({why}): {message}".rstrip(": "),
+            (
+                f"state.waiting.reason={why}",
+                *[_event_evidence(e) for e in _events(ctx, "Failed", "BackOff")][:2],
+            ),
+        )
+    if why in CONFIG_ERRORS:
+        return Reason(
+            "app",
+            "ContainerConfigError",
+            None,
+            False,
+            f"the container could not be configured ({why}): {message}".rstrip(": "),
+            (f"state.waiting.reason={why}",),
+        )
+    scheduled = raw.condition(ctx.pod, "PodScheduled")
+    if (
+        raw.text(scheduled, "status") == "False"
+        and raw.text(scheduled, "reason") == "Unschedulable"
+    ):
+        return Reason(
+            "cluster",
+            "Unschedulable",
+            None,
+            False,
+            f"never scheduled: {raw.text(scheduled, 'message')}",
+            (
+                "status.conditions[PodScheduled].reason=Unschedulable",
+                *[_event_evidence(e) for e in _events(ctx, "FailedScheduling")][:1],
+            ),
+        )
+    return None
+
+
+def restart_reasons(pod: Any) -> list[tuple[str | None, Reason | None]]:
+    """One (finishedAt, reason) entry per in-place container restart.
+
+    Kubernetes keeps only the last termination, so earlier restarts come back with no reason.
+    """
+    out: list[tuple[str | None, Reason | None]] = []
+    for container in raw.items(pod, "status", "containerStatuses"):
+        count = raw.number(container, "restartCount") or 0
+        if count <= 0:
+            continue
+        last = raw.mapping(container, "lastState", "terminated")
+        out.extend((None, None) for _ in range(count - 1))
+        if last:
+            out.append(
+                (
+                    raw.text(last, "finishedAt") or None,
+                    termination_reason(
+                        last, container, "lastState", counts=raw.number(last, "exitCode") != 0
+                    ),
+                )
+            )
+        else:
+            out.append((None, None))
+    return out

@@ -1,0 +1,122 @@
+"""kubeconfig loading with kubectl's rules, not the Python client's.
+
+kubectl merges ``KUBECONFIG``'s colon-separated files with the *first* file that sets a value
+winning (the Python client lets the last ``current-context`` win), then applies ``--context``,
+``--cluster``, ``--user`` and ``--namespace``. We merge ourselves and hand the client one dict.
+Relative file paths in a kubeconfig are resolved against the file that names them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubectl_spark.errors import ConfigError
+
+PATH_KEYS = {"certificate-authority", "client-certificate", "client-key", "tokenFile"}
+
+
+@dataclass(frozen=True)
+class Selection:
+    kubeconfig: str | None = None
+    context: str | None = None
+    cluster: str | None = None
+    user: str | None = None
+    namespace: str | None = None
+
+
+@dataclass(frozen=True)
+class Resolved:
+    config: dict[str, Any]
+    context: str
+    cluster: str
+    namespace: str
+    files: tuple[str, ...]
+
+
+def _files(selection: Selection) -> list[Path]:
+    if selection.kubeconfig:
+        return [Path(selection.kubeconfig).expanduser()]
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        return [Path(p).expanduser() for p in env.split(os.pathsep) if p]
+    return [Path.home() / ".kube" / "config"]
+
+
+def _absolutize(entry: dict[str, Any], base: Path) -> dict[str, Any]:
+    out = dict(entry)
+    for key in PATH_KEYS:
+        value = out.get(key)
+        if isinstance(value, str) and value and not Path(value).is_absolute():
+            out[key] = str(base / value)
+    return out
+
+
+def load(selection: Selection) -> Resolved:
+    files = _files(selection)
+    merged: dict[str, dict[str, Any]] = {"clusters": {}, "users": {}, "contexts": {}}
+    current = ""
+    read: list[str] = []
+    for path in files:
+        if not path.exists():
+            if selection.kubeconfig:
+                raise ConfigError(f"kubeconfig {path} does not exist")
+            continue
+        try:
+            doc = yaml.safe_load(path.read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"cannot read kubeconfig {path}: {exc}") from exc
+        if not isinstance(doc, dict):
+            raise ConfigError(f"kubeconfig {path} is not a mapping")
+        read.append(str(path))
+        for section, inner in (("clusters", "cluster"), ("users", "user"), ("contexts", "context")):
+            for item in doc.get(section) or []:
+                if (
+                    isinstance(item, dict)
+                    and item.get("name")
+                    and item["name"] not in merged[section]
+                ):
+                    body = item.get(inner) or {}
+                    merged[section][item["name"]] = (
+                        _absolutize(body, path.parent) if isinstance(body, dict) else {}
+                    )
+        if not current and doc.get("current-context"):
+            current = str(doc["current-context"])
+    if not read:
+        raise ConfigError(
+            "no kubeconfig found (looked at " + ", ".join(str(f) for f in files) + ")",
+            hint="pass --kubeconfig, set KUBECONFIG, or run `kubectl spark demo --serve`",
+        )
+    context_name = selection.context or current
+    if not context_name:
+        raise ConfigError("the kubeconfig has no current-context; pass --context")
+    if context_name not in merged["contexts"]:
+        raise ConfigError(
+            f'context "{context_name}" does not exist in the kubeconfig',
+            hint="known contexts: " + (", ".join(sorted(merged["contexts"])) or "none"),
+        )
+    context = dict(merged["contexts"][context_name])
+    if selection.cluster:
+        context["cluster"] = selection.cluster
+    if selection.user:
+        context["user"] = selection.user
+    cluster_name = str(context.get("cluster") or "")
+    if cluster_name not in merged["clusters"]:
+        raise ConfigError(f'cluster "{cluster_name}" does not exist in the kubeconfig')
+    user_name = str(context.get("user") or "")
+    if user_name and user_name not in merged["users"]:
+        raise ConfigError(f'user "{user_name}" does not exist in the kubeconfig')
+    namespace = selection.namespace or str(context.get("namespace") or "default")
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": context_name,
+        "clusters": [{"name": cluster_name, "cluster": merged["clusters"][cluster_name]}],
+        "users": [{"name": user_name, "user": merged["users"].get(user_name, {})}],
+        "contexts": [{"name": context_name, "context": context}],
+    }
+    return Resolved(config, context_name, cluster_name, namespace, tuple(read))

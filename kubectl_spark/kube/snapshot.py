@@ -1,0 +1,59 @@
+"""Reading what the core needs, in one paged LIST per resource.
+
+Pods are required; the rest degrades quietly: without permission to list nodes the core cannot
+tell unreachable nodes (it says less), without the spark-operator CRD there are no
+SparkApplications. A forbidden pod list is an error naming the verb and the resource.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from kubectl_spark import errors
+from kubectl_spark.core.analyze import Snapshot
+
+from .client import Api
+
+
+def _path(group: str, version: str, plural: str, namespace: str | None) -> str:
+    base = f"/api/{version}" if not group else f"/apis/{group}/{version}"
+    return f"{base}/namespaces/{namespace}/{plural}" if namespace else f"{base}/{plural}"
+
+
+def check_namespace(api: Api, namespace: str) -> None:
+    """kube-apiserver lists an unknown namespace as empty; kubectl spark says it does not exist."""
+    try:
+        api.request("GET", f"/api/v1/namespaces/{namespace}", what=f"get namespace {namespace}")
+    except errors.NotFound as exc:
+        raise errors.NotFound(
+            f'namespace "{namespace}" not found', status=404, reason="NotFound"
+        ) from exc
+    except errors.Forbidden:
+        return  # may list pods there without reading the namespace object
+
+
+def read(api: Api, namespace: str | None, *, selector: str | None = None) -> Snapshot:
+    where = f"in namespace {namespace}" if namespace else "in all namespaces"
+    if namespace:
+        check_namespace(api, namespace)
+    spark_selector = "spark-role" + (f",{selector}" if selector else "")
+    pods, pods_rv = api.list(
+        _path("", "v1", "pods", namespace), label_selector=spark_selector, what=f"list pods {where}"
+    )
+    optional: dict[str, list[dict[str, Any]]] = {}
+    for key, group, version, plural, scoped in (
+        ("jobs", "batch", "v1", "jobs", True),
+        ("events", "", "v1", "events", True),
+        ("nodes", "", "v1", "nodes", False),
+        ("sparkapplications", "sparkoperator.k8s.io", "v1beta2", "sparkapplications", True),
+        ("volumeattachments", "storage.k8s.io", "v1", "volumeattachments", False),
+        ("pvcs", "", "v1", "persistentvolumeclaims", True),
+    ):
+        try:
+            optional[key], _ = api.list(
+                _path(group, version, plural, namespace if scoped else None), what=f"list {plural}"
+            )
+        except (errors.Forbidden, errors.NotFound):
+            optional[key] = []
+    return Snapshot(pods=pods, now=datetime.now(UTC), pods_resource_version=pods_rv, **optional)

@@ -1,0 +1,308 @@
+"""ls / describe / history / events / logs through the real entry point, on played scenarios."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_spark.cli.main import main
+from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
+from kubectl_spark.cluster.clock import ManualClock
+from kubectl_spark.sim import scenario as scenarios
+from kubectl_spark.sim.world import World
+
+
+class Cluster:
+    def __init__(self, name: str, tmp: Path) -> None:
+        loaded = scenarios.load(name)
+        # the scenario ends about now, so that windows (churn, collision grace) read as live
+        self.clock = ManualClock(
+            datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=loaded.duration)
+        )
+        self.server = EmbeddedApiServer(EmulatorOptions(clock=self.clock)).start()
+        self.world = World.for_server(self.server, self.clock)
+        self.player = scenarios.Player(self.world, loaded)
+        self.kubeconfig = self.server.write_kubeconfig(tmp / "kubeconfig")
+
+    def close(self) -> None:
+        self.world.close()
+        self.server.stop()
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Any]:
+    made: list[Cluster] = []
+
+    def start(name: str) -> Cluster:
+        made.append(Cluster(name, tmp_path))
+        return made[-1]
+
+    yield start
+    for c in made:
+        c.close()
+
+
+def run(capsys: pytest.CaptureFixture[str], c: Cluster, *args: str) -> tuple[int, str, str]:
+    code = main(["--kubeconfig", str(c.kubeconfig), *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def ls_json(capsys: pytest.CaptureFixture[str], c: Cluster, *args: str) -> dict[str, Any]:
+    code, out, err = run(capsys, c, "ls", "-A", "-o", "json", *args)
+    assert code == 0, err
+    doc: dict[str, Any] = json.loads(out)
+    assert (doc["apiVersion"], doc["kind"]) == ("kubectl-spark/v1", "SparkAppList")
+    return doc
+
+
+def app_named(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(a for a in doc["items"] if a["name"] == name)
+
+
+def alerts(app: dict[str, Any]) -> dict[str, list[int]]:
+    return {a["type"]: a["attempts"] for a in app["alerts"]}
+
+
+def test_s1_node_loss_replacement_and_history(cluster, capsys) -> None:
+    c = cluster("s1-node-shutdown")
+    c.player.play_until(450)
+    app = app_named(ls_json(capsys, c), "networkwordcount")
+    assert (app["source"], app["state"], len(app["attempts"])) == ("job", "Running", 2)
+    first, second = app["attempts"]
+    assert (
+        first["state"],
+        first["node"],
+        first["reason"]["code"],
+        first["reason"]["category"],
+    ) == ("Lost", "node-a", "NodeLost", "cluster")
+    assert "node node-a" in first["reason"]["message"]
+    assert {e["reason"]["code"] for e in first["executors"]} == {"OwnerGone"}
+    assert (second["state"], len(second["executors"])) == ("Running", 2)
+    assert all(e["state"] == "Running" and e["reason"] is None for e in second["executors"])
+    assert "ZombieDriver" in alerts(app)
+    c.player.play_until(660)  # node-a is back: attempt 1's pod and executors are gone
+    code, out, err = run(capsys, c, "history", "networkwordcount", "-o", "json")
+    assert code == 0, err
+    kinds = [(h["kind"], h["attempt"]) for h in json.loads(out)["items"]]
+    assert (
+        ("AttemptStarted", 1) in kinds
+        and ("AttemptStarted", 2) in kinds
+        and ("AttemptReplaced", 1) in kinds
+    )
+    messages = " ".join(h["message"] for h in json.loads(out)["items"])
+    assert "NodeNotReady" in messages and "TaintManagerEviction" in messages
+    app = app_named(ls_json(capsys, c), "networkwordcount")
+    assert [a["state"] for a in app["attempts"]] == ["Lost", "Running"]
+    assert app["attempts"][0]["reason"]["code"] == "NodeLost"  # from the Events that still name it
+    assert not alerts(app)
+
+
+def test_s2_split_brain(cluster, capsys) -> None:
+    c = cluster("s2-partition")
+    c.player.play()
+    app = app_named(ls_json(capsys, c), "networkwordcount")
+    assert alerts(app)["SplitBrain"] == [1, 2]
+    code, out, _ = run(capsys, c, "ls")
+    assert code == 0
+    line = next(row for row in out.splitlines() if row.startswith("networkwordcount"))
+    assert line.split()[1:5] == ["Running", "2/2", "Running", "2/2"]
+    assert "SplitBrain,ZombieDriver" in line
+
+
+def test_s2b_replacement_blocked(cluster, capsys) -> None:
+    c = cluster("s2b-partition-replacement-blocked")
+    c.player.play()
+    app = app_named(ls_json(capsys, c), "networkwordcount")
+    assert app["state"] == "Unknown" and len(app["attempts"]) == 1
+    blocked = next(a for a in app["alerts"] if a["type"] == "ReplacementBlocked")
+    assert (
+        "waiting" in blocked["message"]
+        or "waits for attempt 1 to reach a terminal phase" in blocked["message"]
+    )
+
+
+def test_s3_volume_blocks_attempt_2(cluster, capsys) -> None:
+    c = cluster("s3-rwo-volume")
+    c.player.play()
+    code, out, err = run(capsys, c, "describe", "streaming-checkpoint", "-o", "json")
+    assert code == 0, err
+    app = json.loads(out)
+    assert [a["state"] for a in app["attempts"]] == ["Lost", "Pending"]
+    blocked = next(a for a in app["alerts"] if a["type"] == "ReplacementBlocked")
+    assert (
+        "volume checkpoint is still attached to unreachable node node-a (held by attempt 1)"
+        in blocked["message"]
+    )
+    assert blocked["attempts"] == [1, 2]
+
+
+def test_s4_every_loss_reason(cluster, capsys) -> None:
+    c = cluster("s4-executor-losses")
+    c.player.play()
+    code, out, err = run(capsys, c, "describe", "losses", "-o", "json")
+    assert code == 0, err
+    (attempt,) = json.loads(out)["attempts"]
+    by_id = {e["id"]: e["reason"] for e in attempt["executors"]}
+    expected = {
+        "1": ("OOMKilled", "app", True),
+        "2": ("PossibleOOM", "app", True),
+        "3": ("JvmOutOfMemory", "app", True),
+        "4": ("UncaughtException", "app", True),
+        "5": ("HeartbeatTimeout", "app", True),
+        "6": ("Evicted", "cluster", True),
+        "9": ("Decommissioned", "driver", False),
+    }
+    for exec_id, (code_, category, counts) in expected.items():
+        assert (
+            by_id[exec_id]["code"],
+            by_id[exec_id]["category"],
+            by_id[exec_id]["countsAsFailure"],
+        ) == (code_, category, counts), exec_id
+    assert by_id["2"]["exitCode"] == 137 and "possible container OOM" in by_id["2"]["message"]
+    lost_node = [r for r in by_id.values() if r and r["code"] == "NodeLost"]
+    assert lost_node and all(
+        r["category"] == "cluster" and not r["countsAsFailure"] for r in lost_node
+    )
+    restarts = app_named(ls_json(capsys, c), "restarts")
+    assert restarts["attempts"][0]["executors"][0]["restarts"] == 1
+
+
+def test_s5_operator_attempts_reconstructed(cluster, capsys) -> None:
+    c = cluster("s5-operator-retries")
+    c.player.play()
+    app = app_named(ls_json(capsys, c), "pi")
+    assert (app["source"], app["state"], len(app["attempts"])) == ("sparkapplication", "Failed", 3)
+    assert [a["driverPod"] for a in app["attempts"]] == ["pi-driver"] * 3
+    last = app["attempts"][-1]
+    assert (last["reason"]["code"], last["reason"]["exitCode"]) == ("ExitCode", 1)
+    assert [a["uid"] is None for a in app["attempts"]] == [True, True, False]
+
+
+def test_s6_restarts_in_history(cluster, capsys) -> None:
+    c = cluster("s6-driver-restarts")
+    c.player.play()
+    app = app_named(ls_json(capsys, c), "restarting-driver")
+    assert app["attempts"][0]["restarts"] == 2 and len(app["attempts"]) == 1
+    restarts = [h for h in app["history"] if h["kind"] == "ContainerRestarted"]
+    assert len(restarts) == 2
+    assert "OOMKilled" in restarts[-1]["message"]
+    assert "kept no reason" in restarts[0]["message"]
+
+
+def test_s7_name_collision(cluster, capsys) -> None:
+    c = cluster("s7-name-collision")
+    c.player.play()
+    app = app_named(ls_json(capsys, c), "networkwordcount")
+    collision = next(a for a in app["alerts"] if a["type"] == "NameCollision")
+    assert collision["attempts"] == [1, 2]
+    assert "podNamePrefix" in collision["message"]
+
+
+def test_s8_orphans_and_churn(cluster, capsys) -> None:
+    c = cluster("s8-orphans-and-churn")
+    c.player.play()
+    doc = ls_json(capsys, c)
+    assert "OrphanedExecutors" in alerts(app_named(doc, "etl"))
+    churn = next(a for a in app_named(doc, "churn")["alerts"] if a["type"] == "ExecutorChurn")
+    assert "mostly OOMKilled (6 of 6)" in churn["message"]
+
+
+def test_events_logs_and_other_outputs(cluster, capsys) -> None:
+    c = cluster("s6-driver-restarts")
+    c.player.play()
+    code, out, _ = run(capsys, c, "events", "restarting-driver")
+    assert (
+        code == 0
+        and "BackOff" in out
+        and out.splitlines()[0].split()[:3] == ["LAST", "SEEN", "TYPE"]
+    )
+    code, out, _ = run(capsys, c, "logs", "restarting-driver")
+    assert code == 0 and "Running Spark version" in out
+    code, out, _ = run(capsys, c, "logs", "restarting-driver/1", "--previous")
+    assert code == 0
+    code, out, _ = run(capsys, c, "logs", "restarting-driver/latest/exec-1")
+    assert code == 0
+    code, out, _ = run(capsys, c, "ls", "-o", "name")
+    assert out == "sparkapp/restarting-driver\n"
+    code, out, _ = run(capsys, c, "ls", "--no-headers")
+    assert not out.startswith("APP")
+    code, out, _ = run(capsys, c, "ls", "-o", "yaml")
+    assert code == 0 and out.startswith("apiVersion: kubectl-spark/v1")
+    code, out, _ = run(
+        capsys, c, "--context", "kubectl-spark-emulator", "ls", "-n", "default", "-o", "wide"
+    )
+    assert code == 0 and "APP-ID" in out.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["describe", "nope"], 'application "nope" not found'),
+        (
+            ["logs", "restarting-driver/7"],
+            'attempt "7" of restarting-driver not found: candidates are restarting-driver/1',
+        ),
+        (["logs", "restarting-driver/1/exec-9"], 'executor "exec-9" not found in attempt 1'),
+        (["-n", "nowhere", "ls"], 'namespace "nowhere" not found'),
+        (["ls", "-l", "a in (b"], "unable to parse requirement"),
+        (["ls", "-o", "xml"], 'unable to match a printer suitable for the output format "xml"'),
+        (["--context", "nope", "ls"], 'context "nope" does not exist in the kubeconfig'),
+        (["-n", "Bad_NS", "ls"], 'invalid namespace "Bad_NS"'),
+        (["--request-timeout", "soon", "ls"], 'invalid --request-timeout "soon"'),
+        (["logs", "a//b"], 'invalid reference "a//b"'),
+    ],
+)
+def test_bad_input_is_one_line_and_non_zero(cluster, capsys, args: list[str], message: str) -> None:
+    c = cluster("s6-driver-restarts")
+    c.player.play_until(20)
+    code, out, err = run(capsys, c, *args)
+    assert code != 0
+    assert out == ""
+    assert err.startswith("error: ") and message in err and "Traceback" not in err
+    assert len([line for line in err.splitlines() if not line.startswith("hint:")]) == 1
+
+
+def test_cluster_errors(tmp_path: Path, capsys) -> None:
+    with EmbeddedApiServer() as server:
+        good = server.write_kubeconfig(tmp_path / "good")
+        bad = server.write_kubeconfig(tmp_path / "bad", token="wrong")
+        limited = server.write_kubeconfig(
+            tmp_path / "limited", user="viewer", token=server.add_user("viewer")
+        )
+        server.set_policy(
+            {
+                "rules": [
+                    {
+                        "effect": "deny",
+                        "users": ["viewer"],
+                        "verbs": ["list"],
+                        "resources": ["pods"],
+                    }
+                ]
+            }
+        )
+        assert main(["--kubeconfig", str(bad), "ls"]) == 1
+        assert "401 Unauthorized" in capsys.readouterr().err
+        assert main(["--kubeconfig", str(limited), "ls"]) == 1
+        err = capsys.readouterr().err
+        assert 'cannot list resource "pods" in API group "" in the namespace "default"' in err
+        assert main(["--kubeconfig", str(good), "ls"]) == 0
+        assert "No Spark applications found in default namespace." in capsys.readouterr().err
+        port = server.port
+    gone = tmp_path / "good"
+    assert main(["--kubeconfig", str(gone), "--request-timeout", "2s", "ls"]) == 1
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("error: ")
+        and "cannot reach the API server" in err
+        and len(err.splitlines()) == 1
+    )
+    del port
+    assert main(["--kubeconfig", str(tmp_path / "missing"), "ls"]) == 1
+    assert "does not exist" in capsys.readouterr().err

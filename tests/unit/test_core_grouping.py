@@ -1,0 +1,313 @@
+"""Grouping pods into applications, attempts and executors; and properties over arbitrary input."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kubectl_spark.core.analyze import Snapshot, analyze
+
+NOW = datetime(2026, 3, 1, 1, 0, tzinfo=UTC)
+
+
+def mk(
+    name: str,
+    role: str,
+    created: str,
+    *,
+    uid: str | None = None,
+    labels: dict[str, str] | None = None,
+    owner: dict[str, Any] | None = None,
+    phase: str = "Running",
+    node: str = "n1",
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": "ns",
+        "uid": uid or f"uid-{name}",
+        "creationTimestamp": created,
+        "labels": {"spark-role": role, **(labels or {})},
+    }
+    if owner:
+        meta["ownerReferences"] = [owner]
+    return {"metadata": meta, "spec": {"nodeName": node}, "status": {"phase": phase}}
+
+
+def ref(kind: str, name: str, uid: str, controller: bool = True) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": kind, "name": name, "uid": uid, "controller": controller}
+
+
+def test_job_attempts_are_numbered_by_creation_and_executors_follow_their_owner() -> None:
+    job = {
+        "metadata": {
+            "name": "wc-driver",
+            "namespace": "ns",
+            "uid": "job-1",
+            "creationTimestamp": "2026-03-01T00:00:00Z",
+        },
+        "spec": {"template": {"metadata": {"labels": {"spark-role": "driver"}}}},
+        "status": {"failed": 1, "active": 1},
+    }
+    app = {"spark-app-selector": "spark-1", "spark-app-name": "wc"}
+    pods = [
+        mk(
+            "wc-driver-b",
+            "driver",
+            "2026-03-01T00:10:00Z",
+            labels=app,
+            owner=ref("Job", "wc-driver", "job-1"),
+        ),
+        mk(
+            "wc-driver-a",
+            "driver",
+            "2026-03-01T00:00:01Z",
+            labels=app,
+            owner=ref("Job", "wc-driver", "job-1"),
+            phase="Failed",
+        ),
+        mk(
+            "x-exec-1",
+            "executor",
+            "2026-03-01T00:00:05Z",
+            labels={**app, "spark-exec-id": "1"},
+            owner=ref("Pod", "wc-driver-a", "uid-wc-driver-a"),
+        ),
+        mk(
+            "y-exec-1",
+            "executor",
+            "2026-03-01T00:10:05Z",
+            labels={**app, "spark-exec-id": "1"},
+            owner=ref("Pod", "wc-driver-b", "uid-wc-driver-b"),
+        ),
+    ]
+    (result,) = analyze(Snapshot(pods=pods, jobs=[job], now=NOW)).apps
+    assert (result.name, result.source, result.owner) == ("wc", "job", "wc-driver")
+    assert [(a.number, a.driver_pod, [e.pod for e in a.executors]) for a in result.attempts] == [
+        (1, "wc-driver-a", ["x-exec-1"]),
+        (2, "wc-driver-b", ["y-exec-1"]),
+    ]
+
+
+def test_operator_label_wins_and_submission_id_places_executors() -> None:
+    labels = {
+        "sparkoperator.k8s.io/app-name": "pi",
+        "spark-app-selector": "spark-2",
+        "sparkoperator.k8s.io/submission-id": "s2",
+    }
+    pods = [
+        mk("pi-driver", "driver", "2026-03-01T00:05:00Z", labels=labels),
+        # its controller reference was removed (a second owner kept it): the submission id places it
+        mk(
+            "pi-exec-1",
+            "executor",
+            "2026-03-01T00:05:05Z",
+            labels={**labels, "spark-exec-id": "1"},
+            owner=ref("SparkApplication", "pi", "app-uid", controller=False),
+        ),
+    ]
+    app_obj = {
+        "metadata": {"name": "pi", "namespace": "ns", "uid": "app-uid"},
+        "status": {"executionAttempts": 2, "applicationState": {"state": "RUNNING"}},
+    }
+    (result,) = analyze(Snapshot(pods=pods, sparkapplications=[app_obj], now=NOW)).apps
+    assert (result.name, result.source, result.state) == ("pi", "sparkapplication", "Running")
+    assert len(result.attempts) == 2  # attempt 1 reconstructed from status.executionAttempts
+    assert result.attempts[0].driver_pod == "pi-driver" and result.attempts[0].uid is None
+    assert [e.pod for e in result.attempts[1].executors] == ["pi-exec-1"]
+
+
+def test_executors_without_an_owner_go_by_app_id_and_time_window() -> None:
+    labels = {"spark-app-selector": "spark-3"}
+    pods = [
+        mk("d1", "driver", "2026-03-01T00:00:00Z", labels=labels),
+        mk("d2", "driver", "2026-03-01T00:30:00Z", labels=labels),
+        mk("e-early", "executor", "2026-03-01T00:10:00Z", labels={**labels, "spark-exec-id": "1"}),
+        mk("e-late", "executor", "2026-03-01T00:40:00Z", labels={**labels, "spark-exec-id": "1"}),
+    ]
+    (result,) = analyze(Snapshot(pods=pods, now=NOW)).apps
+    assert [[e.pod for e in a.executors] for a in result.attempts] == [["e-early"], ["e-late"]]
+
+
+def test_group_by_override_and_the_ungrouped_bucket() -> None:
+    pods = [
+        mk(
+            "a", "driver", "2026-03-01T00:00:00Z", labels={"team": "x", "spark-app-selector": "s-a"}
+        ),
+        mk(
+            "b", "driver", "2026-03-01T00:00:00Z", labels={"team": "x", "spark-app-selector": "s-b"}
+        ),
+        mk("stray", "executor", "2026-03-01T00:00:00Z"),
+    ]
+    result = analyze(Snapshot(pods=pods, now=NOW), group_by="team")
+    assert [(a.name, len(a.attempts)) for a in result.apps] == [("x", 2)]
+    assert [(u.pod, u.role) for u in result.ungrouped] == [("stray", "executor")]
+    assert analyze(Snapshot(pods=pods, now=NOW)).to_json()["ungrouped"][0]["pod"] == "stray"
+
+
+def test_split_brain_zombie_and_orphans() -> None:
+    labels = {"spark-app-selector": "spark-4", "spark-app-name": "s"}
+    job_ref = ref("Job", "s-driver", "job-4")
+    old = mk(
+        "s-driver-1", "driver", "2026-03-01T00:00:00Z", labels=labels, owner=job_ref, node="dead"
+    )
+    old["metadata"]["deletionTimestamp"] = "2026-03-01T00:06:00Z"
+    old["status"]["conditions"] = [
+        {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager"}
+    ]
+    new = mk(
+        "s-driver-2", "driver", "2026-03-01T00:06:00Z", labels=labels, owner=job_ref, node="n1"
+    )
+    nodes = [
+        {
+            "metadata": {"name": "dead"},
+            "status": {
+                "conditions": [
+                    {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown"}
+                ]
+            },
+        },
+        {
+            "metadata": {"name": "n1"},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+        },
+    ]
+    (result,) = analyze(Snapshot(pods=[old, new], nodes=nodes, now=NOW)).apps
+    types = {a.type: a.attempts for a in result.alerts}
+    assert types["SplitBrain"] == (1, 2) and types["ZombieDriver"] == (1,)
+    assert result.attempts[0].state == "Lost" and result.attempts[0].reason is not None
+    assert result.attempts[0].reason.code == "NodeLost"
+
+
+# ------------------------------------------------------------------------- properties
+json_leaf = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.text(max_size=8), st.floats(allow_nan=False)
+)
+json_value = st.recursive(
+    json_leaf,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+roles = st.sampled_from(["driver", "executor", "", "weird"])
+words = st.sampled_from(
+    [
+        "a",
+        "b",
+        "spark-1",
+        "",
+        "x/y",
+        "Pod",
+        "Job",
+        "SparkApplication",
+        "2026-03-01T00:00:00Z",
+        "bad-time",
+    ]
+)
+
+
+@st.composite
+def spark_pod(draw: st.DrawFn) -> dict[str, Any]:
+    labels = {"spark-role": draw(roles)}
+    for key in (
+        "spark-app-selector",
+        "spark-app-name",
+        "spark-exec-id",
+        "sparkoperator.k8s.io/app-name",
+        "sparkoperator.k8s.io/submission-id",
+        "spark-exec-inactive",
+    ):
+        if draw(st.booleans()):
+            labels[key] = draw(words)
+    meta: dict[str, Any] = {
+        "name": draw(words),
+        "namespace": draw(st.sampled_from(["ns", "other"])),
+        "uid": draw(st.uuids()).hex,
+        "creationTimestamp": draw(words),
+        "labels": labels,
+    }
+    if draw(st.booleans()):
+        meta["ownerReferences"] = draw(
+            st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "kind": st.sampled_from(["Pod", "Job", "SparkApplication", 3]),
+                        "uid": words,
+                        "name": words,
+                        "controller": json_leaf,
+                    }
+                ),
+                max_size=2,
+            )
+        )
+    if draw(st.booleans()):
+        meta["deletionTimestamp"] = draw(words)
+    return {
+        "metadata": meta,
+        "spec": draw(st.one_of(json_value, st.fixed_dictionaries({"nodeName": words}))),
+        "status": draw(
+            st.one_of(
+                json_value,
+                st.fixed_dictionaries(
+                    {
+                        "phase": st.sampled_from(["Running", "Failed", "Pending", "Succeeded", 7]),
+                        "reason": words,
+                        "containerStatuses": st.lists(json_value, max_size=2),
+                        "conditions": st.lists(json_value, max_size=2),
+                    }
+                ),
+            )
+        ),
+    }
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(spark_pod(), max_size=8),
+    st.lists(json_value, max_size=3),
+    st.lists(json_value, max_size=3),
+)
+def test_arbitrary_input_never_raises_and_every_spark_pod_appears_once(
+    pods: list[dict[str, Any]], events: list[Any], jobs: list[Any]
+) -> None:
+    result = analyze(
+        Snapshot(pods=pods, events=events, jobs=jobs, nodes=events, sparkapplications=jobs, now=NOW)
+    )
+    doc = result.to_json()
+    seen: Counter[str] = Counter()
+    for app in result.apps:
+        for attempt in app.attempts:
+            if attempt.uid and any(
+                p["metadata"]["uid"] == attempt.uid
+                and p["metadata"]["labels"].get("spark-role") == "driver"
+                for p in pods
+            ):
+                seen[attempt.uid] += 1
+            for executor in attempt.executors:
+                seen[executor.uid] += 1
+    for u in result.ungrouped:
+        seen[u.uid] += 1
+    assert sorted(seen) == sorted(p["metadata"]["uid"] for p in pods)
+    assert all(v == 1 for v in seen.values())
+    assert doc["kind"] == "SparkAppList"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(json_value, max_size=6), st.lists(json_value, max_size=4))
+def test_malformed_json_never_makes_the_core_raise(pods: list[Any], other: list[Any]) -> None:
+    analyze(
+        Snapshot(
+            pods=pods,
+            jobs=other,
+            events=other,
+            nodes=other,
+            sparkapplications=other,
+            volumeattachments=other,
+            pvcs=other,
+            now=NOW,
+        )
+    )

@@ -1,0 +1,323 @@
+"""Loss reasons, one case per row: what Kubernetes shows → code, category, countsAsFailure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubectl_spark.core.reasons import (
+    NodeHealth,
+    PodContext,
+    classify,
+    describe_exit,
+    restart_reasons,
+)
+from kubectl_spark.core.times import human_duration
+
+
+def pod(
+    phase: str = "Running",
+    *,
+    terminated: dict[str, Any] | None = None,
+    waiting: dict[str, Any] | None = None,
+    reason: str = "",
+    message: str = "",
+    disruption: str = "",
+    deleting: bool = False,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    conditions: list[dict[str, Any]] | None = None,
+    last: dict[str, Any] | None = None,
+    restarts: int = 0,
+) -> dict[str, Any]:
+    state: dict[str, Any] = {"running": {"startedAt": "2026-01-01T00:00:00Z"}}
+    if terminated is not None:
+        state = {"terminated": terminated}
+    if waiting is not None:
+        state = {"waiting": waiting}
+    status: dict[str, Any] = {
+        "phase": phase,
+        "containerStatuses": [
+            {
+                "name": "spark-kubernetes-executor",
+                "state": state,
+                "restartCount": restarts,
+                "lastState": {"terminated": last} if last else {},
+            }
+        ],
+        "conditions": list(conditions or []),
+    }
+    if reason:
+        status["reason"] = reason
+        status["message"] = message
+    if disruption:
+        status["conditions"].append(
+            {"type": "DisruptionTarget", "status": "True", "reason": disruption, "message": "m"}
+        )
+    meta: dict[str, Any] = {
+        "name": "p",
+        "namespace": "ns",
+        "uid": "u",
+        "labels": {"spark-role": "executor", **(labels or {})},
+        "annotations": annotations or {},
+    }
+    if deleting:
+        meta["deletionTimestamp"] = "2026-01-01T00:10:00Z"
+    return {
+        "metadata": meta,
+        "spec": {"nodeName": "node-a", "restartPolicy": "Never"},
+        "status": status,
+    }
+
+
+UNREACHABLE = NodeHealth(False, "node node-a: Ready=Unknown (Kubelet stopped posting node status.)")
+
+CASES = [
+    (
+        "container OOM kill",
+        pod("Failed", terminated={"exitCode": 137, "reason": "OOMKilled"}),
+        {},
+        ("OOMKilled", "app", True),
+    ),
+    (
+        "137 with Error (system OOM)",
+        pod("Failed", terminated={"exitCode": 137, "reason": "Error"}),
+        {},
+        ("PossibleOOM", "app", True),
+    ),
+    (
+        "JVM OOM",
+        pod("Failed", terminated={"exitCode": 52, "reason": "Error"}),
+        {},
+        ("JvmOutOfMemory", "app", True),
+    ),
+    (
+        "uncaught exception",
+        pod("Failed", terminated={"exitCode": 50, "reason": "Error"}),
+        {},
+        ("UncaughtException", "app", True),
+    ),
+    (
+        "heartbeat failure",
+        pod("Failed", terminated={"exitCode": 56, "reason": "Error"}),
+        {},
+        ("HeartbeatTimeout", "app", True),
+    ),
+    (
+        "other exit code",
+        pod("Failed", terminated={"exitCode": 3, "reason": "Error"}),
+        {},
+        ("ExitCode", "app", True),
+    ),
+    (
+        "start error",
+        pod("Failed", terminated={"exitCode": 128, "reason": "StartError"}),
+        {},
+        ("ExitCode", "app", True),
+    ),
+    (
+        "node-pressure eviction",
+        pod(
+            "Failed",
+            reason="Evicted",
+            message="The node was low on resource: memory. ",
+            terminated={"exitCode": 137, "reason": "Error"},
+            disruption="TerminationByKubelet",
+        ),
+        {},
+        ("Evicted", "cluster", True),
+    ),
+    (
+        "preemption",
+        pod(disruption="PreemptionByScheduler", deleting=True),
+        {},
+        ("Preempted", "cluster", False),
+    ),
+    (
+        "taint manager, node unreachable",
+        pod(disruption="DeletionByTaintManager", deleting=True),
+        {"node": UNREACHABLE},
+        ("NodeLost", "cluster", False),
+    ),
+    (
+        "taint manager, node fine",
+        pod(disruption="DeletionByTaintManager", deleting=True),
+        {"node": NodeHealth(True)},
+        ("TaintEviction", "cluster", False),
+    ),
+    (
+        "eviction API",
+        pod(disruption="EvictionByEvictionAPI", deleting=True),
+        {},
+        ("ApiEviction", "cluster", False),
+    ),
+    ("PodGC", pod("Failed", disruption="DeletionByPodGC"), {}, ("NodeLost", "cluster", True)),
+    ("on an unreachable node", pod(), {"node": UNREACHABLE}, ("NodeLost", "cluster", False)),
+    (
+        "ContainerStatusUnknown",
+        pod("Failed", terminated={"exitCode": 137, "reason": "ContainerStatusUnknown"}),
+        {},
+        ("NodeLost", "cluster", True),
+    ),
+    (
+        "node shutdown",
+        pod(
+            "Failed",
+            reason="Terminated",
+            message="Pod was terminated in response to imminent node shutdown.",
+        ),
+        {},
+        ("NodeShutdown", "cluster", True),
+    ),
+    ("deleted by the driver", pod(deleting=True), {}, ("DeletedByDriver", "driver", False)),
+    (
+        "SIGTERM while deleted by the driver",
+        pod(deleting=True, terminated={"exitCode": 143, "reason": "Error"}),
+        {},
+        ("DeletedByDriver", "driver", False),
+    ),
+    (
+        "deleted by a kubectl spark action",
+        pod(deleting=True, annotations={"kubectl-spark.io/action": "force-kill"}),
+        {},
+        ("DeletedByUser", "user", False),
+    ),
+    (
+        "owner attempt lost",
+        pod(deleting=True),
+        {"owner_gone": True, "owner_attempt": 1},
+        ("OwnerGone", "driver", False),
+    ),
+    (
+        "pending, unschedulable, deleted",
+        pod(
+            "Pending",
+            waiting={"reason": "ContainerCreating"},
+            deleting=True,
+            conditions=[
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": "0/3 nodes are available",
+                }
+            ],
+        ),
+        {},
+        ("Unschedulable", "cluster", False),
+    ),
+    (
+        "image pull failure, deleted",
+        pod(
+            "Pending", waiting={"reason": "ImagePullBackOff", "message": "Back-off"}, deleting=True
+        ),
+        {},
+        ("ImagePullFailure", "app", False),
+    ),
+    (
+        "config error, deleted",
+        pod("Pending", waiting={"reason": "CreateContainerConfigError"}, deleting=True),
+        {},
+        ("ContainerConfigError", "app", False),
+    ),
+    (
+        "decommissioned",
+        pod(
+            "Succeeded",
+            terminated={"exitCode": 0, "reason": "Completed"},
+            labels={"spark-exec-inactive": "true"},
+        ),
+        {},
+        ("Decommissioned", "driver", False),
+    ),
+    (
+        "failed and kept inactive",
+        pod(
+            "Failed",
+            terminated={"exitCode": 137, "reason": "OOMKilled"},
+            labels={"spark-exec-inactive": "true"},
+        ),
+        {},
+        ("OOMKilled", "app", True),
+    ),
+    (
+        "deadline",
+        pod("Failed", reason="DeadlineExceeded"),
+        {},
+        ("DeadlineExceeded", "user", True),
+    ),  # PodFailed counts
+]
+
+
+@pytest.mark.parametrize(("case", "item", "ctx", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_loss_reason(
+    case: str, item: dict[str, Any], ctx: dict[str, Any], expected: tuple[str, str, bool]
+) -> None:
+    reason = classify(PodContext(item, "executor", **ctx))
+    assert reason is not None, case
+    assert (reason.code, reason.category, reason.counts_as_failure) == expected
+    assert reason.message and reason.evidence
+
+
+def test_running_and_waiting_pods_have_no_loss_reason() -> None:
+    assert classify(PodContext(pod(), "executor", node=NodeHealth(True))) is None
+    assert (
+        classify(PodContext(pod("Pending", waiting={"reason": "ImagePullBackOff"}), "executor"))
+        is None
+    )
+
+
+def test_spark_wording_of_exit_codes() -> None:
+    assert describe_exit(52) == "exit code 52 (JVM OOM)"
+    assert describe_exit(137) == "exit code 137 (SIGKILL, possible container OOM)"
+    assert describe_exit(7) == "exit code 7 (unexpected)"
+    reason = classify(
+        PodContext(pod("Failed", terminated={"exitCode": 137, "reason": "Error"}), "executor")
+    )
+    assert reason is not None and "(SIGKILL, possible container OOM)" in reason.message
+
+
+def test_in_place_restarts_each_get_an_entry() -> None:
+    item = pod(
+        restarts=2,
+        last={"exitCode": 137, "reason": "OOMKilled", "finishedAt": "2026-01-01T00:02:00Z"},
+    )
+    entries = restart_reasons(item)
+    assert len(entries) == 2
+    assert entries[0] == (None, None)  # Kubernetes keeps only the last termination
+    assert (
+        entries[1][0] == "2026-01-01T00:02:00Z"
+        and entries[1][1] is not None
+        and entries[1][1].code == "OOMKilled"
+    )
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (-3, "<invalid>"),
+        (-1.5, "0s"),
+        (0, "0s"),
+        (59, "59s"),
+        (119, "119s"),
+        (120, "2m"),
+        (125, "2m5s"),
+        (599, "9m59s"),
+        (600, "10m"),
+        (3 * 3600 - 1, "179m"),
+        (3 * 3600, "3h"),
+        (3 * 3600 + 60, "3h1m"),
+        (8 * 3600, "8h"),
+        (47 * 3600, "47h"),
+        (48 * 3600, "2d"),
+        (49 * 3600, "2d1h"),
+        (8 * 86400, "8d"),
+        (729 * 86400, "729d"),
+        (730 * 86400, "2y"),
+        (731 * 86400, "2y1d"),
+        (8 * 365 * 86400, "8y"),
+    ],
+)
+def test_human_duration_is_kubectls(seconds: float, text: str) -> None:
+    assert human_duration(seconds) == text

@@ -98,6 +98,7 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
                     None,
                     f"attempt {n} {verb}: {attempt.reason.code} — {attempt.reason.message} ({attempt.reason.category} fault)"
                     if attempt.reason.category in ("app", "cluster")
+                    and attempt.reason.code != "Completed"
                     else f"attempt {n} {verb}: {attempt.reason.code} — {attempt.reason.message}",
                 )
             )

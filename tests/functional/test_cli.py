@@ -179,12 +179,11 @@ def test_demo_no_tui_plays_a_scenario_to_its_end(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "Played scenario 's6-driver-restarts'" in proc.stdout
-    driver_line = next(
-        line
-        for line in proc.stdout.splitlines()
-        if line.startswith("default ") and " driver " in line
-    )
-    assert driver_line.split()[-2:] == ["Running", "2"]  # two in-place restarts
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("default "))
+    assert row.split()[1:4] == ["restarting-driver", "Running", "1/1"]
+    assert row.split()[7] == "2"  # RESTARTS: two in-place restarts
+    assert "$ kubectl spark history restarting-driver -n default" in proc.stdout
+    assert proc.stdout.count("ContainerRestarted") == 2
 
 
 @pytest.mark.kubectl

@@ -306,3 +306,53 @@ def test_cluster_errors(tmp_path: Path, capsys) -> None:
     del port
     assert main(["--kubeconfig", str(tmp_path / "missing"), "ls"]) == 1
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_ls_watch_prints_changed_rows_from_a_watch(cluster) -> None:
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    c = cluster("s6-driver-restarts")
+    c.player.play_until(20)
+    binary = Path(sys.executable).parent / "kubectl-spark"
+    proc = subprocess.Popen(
+        [str(binary), "--kubeconfig", str(c.kubeconfig), "ls", "-w"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: list[str] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        lines.extend(proc.stdout)  # one line at a time, as they arrive
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 20
+        while len(lines) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert lines[0].split()[0] == "APP" and lines[1].split()[:2] == [
+            "restarting-driver",
+            "Running",
+        ]
+        (executor,) = [
+            p
+            for p in c.world.find_pods("default", spark_role="executor")
+            if p["metadata"]["name"].endswith("exec-1")
+        ]
+        c.world.oom_kill("default", executor["metadata"]["name"])
+        c.world.step(2)
+        deadline = time.monotonic() + 20
+        while not any("1 app" in line for line in lines) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert any(
+            line.startswith("restarting-driver") and "1 app" in line for line in lines[2:]
+        ), lines
+        assert not any(line.startswith("APP") for line in lines[2:])  # rows only, as kubectl get -w
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)

@@ -186,7 +186,7 @@ def _play(scenario_name: str, path: Path) -> None:
                 f"Played scenario {scenario_name!r} ({loaded.title}) to {int(loaded.duration)} s of simulated time."
             )
             typer.echo("")
-            _show_pods(get_json(conn, "/api/v1/pods")["items"])
+            _show_apps(conn, clock.now())
     typer.echo("")
     typer.echo("To keep a cluster running and point kubectl at it:")
     typer.echo(f"  kubectl spark demo --serve --scenario {scenario_name} --kubeconfig {path}")
@@ -201,57 +201,39 @@ def _show_served(server: Any) -> None:
         typer.echo(f"  {row['apiVersion']:<30} {row['resource']:<26} {scope:<10} {subs}")
 
 
-def _pod_status(item: dict[str, Any]) -> str:
-    if item["metadata"].get("deletionTimestamp"):
-        return "Terminating"
-    status = item.get("status") or {}
-    if status.get("reason"):
-        return str(status["reason"])
-    for cs in status.get("containerStatuses") or []:
-        state = cs.get("state") or {}
-        if state.get("waiting"):
-            return str(state["waiting"].get("reason", "Waiting"))
-        if state.get("terminated"):
-            term = state["terminated"]
-            return f"{term.get('reason') or 'Terminated'} (exit {term.get('exitCode')})"
-    return str(status.get("phase", "Unknown"))
+def _show_apps(conn: Any, now: datetime) -> None:
+    """What `kubectl spark ls -A` and `kubectl spark history` print for the played cluster."""
+    from dataclasses import replace
 
+    from kubectl_spark.cli import render
+    from kubectl_spark.cli.commands.ls import render_analysis
+    from kubectl_spark.core.analyze import analyze
+    from kubectl_spark.kube import snapshot
+    from kubectl_spark.kube.client import connect
 
-def _show_pods(items: list[dict[str, Any]]) -> None:
-    """What the cluster holds, per application (until `kubectl spark ls` lands: raw pods)."""
-    from kubectl_spark.cli.terminal import escape
-
-    apps: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for item in items:
-        labels = item["metadata"].get("labels") or {}
-        if "spark-role" not in labels:
-            continue
-        name = (
-            labels.get("sparkoperator.k8s.io/app-name")
-            or labels.get("spark-app-name")
-            or labels.get("spark-app-selector", "?")
-        )
-        apps.setdefault((item["metadata"]["namespace"], name), []).append(item)
+    with connect(conn) as api:
+        snap = replace(snapshot.read(api, None), now=now)
+    analysis = analyze(snap)
+    typer.echo("$ kubectl spark ls -A")
     typer.echo(
-        f"{'NAMESPACE':<12} {'APP':<18} {'ROLE':<9} {'POD':<52} {'NODE':<8} {'STATUS':<22} RESTARTS"
+        render_analysis(analysis, "table", all_namespaces=True, no_headers=False, now=now), nl=False
     )
-    for (namespace, name), members in sorted(apps.items()):
-        members.sort(
-            key=lambda p: (
-                p["metadata"]["labels"].get("spark-role") != "driver",
-                p["metadata"]["creationTimestamp"],
-                p["metadata"]["name"],
+    for app in sorted(analysis.apps, key=lambda a: (a.namespace, a.name)):
+        typer.echo("")
+        typer.echo(f"$ kubectl spark history {app.name} -n {app.namespace}")
+        rows = [
+            (
+                h.time or "<unknown>",
+                h.kind,
+                str(h.attempt) if h.attempt else "-",
+                h.executor or "-",
+                h.message,
             )
-        )
-        for item in members:
-            restarts = sum(
-                int(c.get("restartCount") or 0)
-                for c in (item.get("status") or {}).get("containerStatuses") or []
-            )
+            for h in app.history
+        ]
+        typer.echo(render.table(("TIME", "KIND", "ATTEMPT", "EXECUTOR", "MESSAGE"), rows), nl=False)
+        for alert in app.alerts:
             typer.echo(
-                escape(
-                    f"{namespace:<12} {name:<18} {item['metadata']['labels']['spark-role']:<9} "
-                    f"{item['metadata']['name']:<52} {item['spec'].get('nodeName') or '<none>':<8} "
-                    f"{_pod_status(item):<22} {restarts}"
-                )
+                render.table(("ALERT",), [(f"! {alert.type}: {alert.message}",)], no_headers=True),
+                nl=False,
             )

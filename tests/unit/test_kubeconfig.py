@@ -1,0 +1,106 @@
+"""kubeconfig merging by kubectl's rules (not the Python client's)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubectl_spark.errors import ConfigError
+from kubectl_spark.kube.config import Selection, load
+
+
+def write(path: Path, current: str | None, contexts: dict[str, str], ca: str = "ca.crt") -> Path:
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": f"cluster-{c}",
+                "cluster": {"server": f"https://{c}:6443", "certificate-authority": ca},
+            }
+            for c in contexts
+        ],
+        "users": [{"name": f"user-{c}", "user": {"token": f"t-{c}"}} for c in contexts],
+        "contexts": [
+            {
+                "name": c,
+                "context": {
+                    "cluster": f"cluster-{c}",
+                    "user": f"user-{c}",
+                    **({"namespace": ns} if ns else {}),
+                },
+            }
+            for c, ns in contexts.items()
+        ],
+    }
+    if current:
+        doc["current-context"] = current
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_first_current_context_wins_like_kubectl(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = write(tmp_path / "a", "alpha", {"alpha": "team-a"})
+    b = write(tmp_path / "b", "beta", {"beta": "", "alpha": "other"})
+    monkeypatch.setenv("KUBECONFIG", f"{a}:{b}")
+    resolved = load(Selection())
+    assert (resolved.context, resolved.namespace) == (
+        "alpha",
+        "team-a",
+    )  # the Python client would pick beta
+    assert resolved.config["clusters"][0]["cluster"]["certificate-authority"] == str(
+        tmp_path / "ca.crt"
+    )
+    beta = load(Selection(context="beta"))
+    assert (beta.context, beta.namespace) == ("beta", "default")
+    assert (
+        load(Selection(context="beta", namespace="x", cluster="cluster-alpha")).cluster
+        == "cluster-alpha"
+    )
+
+
+def test_unknown_context_cluster_or_missing_file(tmp_path: Path) -> None:
+    a = write(tmp_path / "a", "alpha", {"alpha": ""})
+    with pytest.raises(ConfigError, match='context "nope" does not exist'):
+        load(Selection(kubeconfig=str(a), context="nope"))
+    with pytest.raises(ConfigError, match='cluster "nope" does not exist'):
+        load(Selection(kubeconfig=str(a), cluster="nope"))
+    with pytest.raises(ConfigError, match="does not exist"):
+        load(Selection(kubeconfig=str(tmp_path / "missing")))
+    empty = write(tmp_path / "e", None, {"alpha": ""})
+    with pytest.raises(ConfigError, match="no current-context"):
+        load(Selection(kubeconfig=str(empty)))
+
+
+def test_global_flags_anywhere() -> None:
+    from kubectl_spark.cli.globals import split
+
+    g, rest = split(
+        [
+            "--context",
+            "x",
+            "ls",
+            "-n",
+            "spark",
+            "--kubeconfig=/k",
+            "-A",
+            "-o",
+            "json",
+            "--request-timeout",
+            "1m30s",
+        ]
+    )
+    assert (g.context, g.namespace, g.kubeconfig, g.all_namespaces, g.request_timeout) == (
+        "x",
+        "spark",
+        "/k",
+        True,
+        90.0,
+    )
+    assert rest == ["ls", "-o", "json"]
+    g, rest = split(["ls", "-nspark", "--", "-n", "kept"])
+    assert g.namespace == "spark" and rest == ["ls", "--", "-n", "kept"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,3 +97,13 @@ def find_executor(app: App, attempt: Attempt, reference: str) -> Executor:
     raise UsageError(
         f'executor "{reference}" not found in attempt {attempt.number}: candidates are {candidates}'
     )
+
+
+@contextmanager
+def one_app(reference: str) -> Iterator[tuple[Loaded, App]]:
+    """Read the cluster, find one application, and close the connection afterwards."""
+    loaded = load()
+    try:
+        yield loaded, find_app(loaded.analysis, reference)
+    finally:
+        loaded.api.close()

@@ -75,41 +75,48 @@ def group(
             found = groups[key] = AppGroup(key, key[1], name, app_id, source, owner)
         return found
 
-    driver_attempt: dict[str, tuple[AppGroup, AttemptGroup]] = {}
-    for pod in drivers:
-        labels = raw.labels(pod)
-        ns = raw.namespace(pod)
-        app_id = labels.get("spark-app-selector", "")
-        ref = raw.controller_ref(pod)
+    def by_labels(
+        labels: dict[str, str], ns: str, app_id: str, job_ref: dict[str, Any] | None
+    ) -> AppGroup | None:
+        """The application a pod's labels (or its driver Job) put it in, by the rules' order."""
         if group_by and labels.get(group_by):
-            g = app_group(("label", ns, labels[group_by]), labels[group_by], app_id, "pod", None)
-        elif labels.get(OPERATOR_APP):
-            app_name = labels[OPERATOR_APP]
-            g = app_group(
-                ("sparkapplication", ns, app_name),
-                app_name,
+            return app_group(("label", ns, labels[group_by]), labels[group_by], app_id, "pod", None)
+        if labels.get(OPERATOR_APP):
+            name = labels[OPERATOR_APP]
+            return app_group(
+                ("sparkapplication", ns, name),
+                name,
                 app_id,
                 "sparkapplication",
-                apps_by_name.get((ns, app_name)),
+                apps_by_name.get((ns, name)),
             )
-        elif ref.get("kind") == "Job":
-            job = jobs_by_uid.get(str(ref.get("uid")))
-            g = app_group(
-                ("job", ns, str(ref.get("uid"))),
-                labels.get("spark-app-name") or str(ref.get("name")),
+        if job_ref is not None:
+            job = jobs_by_uid.get(str(job_ref.get("uid")))
+            found = app_group(
+                ("job", ns, str(job_ref.get("uid"))),
+                labels.get("spark-app-name") or str(job_ref.get("name")),
                 app_id,
                 "job",
                 job,
             )
-            g.owner = g.owner or job
-        elif app_id:
-            g = app_group(
+            found.owner = found.owner or job
+            return found
+        if app_id:
+            return app_group(
                 ("pod", ns, app_id), labels.get("spark-app-name") or app_id, app_id, "pod", None
             )
-        else:
+        return None
+
+    driver_attempt: dict[str, tuple[AppGroup, AttemptGroup]] = {}
+    for pod in drivers:
+        labels = raw.labels(pod)
+        app_id = labels.get("spark-app-selector", "")
+        ref = raw.controller_ref(pod)
+        g = by_labels(labels, raw.namespace(pod), app_id, ref if ref.get("kind") == "Job" else None)
+        if g is None:
             ungrouped.append(
                 UngroupedPod(
-                    ns,
+                    raw.namespace(pod),
                     raw.name(pod),
                     raw.uid(pod),
                     "driver",
@@ -117,8 +124,7 @@ def group(
                 )
             )
             continue
-        if not g.app_id:
-            g.app_id = app_id
+        g.app_id = g.app_id or app_id
         attempt = AttemptGroup(
             pod, raw.uid(pod), raw.name(pod), _created(pod)[0] or None, labels.get(SUBMISSION, "")
         )
@@ -137,38 +143,22 @@ def group(
         ):
             placed[1].executors.append(pod)
             continue
-        target = _fallback_group(groups, pod, labels, ns, app_id, group_by)
+        target = _fallback_group(groups, labels, ns, app_id, group_by) or by_labels(
+            labels, ns, app_id, None
+        )
         if target is None:
-            if group_by and labels.get(group_by):
-                target = app_group(
-                    ("label", ns, labels[group_by]), labels[group_by], app_id, "pod", None
+            ungrouped.append(
+                UngroupedPod(
+                    ns,
+                    raw.name(pod),
+                    raw.uid(pod),
+                    labels.get("spark-role", ""),
+                    "no driver owner, no spark-app-selector and no spark-operator label",
                 )
-            elif labels.get(OPERATOR_APP):
-                app_name = labels[OPERATOR_APP]
-                target = app_group(
-                    ("sparkapplication", ns, app_name),
-                    app_name,
-                    app_id,
-                    "sparkapplication",
-                    apps_by_name.get((ns, app_name)),
-                )
-            elif app_id:
-                target = app_group(
-                    ("pod", ns, app_id), labels.get("spark-app-name") or app_id, app_id, "pod", None
-                )
-            else:
-                ungrouped.append(
-                    UngroupedPod(
-                        ns,
-                        raw.name(pod),
-                        raw.uid(pod),
-                        labels.get("spark-role", ""),
-                        "no driver owner, no spark-app-selector and no spark-operator label",
-                    )
-                )
-                continue
+            )
+            continue
         _attach_executor(
-            target, pod, labels, owner_uid, str(ref.get("name", "")) if owner_uid else ""
+            target, labels, owner_uid, str(ref.get("name", "")) if owner_uid else "", pod
         )
 
     for (ns, app_name), app in apps_by_name.items():
@@ -201,25 +191,23 @@ def group(
 
 def _fallback_group(
     groups: dict[tuple[str, str, str], AppGroup],
-    pod: Any,
     labels: dict[str, str],
     ns: str,
     app_id: str,
     group_by: str | None,
 ) -> AppGroup | None:
+    """An existing application for an executor whose driver pod is not in the cluster."""
     if group_by and labels.get(group_by):
         return groups.get(("label", ns, labels[group_by]))
     if labels.get(OPERATOR_APP):
         return groups.get(("sparkapplication", ns, labels[OPERATOR_APP]))
     if not app_id:
         return None
-    candidates = [g for g in groups.values() if g.namespace == ns and g.app_id == app_id]
-    del pod
-    return candidates[0] if candidates else None
+    return next((g for g in groups.values() if g.namespace == ns and g.app_id == app_id), None)
 
 
 def _attach_executor(
-    target: AppGroup, pod: Any, labels: dict[str, str], owner_uid: str, owner_name: str
+    target: AppGroup, labels: dict[str, str], owner_uid: str, owner_name: str, pod: Any
 ) -> None:
     """Place an executor whose driver pod is not (or no longer) in the cluster."""
     submission = labels.get(SUBMISSION, "")

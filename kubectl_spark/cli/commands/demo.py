@@ -206,6 +206,7 @@ def _show_apps(conn: Any, now: datetime) -> None:
     from dataclasses import replace
 
     from kubectl_spark.cli import render
+    from kubectl_spark.cli.commands import history
     from kubectl_spark.cli.commands.ls import render_analysis
     from kubectl_spark.core.analyze import analyze
     from kubectl_spark.kube import snapshot
@@ -221,17 +222,7 @@ def _show_apps(conn: Any, now: datetime) -> None:
     for app in sorted(analysis.apps, key=lambda a: (a.namespace, a.name)):
         typer.echo("")
         typer.echo(f"$ kubectl spark history {app.name} -n {app.namespace}")
-        rows = [
-            (
-                h.time or "<unknown>",
-                h.kind,
-                str(h.attempt) if h.attempt else "-",
-                h.executor or "-",
-                h.message,
-            )
-            for h in app.history
-        ]
-        typer.echo(render.table(("TIME", "KIND", "ATTEMPT", "EXECUTOR", "MESSAGE"), rows), nl=False)
+        typer.echo(render.table(history.HEADERS, history.rows(app)), nl=False)
         for alert in app.alerts:
             typer.echo(
                 render.table(("ALERT",), [(f"! {alert.type}: {alert.message}",)], no_headers=True),

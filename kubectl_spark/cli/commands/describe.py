@@ -106,13 +106,9 @@ def run(
     from kubectl_spark.cli.commands.events import app_events
 
     chosen = render.check_output(output, ("table", "json", "yaml"))
-    loaded = common.load()
-    try:
-        app = common.find_app(loaded.analysis, app_ref)
+    with common.one_app(app_ref) as (loaded, app):
         if chosen in ("json", "yaml"):
             sys.stdout.write(render.document(app.to_json(), chosen))
-            return
-        now = datetime.now(UTC)
-        sys.stdout.write(text(app, now, app_events(loaded.snapshot, app, now)))
-    finally:
-        loaded.api.close()
+        else:
+            now = datetime.now(UTC)
+            sys.stdout.write(text(app, now, app_events(loaded.snapshot, app, now)))

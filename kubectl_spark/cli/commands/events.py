@@ -75,9 +75,7 @@ def run(
 ) -> None:
     """Show the Events of an application's pods, Job and SparkApplication, oldest first."""
     chosen = render.check_output(output, ("table", "json", "yaml"))
-    loaded = common.load()
-    try:
-        app = common.find_app(loaded.analysis, app_ref)
+    with common.one_app(app_ref) as (loaded, app):
         events = app_events(loaded.snapshot, app, datetime.now(UTC))
         if chosen in ("json", "yaml"):
             doc = {
@@ -88,16 +86,13 @@ def run(
                 "items": [{k: v for k, v in e.items() if k != "age"} for e in events],
             }
             sys.stdout.write(render.document(doc, chosen))
-            return
-        if not events:
+        elif not events:
             sys.stderr.write(f"No events found for {app.name}.\n")
-            return
-        sys.stdout.write(
-            render.table(
-                ("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"),
-                [(e["age"], e["type"], e["reason"], e["object"], e["message"]) for e in events],
-                no_headers=no_headers,
+        else:
+            sys.stdout.write(
+                render.table(
+                    ("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"),
+                    [(e["age"], e["type"], e["reason"], e["object"], e["message"]) for e in events],
+                    no_headers=no_headers,
+                )
             )
-        )
-    finally:
-        loaded.api.close()

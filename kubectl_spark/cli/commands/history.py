@@ -3,10 +3,37 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 
 from kubectl_spark.cli import common, render
+from kubectl_spark.core.model import App
+
+HEADERS = ("TIME", "KIND", "ATTEMPT", "EXECUTOR", "MESSAGE")
+
+
+def rows(app: App) -> list[tuple[str, str, str, str, str]]:
+    return [
+        (
+            h.time or "<unknown>",
+            h.kind,
+            str(h.attempt) if h.attempt else "-",
+            h.executor or "-",
+            h.message,
+        )
+        for h in app.history
+    ]
+
+
+def document(app: App) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubectl-spark/v1",
+        "kind": "SparkAppHistory",
+        "namespace": app.namespace,
+        "name": app.name,
+        "items": [h.to_json() for h in app.history],
+    }
 
 
 def run(
@@ -20,33 +47,8 @@ def run(
 ) -> None:
     """Show what happened to an application, in time order: attempts, losses, restarts, actions."""
     chosen = render.check_output(output, ("table", "json", "yaml"))
-    loaded = common.load()
-    try:
-        app = common.find_app(loaded.analysis, app_ref)
+    with common.one_app(app_ref) as (_, app):
         if chosen in ("json", "yaml"):
-            doc = {
-                "apiVersion": "kubectl-spark/v1",
-                "kind": "SparkAppHistory",
-                "namespace": app.namespace,
-                "name": app.name,
-                "items": [h.to_json() for h in app.history],
-            }
-            sys.stdout.write(render.document(doc, chosen))
-            return
-        rows = [
-            (
-                h.time or "<unknown>",
-                h.kind,
-                str(h.attempt) if h.attempt else "-",
-                h.executor or "-",
-                h.message,
-            )
-            for h in app.history
-        ]
-        sys.stdout.write(
-            render.table(
-                ("TIME", "KIND", "ATTEMPT", "EXECUTOR", "MESSAGE"), rows, no_headers=no_headers
-            )
-        )
-    finally:
-        loaded.api.close()
+            sys.stdout.write(render.document(document(app), chosen))
+        else:
+            sys.stdout.write(render.table(HEADERS, rows(app), no_headers=no_headers))

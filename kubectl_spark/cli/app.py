@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import typer
 
-from kubectl_spark.cli.commands import demo, describe, events, history, logs, ls, version
+from kubectl_spark.cli.commands import (
+    demo,
+    describe,
+    events,
+    fence,
+    force_kill,
+    history,
+    logs,
+    ls,
+    resubmit,
+    version,
+)
 
 
 def build_app() -> typer.Typer:
@@ -29,6 +40,18 @@ def build_app() -> typer.Typer:
         "events", help="Show the Events of an application's pods, Job and SparkApplication."
     )(events.run)
     app.command("logs", help="Print the log of a driver attempt or an executor.")(logs.run)
+    app.command(
+        "fence", help="Fence an attempt so that it cannot make progress.", rich_help_panel="Actions"
+    )(fence.run)
+    app.command("unfence", help="Undo a fence.", rich_help_panel="Actions")(fence.unfence)
+    app.command(
+        "force-kill",
+        help="Delete exactly one attempt's pods, now, by UID.",
+        rich_help_panel="Actions",
+    )(force_kill.run)
+    app.command(
+        "resubmit", help="Start a fresh attempt of an application.", rich_help_panel="Actions"
+    )(resubmit.run)
     app.command("demo", help="Run the embedded cluster with a simulated failure scenario.")(
         demo.run
     )

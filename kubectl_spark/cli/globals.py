@@ -90,6 +90,8 @@ def split(argv: list[str]) -> tuple[Globals, list[str]]:
             values["namespace"] = arg[2:]
         elif arg in BOOL_FLAGS:
             values[BOOL_FLAGS[arg]] = True
+        elif arg == "--dry-run":
+            rest.append("--dry-run=client")  # kubectl: a bare --dry-run means client
         else:
             rest.append(arg)
         i += 1

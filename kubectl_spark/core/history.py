@@ -110,6 +110,7 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
             # the pod is gone; Events that still name it tell part of its story
             ghost = {"metadata": {"name": attempt.driver_pod, "namespace": app.namespace}}
             entries.extend(_pod_events(ghost, n, None, index))
+            entries.extend(_actions(ghost, n, index))
         for executor, pod in zip(
             attempt.executors, sorted(source.executors, key=_exec_key), strict=False
         ):

@@ -59,7 +59,14 @@ class AttachDetach:
                 t.get("key") == "node.kubernetes.io/out-of-service"
                 for t in (nodes.get(node) or {}).get("spec", {}).get("taints") or []
             )
-            if (pv, node) not in in_use or out_of_service:
+            ready = any(
+                c.get("type") == "Ready" and c.get("status") == "True"
+                for c in ((nodes.get(node) or {}).get("status") or {}).get("conditions") or []
+            )
+            # From an unreachable node nothing is detached (the kubelet cannot confirm the unmount;
+            # the 6-minute forced detach is off, disable-force-detach-on-timeout): only the
+            # out-of-service taint, or someone deleting the VolumeAttachment, frees the volume.
+            if out_of_service or ((pv, node) not in in_use and ready):
                 client.delete(f"{VOLUME_ATTACHMENTS}/{va['metadata']['name']}")
         attachments = client.list(VOLUME_ATTACHMENTS)
         attached = {va["spec"]["source"].get("persistentVolumeName"): va for va in attachments}

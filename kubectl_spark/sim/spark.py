@@ -71,6 +71,18 @@ class DriverState:
     collisions: int = 0
 
 
+def configured_prefix(driver: dict[str, Any]) -> str:
+    """``--conf spark.kubernetes.executor.podNamePrefix=...`` in the driver's args wins, as in Spark."""
+    for container in driver["spec"].get("containers") or []:
+        args = [str(a) for a in container.get("args") or []]
+        for i, arg in enumerate(args[:-1]):
+            if arg == "--conf" and args[i + 1].startswith(
+                "spark.kubernetes.executor.podNamePrefix="
+            ):
+                return args[i + 1].split("=", 1)[1]
+    return ""
+
+
 def resource_prefix(name: str, salt: str) -> str:
     return f"{name}-{hashlib.sha256(salt.encode()).hexdigest()[:16]}"
 
@@ -202,6 +214,7 @@ class SparkDrivers:
                 if app.executor_prefix not in ("fresh", "fixed")
                 else resource_prefix(app.name, salt)
             )
+            prefix = configured_prefix(driver) or prefix
             state = self.drivers[uid] = DriverState(uid, app, prefix)
         return state
 
@@ -442,6 +455,7 @@ class SparkOperator:
         self.world = world
         self.drivers = drivers
         self.templates: dict[tuple[str, str], AppConfig] = {}
+        self.generations: dict[str, int] = {}  # app uid → the spec generation last acted on
 
     def tick(self) -> None:
         client = self.world.client
@@ -483,6 +497,30 @@ class SparkOperator:
         status = app.get("status") or {}
         state = (status.get("applicationState") or {}).get("state", "")
         driver_name = f"{name}-driver"
+        generation = int(app["metadata"].get("generation") or 1)
+        seen = self.generations.setdefault(app["metadata"]["uid"], generation)
+        if generation > seen:
+            # A changed spec invalidates the current run: the operator deletes its resources and
+            # submits anew with fresh counters (INVALIDATING).
+            self.generations[app["metadata"]["uid"]] = generation
+            old = client.get(pod(ns, driver_name))
+            if old is not None:
+                client.delete(pod(ns, driver_name), uid=old["metadata"]["uid"], grace=0)
+            self._status(
+                app,
+                {
+                    "applicationState": {"state": "INVALIDATING"},
+                    "executionAttempts": 0,
+                    "submissionAttempts": 0,
+                    "sparkApplicationId": None,
+                    "driverInfo": None,
+                    "executorState": None,
+                    "terminationTime": None,
+                },
+            )
+            return
+        if state == "INVALIDATING":
+            state = ""
         stamp = self.world.now_text()
         if state in ("", "PENDING_RERUN"):
             if client.get(pod(ns, driver_name)) is not None:
@@ -626,6 +664,15 @@ class SparkOperator:
         }
         body = self.drivers.driver_pod(config, name=driver_name, extra_labels=labels)
         body["metadata"]["ownerReferences"] = [objects.owner_ref(app)]
+        prefix = (app["spec"].get("sparkConf") or {}).get("spark.kubernetes.executor.podNamePrefix")
+        if prefix:  # the operator passes sparkConf to spark-submit as --conf
+            container = body["spec"]["containers"][0]
+            container["args"] = [
+                container["args"][0],
+                "--conf",
+                f"spark.kubernetes.executor.podNamePrefix={prefix}",
+                *container["args"][1:],
+            ]
         self.world.client.create(pods(ns), body)
         stamp = self.world.now_text()
         self._status(

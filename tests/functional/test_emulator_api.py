@@ -559,3 +559,27 @@ def test_create_resets_status_of_kinds_with_a_status_subresource(api) -> None:
         {"metadata": {"name": "c"}, "data": {"a": "b"}},
     )
     assert body["data"] == {"a": "b"}
+
+
+def test_a_uid_in_a_patch_is_a_precondition(api) -> None:
+    created = make(api, "pinned")
+    status, body = raw(
+        api,
+        "PATCH",
+        f"{PODS}/pinned",
+        {"metadata": {"uid": "0000", "labels": {"a": "b"}}},
+        content_type=MERGE,
+    )
+    assert (status, body["reason"]) == (409, "Conflict")
+    assert "Precondition failed: UID in precondition: 0000" in body["message"]
+    uid = created["metadata"]["uid"]
+    assert (
+        raw(
+            api,
+            "PATCH",
+            f"{PODS}/pinned",
+            {"metadata": {"uid": uid, "labels": {"a": "b"}}},
+            content_type=MERGE,
+        )[0]
+        == 200
+    )

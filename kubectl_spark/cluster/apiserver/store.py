@@ -687,6 +687,15 @@ class Store:
         rv = meta.get("resourceVersion")
         if rv and str(rv) != current.obj["metadata"]["resourceVersion"]:
             raise conflict(rt.plural, rt.group, name, STALE_OBJECT)
+        uid = meta.get("uid")
+        if uid and uid != current.obj["metadata"]["uid"]:
+            # A uid in a patch is a precondition, as in kube-apiserver's patcher.
+            raise conflict(
+                rt.plural,
+                rt.group,
+                name,
+                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {current.obj['metadata']['uid']}",
+            )
         if meta.get("name") != name:
             raise bad_request(
                 f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"

@@ -1,0 +1,115 @@
+"""What every action command does once it has a plan: show it, confirm, check, apply, report."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from kubectl_spark.cli import render
+from kubectl_spark.cli.terminal import escape
+from kubectl_spark.core.plans import Plan
+from kubectl_spark.errors import ApiRequestError, Forbidden, KubectlSparkError, UsageError
+
+DRY_RUN = ("none", "client", "server")
+
+
+class PlanFailed(KubectlSparkError):
+    """A plan stopped at a failed step (what was applied has been reported)."""
+
+
+def now_text() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def suffix() -> str:
+    return format(int(time.time() * 1000), "x")[-6:]
+
+
+def actor(api: Any) -> str:
+    users = api.resolved.config.get("users") or [{}]
+    return str(users[0].get("name") or os.environ.get("USER") or "kubectl-spark")
+
+
+def check_dry_run(value: str) -> str:
+    if value not in DRY_RUN:
+        raise UsageError(f'invalid --dry-run value "{value}": must be "none", "client" or "server"')
+    return value
+
+
+def show(plan: Plan, output: str) -> None:
+    if output in ("json", "yaml"):
+        doc: Any = plan.to_json()
+        if plan.action == "resubmit" and plan.created:
+            doc = {"apiVersion": "v1", "kind": "List", "items": list(plan.created)}
+        sys.stdout.write(render.document(doc, output))
+        return
+    lines = [
+        f"Plan: {plan.action} {plan.app}"
+        + (f"/{plan.attempt}" if plan.attempt else "")
+        + f" in namespace {plan.namespace}"
+    ]
+    lines += [f"  {i}. {op.summary()}" for i, op in enumerate(plan.operations, start=1)]
+    lines += [f"  note: {n}" for n in plan.notes]
+    sys.stdout.write(escape("\n".join(lines)) + "\n")
+    for warning in plan.warnings:
+        sys.stderr.write(escape(f"Warning: {warning}") + "\n")
+
+
+def execute(api: Any, plan: Plan, *, dry_run: str, yes: bool, output: str) -> None:
+    """Refusal → error; no-op → say so; dry-run → print; else confirm, check permissions, apply."""
+    from kubectl_spark.kube import actions
+
+    if plan.refusal:
+        raise UsageError(plan.refusal)
+    if plan.noop:
+        sys.stdout.write(escape(f"{plan.action}: nothing to do: {plan.noop}") + "\n")
+        return
+    show(plan, output if dry_run == "client" else "")
+    if dry_run == "client":
+        return
+    if dry_run == "none" and not yes:
+        if not sys.stdin.isatty():
+            raise UsageError(
+                "refusing to act without confirmation: pass --yes (or --dry-run to only print the plan)"
+            )
+        sys.stderr.write("Apply this plan? [y/N] ")
+        sys.stderr.flush()
+        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+            raise UsageError("not confirmed: nothing was changed")
+    missing = actions.missing_permissions(api, plan)
+    if missing:
+        raise Forbidden(
+            f"{plan.action} needs permissions you do not have, so nothing was changed: missing "
+            + "; ".join(missing),
+            status=403,
+            reason="Forbidden",
+        )
+    report = actions.apply(api, plan, server_dry_run=dry_run == "server")
+    prefix = "(server dry run) " if dry_run == "server" else ""
+    for op in report.applied:
+        sys.stdout.write(escape(f"{prefix}done: {op.summary()}") + "\n")
+    if report.failed is not None:
+        op, exc = report.failed
+        for skipped in report.skipped:
+            sys.stdout.write(escape(f"not done: {skipped.summary()}") + "\n")
+        conflict = isinstance(exc, ApiRequestError) and exc.status == 409
+        why = (
+            " (the object changed since the plan was made; nothing else was touched)"
+            if conflict
+            else ""
+        )
+        raise PlanFailed(
+            f"{plan.action} stopped at step {len(report.applied) + 1} ({op.verb} {op.target()}): {exc.message}{why}; "
+            f"{len(report.applied)} step(s) applied, {len(report.skipped) + 1} not"
+        )
+    sys.stdout.write(
+        escape(
+            f"{prefix}{plan.action} {plan.app}"
+            + (f"/{plan.attempt}" if plan.attempt else "")
+            + ": done"
+        )
+        + "\n"
+    )

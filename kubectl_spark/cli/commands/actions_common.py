@@ -1,0 +1,54 @@
+"""Reading what an action's plan needs from the cluster (beyond the snapshot)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubectl_spark.core import raw
+from kubectl_spark.core.model import App, Attempt
+from kubectl_spark.errors import NotFound
+
+
+def raw_pod(snapshot: Any, uid: str | None) -> dict[str, Any] | None:
+    return (
+        next((p for p in snapshot.pods if isinstance(p, dict) and raw.uid(p) == uid), None)
+        if uid
+        else None
+    )
+
+
+def raw_named(items: Any, name: str | None) -> dict[str, Any] | None:
+    return (
+        next((o for o in items if isinstance(o, dict) and raw.name(o) == name), None)
+        if name
+        else None
+    )
+
+
+def node_reachable(snapshot: Any, node: str | None) -> bool:
+    found = raw_named(snapshot.nodes, node)
+    if found is None:
+        return not snapshot.nodes  # no node list (no permission): assume reachable
+    ready = raw.condition(found, "Ready")
+    return raw.text(ready, "status") == "True"
+
+
+def lease(api: Any, app: App) -> dict[str, Any] | None:
+    try:
+        found: dict[str, Any] = api.request(
+            "GET",
+            f"/apis/coordination.k8s.io/v1/namespaces/{app.namespace}/leases/kubectl-spark-{app.name}",
+            what="get the fencing Lease",
+        )
+    except NotFound:
+        return None
+    return found
+
+
+def owned_by(api: Any, app: App, attempt: Attempt, plural: str) -> list[dict[str, Any]]:
+    items, _ = api.list(f"/api/v1/namespaces/{app.namespace}/{plural}", what=f"list {plural}")
+    return [
+        i
+        for i in items
+        if any(r.get("uid") == attempt.uid for r in raw.items(i, "metadata", "ownerReferences"))
+    ]

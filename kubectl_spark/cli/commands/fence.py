@@ -1,0 +1,71 @@
+"""``kubectl spark fence <app>/<n>`` and ``unfence``: isolate a suspect attempt, or undo it."""
+
+from __future__ import annotations
+
+import typer
+
+from kubectl_spark.cli import act, common
+from kubectl_spark.cli.commands.actions_common import lease, node_reachable
+from kubectl_spark.core.plans import fence_plan, unfence_plan
+
+DRY_RUN_HELP = "Only print the plan (client), or send every write with dryRun=All (server)."
+
+
+def run(
+    reference: str = typer.Argument(
+        ..., metavar="APP/ATTEMPT", help="The attempt to fence: app/1, app/latest or a driver pod."
+    ),
+    allow: int = typer.Option(
+        0, "--allow", help="The attempt that may proceed (default: the newest live attempt)."
+    ),
+    keep_executors: bool = typer.Option(
+        False, "--keep-executors", help="Do not delete the fenced attempt's executors."
+    ),
+    dry_run: str = typer.Option("none", "--dry-run", help=DRY_RUN_HELP),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Apply without asking."),
+    output: str = typer.Option(
+        "", "--output", "-o", help="With --dry-run: print the plan as json or yaml."
+    ),
+) -> None:
+    """Fence an attempt: label its pods, deny-all NetworkPolicy, take the fencing Lease, stop its executors."""
+    mode = act.check_dry_run(dry_run)
+    loaded = common.load()
+    try:
+        app, attempt = common.find_attempt(loaded.analysis, reference)
+        plan = fence_plan(
+            app,
+            attempt,
+            lease=lease(loaded.api, app),
+            allow=allow or None,
+            keep_executors=keep_executors,
+            now=act.now_text(),
+            actor=act.actor(loaded.api),
+            node_reachable=node_reachable(loaded.snapshot, attempt.node),
+        )
+        act.execute(loaded.api, plan, dry_run=mode, yes=yes, output=output)
+    finally:
+        loaded.api.close()
+
+
+def unfence(
+    reference: str = typer.Argument(..., metavar="APP/ATTEMPT", help="The fenced attempt."),
+    dry_run: str = typer.Option("none", "--dry-run", help=DRY_RUN_HELP),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Apply without asking."),
+    output: str = typer.Option(
+        "", "--output", "-o", help="With --dry-run: print the plan as json or yaml."
+    ),
+) -> None:
+    """Undo a fence: remove the labels and the deny-all NetworkPolicy."""
+    mode = act.check_dry_run(dry_run)
+    loaded = common.load()
+    try:
+        app, attempt = common.find_attempt(loaded.analysis, reference)
+        act.execute(
+            loaded.api,
+            unfence_plan(app, attempt, now=act.now_text(), actor=act.actor(loaded.api)),
+            dry_run=mode,
+            yes=yes,
+            output=output,
+        )
+    finally:
+        loaded.api.close()

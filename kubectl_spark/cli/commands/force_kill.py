@@ -1,0 +1,67 @@
+"""``kubectl spark force-kill <app>/<n>``: remove exactly that attempt, now, by UID."""
+
+from __future__ import annotations
+
+import typer
+
+from kubectl_spark.cli import act, common
+from kubectl_spark.cli.commands.actions_common import node_reachable, raw_named, raw_pod
+from kubectl_spark.cli.commands.fence import DRY_RUN_HELP
+from kubectl_spark.core.plans import KillContext, force_kill_plan
+
+
+def run(
+    reference: str = typer.Argument(
+        ..., metavar="APP/ATTEMPT", help="The attempt to kill: app/1, app/latest or a driver pod."
+    ),
+    force: bool = typer.Option(False, "--force", help="Kill even an attempt that looks healthy."),
+    detach_volumes: bool = typer.Option(
+        False,
+        "--detach-volumes",
+        help="Delete the VolumeAttachments of its ReadWriteOnce volumes on its unreachable node (dangerous).",
+    ),
+    out_of_service: bool = typer.Option(
+        False,
+        "--out-of-service",
+        help="Taint its node node.kubernetes.io/out-of-service (only once the node is confirmed powered off).",
+    ),
+    no_replace: bool = typer.Option(
+        False, "--no-replace", help="Suspend the driver Job so that it starts no new attempt."
+    ),
+    dry_run: str = typer.Option("none", "--dry-run", help=DRY_RUN_HELP),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Apply without asking."),
+    output: str = typer.Option(
+        "", "--output", "-o", help="With --dry-run: print the plan as json or yaml."
+    ),
+) -> None:
+    """Delete an attempt's executors and driver with grace 0 and UID preconditions."""
+    mode = act.check_dry_run(dry_run)
+    loaded = common.load()
+    try:
+        app, attempt = common.find_attempt(loaded.analysis, reference)
+        snap = loaded.snapshot
+        ctx = KillContext(
+            driver=raw_pod(snap, attempt.uid),
+            node=raw_named(snap.nodes, attempt.node),
+            node_reachable=node_reachable(snap, attempt.node),
+            job=raw_named(snap.jobs, app.owner) if app.source == "job" else None,
+            sparkapp=raw_named(snap.sparkapplications, app.owner)
+            if app.source == "sparkapplication"
+            else None,
+            volumeattachments=tuple(snap.volumeattachments),
+            pvcs=tuple(snap.pvcs),
+        )
+        plan = force_kill_plan(
+            app,
+            attempt,
+            ctx,
+            force=force,
+            detach_volumes=detach_volumes,
+            out_of_service=out_of_service,
+            no_replace=no_replace,
+            now=act.now_text(),
+            actor=act.actor(loaded.api),
+        )
+        act.execute(loaded.api, plan, dry_run=mode, yes=yes, output=output)
+    finally:
+        loaded.api.close()

@@ -1,0 +1,112 @@
+"""Applying action plans: permissions first, then one operation at a time.
+
+Before writing anything, every (verb, resource, namespace) the plan needs is checked with a
+SelfSubjectAccessReview; a refusal names the missing permissions and writes nothing. Then the
+operations run in order, each with its preconditions (UID, resourceVersion), and the first
+failure stops the plan: what was applied and what was not is reported. A write is never retried.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubectl_spark import errors
+from kubectl_spark.core.plans import Operation, Plan
+
+from .client import Api
+
+
+def _path(op: Operation) -> str:
+    base = "/api/v1" if op.api_version == "v1" else f"/apis/{op.api_version}"
+    scoped = (
+        f"{base}/namespaces/{op.namespace}/{op.resource}"
+        if op.namespace
+        else f"{base}/{op.resource}"
+    )
+    return (
+        scoped
+        if op.verb == "create"
+        else f"{scoped}/{op.name}" + (f"/{op.subresource}" if op.subresource else "")
+    )
+
+
+def missing_permissions(api: Api, plan: Plan) -> list[str]:
+    missing = []
+    for verb, group, resource, subresource, namespace in plan.permissions():
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {
+                "resourceAttributes": {
+                    "verb": verb,
+                    "group": group,
+                    "resource": resource,
+                    "subresource": subresource,
+                    "namespace": namespace,
+                }
+            },
+        }
+        answer = api.request(
+            "POST",
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            body=review,
+            what="check permissions (SelfSubjectAccessReview)",
+        )
+        if not (answer or {}).get("status", {}).get("allowed"):
+            kind = f"{resource}/{subresource}" if subresource else resource
+            kind = f"{kind}.{group}" if group else kind
+            missing.append(
+                f"{verb} {kind}"
+                + (f" in namespace {namespace}" if namespace else " (cluster-wide)")
+            )
+    return missing
+
+
+@dataclass
+class Report:
+    applied: list[Operation] = field(default_factory=list)
+    failed: tuple[Operation, errors.KubectlSparkError] | None = None
+    skipped: list[Operation] = field(default_factory=list)
+
+
+def apply(api: Api, plan: Plan, *, server_dry_run: bool = False) -> Report:
+    report = Report()
+    query: list[tuple[str, Any]] = [("dryRun", "All")] if server_dry_run else []
+    for index, op in enumerate(plan.operations):
+        try:
+            if op.verb == "delete":
+                options: dict[str, Any] = {
+                    "apiVersion": "v1",
+                    "kind": "DeleteOptions",
+                    **(op.body or {}),
+                }
+                if op.uid:
+                    options["preconditions"] = {"uid": op.uid}
+                if server_dry_run:
+                    options["dryRun"] = ["All"]
+                api.request("DELETE", _path(op), body=options, query=query, what=op.summary())
+            elif op.verb == "patch":
+                api.request(
+                    "PATCH",
+                    _path(op),
+                    body=op.body,
+                    query=query,
+                    content_type="application/merge-patch+json",
+                    what=op.summary(),
+                )
+            elif op.verb == "update":
+                body = dict(op.body or {})
+                body["metadata"] = {
+                    **body.get("metadata", {}),
+                    "resourceVersion": op.resource_version,
+                }
+                api.request("PUT", _path(op), body=body, query=query, what=op.summary())
+            else:
+                api.request("POST", _path(op), body=op.body, query=query, what=op.summary())
+        except errors.KubectlSparkError as exc:
+            report.failed = (op, exc)
+            report.skipped = list(plan.operations[index + 1 :])
+            return report
+        report.applied.append(op)
+    return report

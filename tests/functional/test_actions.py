@@ -1,0 +1,344 @@
+"""fence / unfence / force-kill / resubmit through the real entry point, on played scenarios."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_spark.cli.main import main
+from kubectl_spark.kube.client import Connection, connect
+from tests.functional.test_read_commands import Cluster, ls_json
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Any:
+    made: list[Cluster] = []
+
+    def start(name: str) -> Cluster:
+        made.append(Cluster(name, tmp_path))
+        return made[-1]
+
+    yield start
+    for c in made:
+        c.close()
+
+
+def run(capsys: pytest.CaptureFixture[str], c: Cluster, *args: str) -> tuple[int, str, str]:
+    code = main(["--kubeconfig", str(c.kubeconfig), *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def app_of(
+    capsys: pytest.CaptureFixture[str], c: Cluster, name: str = "networkwordcount"
+) -> dict[str, Any]:
+    apps = [a for a in ls_json(capsys, c)["items"] if a["name"] == name]
+    return max(apps, key=lambda a: a["attempts"][0]["createdAt"] if a["attempts"] else "")
+
+
+def test_s2_fence_then_force_kill_then_heal(cluster, capsys) -> None:
+    c = cluster("s2-partition")
+    c.player.play()
+    first = app_of(capsys, c)["attempts"][0]
+    code, out, err = run(capsys, c, "fence", "networkwordcount/1", "--yes")
+    assert code == 0, err
+    assert "fence networkwordcount/1: done" in out
+    assert "NetworkPolicy only isolates pods where the cluster's CNI enforces" in err
+    policy = c.world.client.get(
+        f"/apis/networking.k8s.io/v1/namespaces/default/networkpolicies/kubectl-spark-fence-{first['uid']}"
+    )
+    assert policy is not None and policy["spec"]["policyTypes"] == ["Ingress", "Egress"]
+    assert policy["spec"]["podSelector"] == {
+        "matchLabels": {"kubectl-spark.io/fence-id": first["uid"]}
+    }
+    driver = c.world.client.get(f"/api/v1/namespaces/default/pods/{first['driverPod']}")
+    assert driver is not None and driver["metadata"]["labels"]["kubectl-spark.io/fenced"] == "true"
+    lease = c.world.client.get(
+        "/apis/coordination.k8s.io/v1/namespaces/default/leases/kubectl-spark-networkwordcount"
+    )
+    assert (
+        lease is not None
+        and lease["spec"]["leaseTransitions"] == 1
+        and lease["spec"]["holderIdentity"].startswith("networkwordcount/2/")
+    )
+    events = c.world.client.list("/api/v1/namespaces/default/events", fieldSelector="reason=Fenced")
+    assert len(events) == 1 and events[0]["involvedObject"]["uid"] == first["uid"]
+    app = app_of(capsys, c)
+    assert app["attempts"][0]["state"] == "Fenced" and app["attempts"][0]["fenced"] is True
+    assert not {a["type"] for a in app["alerts"]} & {"SplitBrain"}
+    assert list(app["attempts"][0]["executors"]) == []  # its executors were stopped
+    assert any(h["kind"] == "Fenced" for h in app["history"])
+    # again: a no-op that says so
+    code, out, _ = run(capsys, c, "fence", "networkwordcount/1", "--yes")
+    assert code == 0 and "nothing to do: attempt 1 is already fenced (epoch 1)" in out
+
+    code, out, err = run(capsys, c, "force-kill", "networkwordcount/1", "--yes")
+    assert code == 0, err
+    assert "Immediate deletion does not wait for confirmation" in err
+    c.world.step(3)
+    assert c.world.client.get(f"/api/v1/namespaces/default/pods/{first['driverPod']}") is None
+    second = app_of(capsys, c)["attempts"][-1]
+    assert second["state"] == "Running" and len(second["executors"]) == 2
+    c.world.heal_node("node-a")
+    c.world.step(30)
+    pods = c.world.client.list("/api/v1/namespaces/default/pods")
+    assert first["uid"] not in {p["metadata"]["uid"] for p in pods}
+    assert not any(
+        p["metadata"]["labels"].get("kubectl-spark.io/fence-id") for p in pods
+    )  # nothing of attempt 1 came back
+    assert app_of(capsys, c)["attempts"][-1]["state"] == "Running"
+    code, out, _ = run(capsys, c, "force-kill", "networkwordcount/1", "--yes")
+    assert code == 0 and "nothing to do" in out
+
+
+def test_s3_force_kill_with_detach_volumes_unblocks_attempt_2(cluster, capsys) -> None:
+    c = cluster("s3-rwo-volume")
+    c.player.play()
+    code, out, err = run(
+        capsys, c, "force-kill", "streaming-checkpoint/1", "--detach-volumes", "--yes"
+    )
+    assert code == 0, err
+    assert "delete volumeattachments.storage.k8s.io" in out and "can corrupt its data" in err
+    c.world.step(5)
+    app = app_of(capsys, c, "streaming-checkpoint")
+    assert app["attempts"][-1]["state"] == "Running"
+    (va,) = c.world.client.list("/apis/storage.k8s.io/v1/volumeattachments")
+    assert va["spec"]["nodeName"] == app["attempts"][-1]["node"]
+
+
+def test_s7_resubmit_gets_executors_without_collision(cluster, capsys) -> None:
+    c = cluster("s7-name-collision")
+    c.player.play()
+    assert "NameCollision" in {a["type"] for a in app_of(capsys, c)["alerts"]}
+    assert run(capsys, c, "fence", "networkwordcount/1", "--keep-executors", "--yes")[0] == 0
+    assert (
+        run(capsys, c, "force-kill", "networkwordcount/2", "--force", "--no-replace", "--yes")[0]
+        == 0
+    )
+    c.world.step(2)  # the Job controller drops the job-tracking finalizer of the killed driver
+    code, out, err = run(capsys, c, "resubmit", "networkwordcount", "--dry-run", "-o", "yaml")
+    assert code == 0, err
+    assert "kind: Job" in out and "spark.kubernetes.executor.podNamePrefix=" in out
+    code, out, err = run(capsys, c, "resubmit", "networkwordcount", "--yes")
+    assert code == 0, err
+    c.world.step(8)
+    old = [
+        p
+        for p in c.world.find_pods("default", spark_role="executor")
+        if p["metadata"]["labels"].get("kubectl-spark.io/fenced")
+    ]
+    assert len(old) == 2  # attempt 1's executors are still there...
+    fresh = app_of(capsys, c)
+    assert fresh["attempts"][-1]["state"] == "Running"
+    assert (
+        len([e for e in fresh["attempts"][-1]["executors"] if e["state"] == "Running"]) == 2
+    )  # ...and no collision
+    assert "NameCollision" not in {a["type"] for a in fresh["alerts"]}
+
+
+def test_safety_healthy_refused_and_server_dry_run_writes_nothing(cluster, capsys) -> None:
+    c = cluster("s6-driver-restarts")
+    c.player.play_until(30)
+    c.server.clear_audit()
+    code, _, err = run(capsys, c, "force-kill", "restarting-driver/1", "--yes")
+    assert code == 1 and "looks healthy" in err and "--force" in err
+    code, out, err = run(
+        capsys, c, "force-kill", "restarting-driver/1", "--force", "--dry-run=server"
+    )
+    assert code == 0, err
+    assert "(server dry run) done: delete pods" in out
+    code, _, err = run(capsys, c, "fence", "restarting-driver/1")
+    assert code == 1 and "refusing to act without confirmation" in err
+    assert c.server.audit_writes() == []
+    assert app_of(capsys, c, "restarting-driver")["attempts"][0]["state"] == "Running"
+
+
+def test_safety_uid_race_conflicts_and_touches_nothing_else(cluster, capsys) -> None:
+    from kubectl_spark.core.analyze import analyze
+    from kubectl_spark.core.plans import KillContext, force_kill_plan
+    from kubectl_spark.kube import actions, snapshot
+
+    c = cluster("s2-partition")
+    c.player.play()
+    with connect(Connection(kubeconfig=str(c.kubeconfig))) as api:
+        (app,) = analyze(snapshot.read(api, "default")).apps
+        attempt = app.attempts[0]
+        plan = force_kill_plan(
+            app,
+            attempt,
+            KillContext(node_reachable=False),
+            force=False,
+            detach_volumes=False,
+            out_of_service=False,
+            no_replace=False,
+            now="2026-01-01T00:00:00Z",
+            actor="test",
+        )
+        # between plan and apply the executor is deleted and recreated under the same name
+        victim = attempt.executors[0]
+        old = c.world.client.get(f"/api/v1/namespaces/default/pods/{victim.pod}")
+        assert old is not None
+        c.world.client.delete(f"/api/v1/namespaces/default/pods/{victim.pod}", grace=0)
+        c.world.client.create(
+            "/api/v1/namespaces/default/pods",
+            {
+                "metadata": {"name": victim.pod, "labels": old["metadata"]["labels"]},
+                "spec": {"containers": [{"name": "c", "image": "i:1"}]},
+            },
+        )
+        c.server.clear_audit()
+        report = actions.apply(api, plan)
+    assert (
+        report.failed is not None
+        and report.failed[1].message.find("Precondition failed: UID in precondition") >= 0
+    )
+    assert report.applied == [] and c.server.audit_writes() == []
+    assert c.world.client.get(f"/api/v1/namespaces/default/pods/{attempt.driver_pod}") is not None
+
+
+def test_safety_forbidden_writes_nothing(cluster, capsys, tmp_path: Path) -> None:
+    c = cluster("s2-partition")
+    c.player.play()
+    limited = c.server.write_kubeconfig(
+        tmp_path / "limited", user="oncall", token=c.server.add_user("oncall")
+    )
+    c.server.set_policy(
+        {
+            "rules": [
+                {"effect": "deny", "users": ["oncall"], "verbs": ["delete"], "resources": ["pods"]}
+            ]
+        }
+    )
+    c.server.clear_audit()
+    code = main(["--kubeconfig", str(limited), "force-kill", "networkwordcount/1", "--yes"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "missing delete pods in namespace default" in err and "nothing was changed" in err
+    assert c.server.audit_writes() == []
+
+
+def test_safety_two_concurrent_fences_one_epoch_wins(cluster, capsys) -> None:
+    from kubectl_spark.core.analyze import analyze
+    from kubectl_spark.core.plans import fence_plan
+    from kubectl_spark.kube import actions, snapshot
+
+    c = cluster("s2-partition")
+    c.player.play()
+    with connect(Connection(kubeconfig=str(c.kubeconfig))) as api:
+        (app,) = analyze(snapshot.read(api, "default")).apps
+        plans = [
+            fence_plan(
+                app,
+                app.attempts[0],
+                lease=None,
+                allow=None,
+                keep_executors=True,
+                now="2026-01-01T00:00:00Z",
+                actor=who,
+            )
+            for who in ("alice", "bob")
+        ]
+        first, second = (actions.apply(api, p) for p in plans)
+    assert first.failed is None
+    assert second.failed is not None and second.failed[1].status == 409  # AlreadyExists/Conflict
+    lease = c.world.client.get(
+        "/apis/coordination.k8s.io/v1/namespaces/default/leases/kubectl-spark-networkwordcount"
+    )
+    assert lease is not None and lease["spec"]["leaseTransitions"] == 1
+    assert (
+        len(c.world.client.list("/api/v1/namespaces/default/events", fieldSelector="reason=Fenced"))
+        == 1
+    )
+
+
+def test_plan_as_json_and_unfence(cluster, capsys) -> None:
+    c = cluster("s2-partition")
+    c.player.play()
+    code, out, _ = run(capsys, c, "fence", "networkwordcount/1", "--dry-run", "-o", "json")
+    plan = json.loads(out)
+    assert plan["kind"] == "ActionPlan" and [o["verb"] for o in plan["operations"]][:3] == [
+        "patch",
+        "patch",
+        "patch",
+    ]
+    assert all(o["preconditions"]["uid"] for o in plan["operations"] if o["resource"] == "pods")
+    assert run(capsys, c, "fence", "networkwordcount/1", "--keep-executors", "--yes")[0] == 0
+    code, out, err = run(capsys, c, "unfence", "networkwordcount/1", "--yes")
+    assert code == 0, err
+    assert app_of(capsys, c)["attempts"][0]["fenced"] is False
+    assert (
+        c.world.client.list("/apis/networking.k8s.io/v1/namespaces/default/networkpolicies") == []
+    )
+
+
+def test_s1_force_kill_out_of_service_lets_kubernetes_clean_up(cluster, capsys) -> None:
+    c = cluster("s1-node-shutdown")
+    c.player.play_until(450)
+    code, _out, err = run(capsys, c, "force-kill", "networkwordcount/1", "--out-of-service", "--yes")
+    assert code == 0, err
+    assert "only apply the out-of-service taint after confirming node node-a is powered off" in err
+    node = c.world.client.get("/api/v1/nodes/node-a")
+    assert node is not None and any(
+        t["key"] == "node.kubernetes.io/out-of-service" for t in node["spec"]["taints"]
+    )
+    c.world.step(5)
+    app = app_of(capsys, c)
+    assert [a["state"] for a in app["attempts"]][-1] == "Running"
+    assert not {"SplitBrain", "ZombieDriver"} & {a["type"] for a in app["alerts"]}
+    assert any(h["kind"] == "ForceKilled" for h in app["history"])
+
+
+def test_resubmit_a_bare_driver_pod_with_copies_and_a_new_prefix(cluster, capsys) -> None:
+    c = cluster("s6-driver-restarts")
+    c.player.play_until(30)
+    code, _, err = run(capsys, c, "resubmit", "restarting-driver", "--yes")
+    assert code == 1 and "is Running and not fenced" in err
+    (driver,) = c.world.find_pods("default", spark_role="driver")
+    c.world.exit_container("default", driver["metadata"]["name"], 0)  # the driver finishes; its pod stays, Succeeded
+    c.world.step(2)
+    code, out, err = run(capsys, c, "resubmit", "restarting-driver", "--yes")
+    assert code == 0, err
+    assert "create configmaps" in out and "create services" in out
+    c.world.step(8)
+    app = app_of(capsys, c, "restarting-driver")
+    new = app["attempts"][-1]
+    assert new["state"] == "Running" and new["driverPod"].rsplit("-r", 1)[0].endswith("-driver")
+    prefixes = {e["pod"].rsplit("-exec-", 1)[0] for e in new["executors"]}
+    assert (
+        prefixes
+        and all(p.startswith("restarting-driver-") for p in prefixes)
+        and len(new["executors"]) == 2
+    )
+    services = c.world.client.list("/api/v1/namespaces/default/services")
+    copy = next(
+        s
+        for s in services
+        if "-r" in s["metadata"]["name"].rsplit("-driver-svc", 1)[-1]
+        or s["spec"]["selector"].get("kubectl-spark.io/resubmission")
+    )
+    assert copy["spec"]["selector"]["kubectl-spark.io/resubmission"]
+    assert c.world.client.list(
+        "/api/v1/namespaces/default/events", fieldSelector="reason=Resubmitted"
+    )
+
+
+def test_s5_resubmit_reruns_the_spark_application(cluster, capsys) -> None:
+    c = cluster("s5-operator-retries")
+    c.player.play()
+    assert app_of(capsys, c, "pi")["state"] == "Failed"
+    code, out, err = run(capsys, c, "resubmit", "pi", "--yes")
+    assert code == 0, err
+    assert "patch sparkapplications.sparkoperator.k8s.io default/pi" in out
+    c.world.step(10)
+    app = app_of(capsys, c, "pi")
+    assert app["state"] == "Running"
+    sparkapp = c.world.client.get(
+        "/apis/sparkoperator.k8s.io/v1beta2/namespaces/default/sparkapplications/pi"
+    )
+    assert sparkapp is not None and sparkapp["status"]["executionAttempts"] == 1
+    executors = app["attempts"][-1]["executors"]
+    prefix = sparkapp["spec"]["sparkConf"]["spark.kubernetes.executor.podNamePrefix"]
+    assert executors and all(e["pod"].startswith(prefix + "-exec-") for e in executors)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from kubectl_spark.cli.commands import (
+    completion,
     demo,
     describe,
     events,
@@ -55,5 +56,8 @@ def build_app() -> typer.Typer:
     app.command("demo", help="Run the embedded cluster with a simulated failure scenario.")(
         demo.run
     )
+    app.command(
+        "completion", help="Shell completion: bash, zsh or fish scripts, or install it for kubectl."
+    )(completion.run)
     app.command("version", help="Print the kubectl spark version.")(version.run)
     return app

@@ -15,11 +15,17 @@ def prog_name(argv0: str | None = None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["__complete"]:
+        # the shell-completion protocol: kept off the normal path, never an error
+        from kubectl_spark.cli.complete import run
+
+        return run(args[1:])
     from kubectl_spark.cli import globals as cli_globals
     from kubectl_spark.cli.app import build_app
 
     try:
-        options, rest = cli_globals.split(list(sys.argv[1:] if argv is None else argv))
+        options, rest = cli_globals.split(args)
         cli_globals.use(options)
         app = build_app()
         app(args=rest, prog_name=prog_name(), standalone_mode=False)

@@ -277,7 +277,9 @@ def test_plan_as_json_and_unfence(cluster, capsys) -> None:
 def test_s1_force_kill_out_of_service_lets_kubernetes_clean_up(cluster, capsys) -> None:
     c = cluster("s1-node-shutdown")
     c.player.play_until(450)
-    code, _out, err = run(capsys, c, "force-kill", "networkwordcount/1", "--out-of-service", "--yes")
+    code, _out, err = run(
+        capsys, c, "force-kill", "networkwordcount/1", "--out-of-service", "--yes"
+    )
     assert code == 0, err
     assert "only apply the out-of-service taint after confirming node node-a is powered off" in err
     node = c.world.client.get("/api/v1/nodes/node-a")
@@ -297,7 +299,9 @@ def test_resubmit_a_bare_driver_pod_with_copies_and_a_new_prefix(cluster, capsys
     code, _, err = run(capsys, c, "resubmit", "restarting-driver", "--yes")
     assert code == 1 and "is Running and not fenced" in err
     (driver,) = c.world.find_pods("default", spark_role="driver")
-    c.world.exit_container("default", driver["metadata"]["name"], 0)  # the driver finishes; its pod stays, Succeeded
+    c.world.exit_container(
+        "default", driver["metadata"]["name"], 0
+    )  # the driver finishes; its pod stays, Succeeded
     c.world.step(2)
     code, out, err = run(capsys, c, "resubmit", "restarting-driver", "--yes")
     assert code == 0, err

@@ -1,0 +1,233 @@
+"""Shell completion in cobra's ``__complete`` protocol, which kubectl uses for plugins.
+
+kubectl runs ``kubectl_complete-spark <args…> <word>`` (an empty last argument for an empty
+word); the answer is one candidate per line, optionally ``value<TAB>description``, then a last
+line ``:<directive>`` (4: no file completion). Cluster lookups (namespaces, applications,
+attempts, executors) use a short timeout and print nothing on any error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+NO_FILE = 4
+VALUE_FLAGS = {
+    "-n",
+    "--namespace",
+    "--context",
+    "--cluster",
+    "--user",
+    "--kubeconfig",
+    "--request-timeout",
+    "-o",
+    "--output",
+    "-l",
+    "--selector",
+    "--group-by",
+    "--scenario",
+    "--speed",
+    "--port",
+    "--tail",
+    "--since",
+    "-c",
+    "--container",
+    "--allow",
+    "--dry-run",
+}
+GLOBAL_FLAGS = (
+    "--kubeconfig",
+    "--context",
+    "--cluster",
+    "--user",
+    "-n",
+    "--namespace",
+    "-A",
+    "--all-namespaces",
+    "--request-timeout",
+)
+APP_COMMANDS = {"describe", "history", "events", "resubmit"}
+ATTEMPT_COMMANDS = {"fence", "unfence", "force-kill"}
+OUTPUTS = {
+    "ls": ("wide", "json", "yaml", "name"),
+    "describe": ("json", "yaml"),
+    "history": ("json", "yaml"),
+    "events": ("json", "yaml"),
+    "version": ("json", "yaml"),
+}
+TIMEOUT = 2.0
+
+
+def _commands() -> dict[str, tuple[str, list[str]]]:
+    """Subcommand → (help, its flags), read from the command tree itself."""
+    import typer.main
+
+    from kubectl_spark.cli.app import build_app
+
+    group = typer.main.get_command(build_app())
+    out: dict[str, tuple[str, list[str]]] = {}
+    for name, command in getattr(group, "commands", {}).items():
+        if getattr(command, "hidden", False):
+            continue
+        flags = [
+            opt
+            for param in command.params
+            for opt in getattr(param, "opts", [])
+            if opt.startswith("-")
+        ]
+        out[name] = ((command.help or "").split("\n")[0], flags)
+    return out
+
+
+def _cluster_apps(preceding: list[str]) -> Any:
+    from kubectl_spark.cli import globals as cli_globals
+    from kubectl_spark.cli.common import connection
+    from kubectl_spark.core.analyze import analyze
+    from kubectl_spark.kube import snapshot
+    from kubectl_spark.kube.client import connect
+
+    options, _ = cli_globals.split(preceding)
+    cli_globals.use(options)
+    conn = connection()
+    conn = type(conn)(
+        conn.kubeconfig, conn.context, conn.cluster, conn.user, conn.namespace, TIMEOUT
+    )
+    with connect(conn) as api:
+        return analyze(snapshot.read(api, None if options.all_namespaces else api.namespace)).apps
+
+
+def _namespaces(preceding: list[str]) -> list[str]:
+    from kubectl_spark.cli import globals as cli_globals
+    from kubectl_spark.cli.common import connection
+    from kubectl_spark.kube.client import connect
+
+    options, _ = cli_globals.split([w for w in preceding if w not in ("-n", "--namespace")])
+    cli_globals.use(options)
+    conn = connection()
+    conn = type(conn)(conn.kubeconfig, conn.context, conn.cluster, conn.user, None, TIMEOUT)
+    with connect(conn) as api:
+        items, _ = api.list("/api/v1/namespaces", what="list namespaces")
+    return sorted(str(i["metadata"]["name"]) for i in items)
+
+
+def _contexts(kind: str, preceding: list[str]) -> list[str]:
+    import os
+    from pathlib import Path
+
+    import yaml
+
+    paths: list[Path] = []
+    for i, word in enumerate(preceding):
+        if word == "--kubeconfig" and i + 1 < len(preceding):
+            paths = [Path(preceding[i + 1])]
+        elif word.startswith("--kubeconfig="):
+            paths = [Path(word.split("=", 1)[1])]
+    if not paths:
+        env = os.environ.get("KUBECONFIG")
+        paths = (
+            [Path(p) for p in env.split(os.pathsep) if p]
+            if env
+            else [Path.home() / ".kube" / "config"]
+        )
+    names: list[str] = []
+    for path in paths:
+        try:
+            doc = yaml.safe_load(path.read_text()) or {}
+        except (OSError, yaml.YAMLError):
+            continue
+        names += [
+            str(item.get("name"))
+            for item in doc.get(kind) or []
+            if isinstance(item, dict) and item.get("name")
+        ]
+    return sorted(dict.fromkeys(names))
+
+
+def candidates(words: list[str]) -> tuple[list[str], int]:
+    """The completions for ``words`` (the last one is being completed)."""
+    *preceding, current = words or [""]
+    previous = preceding[-1] if preceding else ""
+    subcommand = ""
+    skip = False
+    for word in preceding:
+        if skip:
+            skip = False
+            continue
+        if word in VALUE_FLAGS:
+            skip = True
+        elif not word.startswith("-") and not subcommand:
+            subcommand = word
+    if previous in ("-n", "--namespace"):
+        return _namespaces(preceding), NO_FILE
+    if previous == "--context":
+        return _contexts("contexts", preceding), NO_FILE
+    if previous == "--cluster":
+        return _contexts("clusters", preceding), NO_FILE
+    if previous == "--user":
+        return _contexts("users", preceding), NO_FILE
+    if previous in ("-o", "--output"):
+        return list(OUTPUTS.get(subcommand, ())), NO_FILE
+    if previous == "--scenario":
+        from kubectl_spark.sim.scenario import available
+
+        return ["empty", *available()], NO_FILE
+    if previous == "--kubeconfig":
+        return [], 0  # file completion
+    if previous in VALUE_FLAGS:
+        return [], NO_FILE
+    commands = _commands()
+    if current.startswith("-"):
+        flags = commands.get(subcommand, ("", []))[1] if subcommand else []
+        return [*flags, *GLOBAL_FLAGS, "--help"], NO_FILE
+    if not subcommand:
+        return [f"{name}\t{help_}" for name, (help_, _) in commands.items()], NO_FILE
+    positional = [w for w in preceding[preceding.index(subcommand) + 1 :] if not w.startswith("-")]
+    if positional:
+        return [], NO_FILE
+    if subcommand in APP_COMMANDS:
+        return sorted({app.name for app in _cluster_apps(preceding)}), NO_FILE
+    if subcommand in ATTEMPT_COMMANDS:
+        return _attempt_refs(_cluster_apps(preceding)), NO_FILE
+    if subcommand == "logs":
+        apps = _cluster_apps(preceding)
+        parts = current.split("/")
+        if len(parts) >= 3:
+            return [
+                f"{app.name}/{attempt.number}/exec-{e.id}"
+                for app in apps
+                if app.name == parts[0]
+                for attempt in app.attempts
+                if str(attempt.number) == parts[1]
+                or (parts[1] == "latest" and attempt is app.attempts[-1])
+                for e in attempt.executors
+            ], NO_FILE
+        if len(parts) == 2:
+            return _attempt_refs(a for a in apps if a.name == parts[0]), NO_FILE
+        return sorted({app.name for app in apps}), NO_FILE
+    return [], NO_FILE
+
+
+def _attempt_refs(apps: Iterable[Any]) -> list[str]:
+    out = []
+    for app in apps:
+        for attempt in app.attempts:
+            out.append(
+                f"{app.name}/{attempt.number}\t{attempt.state}"
+                + (f" on {attempt.node}" if attempt.node else "")
+            )
+        if app.attempts:
+            out.append(f"{app.name}/latest\tattempt {app.attempts[-1].number}")
+    return out
+
+
+def run(words: list[str]) -> int:
+    """Print the candidates that start with the word being completed, then the directive."""
+    current = words[-1] if words else ""
+    try:
+        found, directive = candidates(words)
+    except Exception:  # noqa: BLE001 - completion never fails loudly (no cluster, no permission, …)
+        found, directive = [], NO_FILE
+    lines = [c for c in found if c.split("\t", 1)[0].startswith(current)]
+    sys.stdout.write("".join(f"{line}\n" for line in lines) + f":{directive}\n")
+    return 0

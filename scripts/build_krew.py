@@ -26,7 +26,13 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-PLATFORMS = (("linux", "amd64"), ("linux", "arm64"), ("darwin", "amd64"), ("darwin", "arm64"), ("windows", "amd64"))
+PLATFORMS = (
+    ("linux", "amd64"),
+    ("linux", "arm64"),
+    ("darwin", "amd64"),
+    ("darwin", "arm64"),
+    ("windows", "amd64"),
+)
 HOMEPAGE = "https://github.com/kubectl-spark/kubectl-spark"
 NAMES = ("spark", "spark-apps")  # the second is ready if krew-index finds "spark" too generic
 ZERO = "0" * 64
@@ -41,7 +47,9 @@ def version() -> str:
 
 def current_platform() -> tuple[str, str]:
     system = {"Linux": "linux", "Darwin": "darwin", "Windows": "windows"}[platform.system()]
-    arch = {"x86_64": "amd64", "AMD64": "amd64", "aarch64": "arm64", "arm64": "arm64"}[platform.machine()]
+    arch = {"x86_64": "amd64", "AMD64": "amd64", "aarch64": "arm64", "arm64": "arm64"}[
+        platform.machine()
+    ]
     return system, arch
 
 
@@ -53,9 +61,26 @@ def build_bundle(work: Path) -> Path:
     entry = work / "entry.py"
     entry.write_text("import sys\nfrom kubectl_spark.cli.main import main\nsys.exit(main())\n")
     subprocess.run(
-        [sys.executable, "-m", "PyInstaller", "--onedir", "--name", "kubectl-spark", "--noconfirm", "--log-level", "WARN",
-         "--collect-data", "kubectl_spark", "--distpath", str(work / "dist"), "--workpath", str(work / "build"),
-         "--specpath", str(work), str(entry)],
+        [
+            sys.executable,
+            "-m",
+            "PyInstaller",
+            "--onedir",
+            "--name",
+            "kubectl-spark",
+            "--noconfirm",
+            "--log-level",
+            "WARN",
+            "--collect-data",
+            "kubectl_spark",
+            "--distpath",
+            str(work / "dist"),
+            "--workpath",
+            str(work / "build"),
+            "--specpath",
+            str(work),
+            str(entry),
+        ],
         check=True,
     )
     return work / "dist" / "kubectl-spark"
@@ -90,12 +115,16 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def render(ver: str, shas: dict[tuple[str, str], str], *, name: str = "spark", homepage: str = HOMEPAGE) -> str:
+def render(
+    ver: str, shas: dict[tuple[str, str], str], *, name: str = "spark", homepage: str = HOMEPAGE
+) -> str:
     blocks = []
     for os_, arch in PLATFORMS:
         exe = ".exe" if os_ == "windows" else ""
         uri = f"{homepage}/releases/download/v{ver}/{archive_name(ver, os_, arch)}"
-        blocks.append(textwrap.indent(textwrap.dedent(f"""\
+        blocks.append(
+            textwrap.indent(
+                textwrap.dedent(f"""\
             - selector:
                 matchLabels:
                   os: {os_}
@@ -108,10 +137,17 @@ def render(ver: str, shas: dict[tuple[str, str], str], *, name: str = "spark", h
                   to: kubectl-spark
                 - from: LICENSE
                   to: .
-            """), "    "))
+            """),
+                "    ",
+            )
+        )
     template = (ROOT / "scripts" / "krew-manifest.template.yaml").read_text()
-    return (template.replace("{{NAME}}", name).replace("{{VERSION}}", ver).replace("{{HOMEPAGE}}", homepage)
-            .replace("{{PLATFORMS}}\n", "".join(blocks)))
+    return (
+        template.replace("{{NAME}}", name)
+        .replace("{{VERSION}}", ver)
+        .replace("{{HOMEPAGE}}", homepage)
+        .replace("{{PLATFORMS}}\n", "".join(blocks))
+    )
 
 
 def validate(doc: Any, *, package_version: str | None = None) -> list[str]:
@@ -124,7 +160,12 @@ def validate(doc: Any, *, package_version: str | None = None) -> list[str]:
     if doc.get("kind") != "Plugin":
         problems.append("kind must be Plugin")
     name = str((doc.get("metadata") or {}).get("name") or "")
-    if not re.fullmatch(r"[\w-]+", name) or name.lower() in {"con", "prn", "aux", "nul"} or name != name.lower() or name.startswith("kube-"):
+    if (
+        not re.fullmatch(r"[\w-]+", name)
+        or name.lower() in {"con", "prn", "aux", "nul"}
+        or name != name.lower()
+        or name.startswith("kube-")
+    ):
         problems.append(f"metadata.name {name!r} must be a lowercase plugin name (no kube- prefix)")
     spec = doc.get("spec") or {}
     ver = str(spec.get("version") or "")
@@ -154,7 +195,9 @@ def validate(doc: Any, *, package_version: str | None = None) -> list[str]:
             continue
         key = (str(labels.get("os")), str(labels.get("arch")))
         if key in seen:
-            problems.append(f"platforms[{i}].selector overlaps another platform ({key[0]}/{key[1]})")
+            problems.append(
+                f"platforms[{i}].selector overlaps another platform ({key[0]}/{key[1]})"
+            )
         seen.add(key)
         if not re.fullmatch(r"[a-f0-9]{64}", str(entry.get("sha256") or "")):
             problems.append(f"platforms[{i}].sha256 must be 64 lowercase hex characters")
@@ -177,7 +220,9 @@ def main() -> int:
     parser.add_argument("--name", default="spark", choices=NAMES)
     parser.add_argument("--manifest", type=Path, default=ROOT / "krew-manifest.yaml")
     parser.add_argument("--dist", type=Path, default=ROOT / "dist")
-    parser.add_argument("--skip-build", action="store_true", help="only write the manifest (zero sha256 everywhere)")
+    parser.add_argument(
+        "--skip-build", action="store_true", help="only write the manifest (zero sha256 everywhere)"
+    )
     args = parser.parse_args()
     ver = version()
     shas: dict[tuple[str, str], str] = {}
@@ -187,7 +232,9 @@ def main() -> int:
             bundle = build_bundle(Path(work))
             archive = make_archive(bundle, args.dist / archive_name(ver, *here))
         shas[here] = sha256(archive)
-        print(f"built {archive} ({archive.stat().st_size // 1024 // 1024} MiB), sha256 {shas[here]}")
+        print(
+            f"built {archive} ({archive.stat().st_size // 1024 // 1024} MiB), sha256 {shas[here]}"
+        )
     text = render(ver, shas, name=args.name)
     problems = validate(yaml.safe_load(text), package_version=ver)
     if problems:
@@ -197,7 +244,8 @@ def main() -> int:
     args.dist.mkdir(parents=True, exist_ok=True)
     (args.dist / "RELEASE-NOTES.md").write_text(
         f"# kubectl spark v{ver}\n\nBuilt here: {', '.join(f'{o}/{a}' for o, a in shas) or 'none'}.\n"
-        f"Built elsewhere (their sha256 in the manifest is a placeholder until their build): {', '.join(others)}.\n")
+        f"Built elsewhere (their sha256 in the manifest is a placeholder until their build): {', '.join(others)}.\n"
+    )
     print(f"wrote {args.manifest}")
     return 0
 

@@ -15,6 +15,7 @@ from kubectl_spark.cli.commands import (
     logs,
     ls,
     resubmit,
+    tui,
     version,
 )
 
@@ -41,6 +42,7 @@ def build_app() -> typer.Typer:
         "events", help="Show the Events of an application's pods, Job and SparkApplication."
     )(events.run)
     app.command("logs", help="Print the log of a driver attempt or an executor.")(logs.run)
+    app.command("tui", help="Open the live terminal UI.")(tui.run)
     app.command(
         "fence", help="Fence an attempt so that it cannot make progress.", rich_help_panel="Actions"
     )(fence.run)

@@ -16,6 +16,9 @@ RawObject = Mapping[str, Any]
 def get(obj: Any, *path: str | int) -> Any:
     cur = obj
     for key in path:
+        if type(cur) is dict and type(key) is str:  # the common case, first
+            cur = cur.get(key)
+            continue
         if isinstance(key, int):
             if not isinstance(cur, list) or not -len(cur) <= key < len(cur):
                 return None

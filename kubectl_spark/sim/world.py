@@ -160,6 +160,11 @@ class World:
         return self.attach.ready(item, node)
 
     def on_started(self, item: dict[str, Any], node: str) -> None:
+        if objects.labels(item).get("spark-role") == "executor":
+            self.log(
+                item,
+                f"INFO CoarseGrainedExecutorBackend: Started executor {objects.labels(item).get('spark-exec-id', '?')} on {node}",
+            )
         if objects.labels(item).get("spark-role") == "driver":
             app = self.spark.apps.get(objects.labels(item).get("spark-app-selector", ""))
             if app is not None and app.driver_exit_after is not None:
@@ -210,9 +215,15 @@ class World:
             if err.status != 404:
                 raise
             return
-        if objects.labels(item).get("spark-role") == "driver":
+        role = objects.labels(item).get("spark-role")
+        if role == "driver":
             self.log(
                 item, "INFO SparkContext: Running Spark version 3.5.1 (the container restarted)"
+            )
+        elif role == "executor":
+            self.log(
+                item,
+                "INFO CoarseGrainedExecutorBackend: Started executor (the container restarted)",
             )
 
     # ------------------------------------------------------------------------------ apps

@@ -81,7 +81,9 @@ def run(
     if serve:
         _serve(scenario, path, port, speed)
         return
-    del no_tui  # until the TUI lands, the demo is always the non-interactive form
+    if not no_tui and scenario != "empty" and sys.stdin.isatty() and sys.stdout.isatty():
+        _tui(scenario, path, speed)
+        return
     _play(scenario, path)
 
 
@@ -152,6 +154,40 @@ def _simulate(server: Any, clock: Any, scenario_name: str, stop: threading.Event
             sys.stderr.write(f"error: the simulator stopped: {exc}\n")
     finally:
         world.close()
+
+
+def _tui(scenario_name: str, path: Path, speed: float) -> None:
+    """The embedded cluster, the scenario unfolding at ``speed``, and the TUI on top of it."""
+    from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
+    from kubectl_spark.cluster.clock import ScaledClock
+    from kubectl_spark.kube.client import Connection
+    from kubectl_spark.sim import scenario as scenarios
+    from kubectl_spark.tui.app import SparkTUI
+    from kubectl_spark.tui.sources import LiveSource
+
+    clock = ScaledClock(speed, lead=scenarios.load(scenario_name).duration)
+    stop = threading.Event()
+    with EmbeddedApiServer(EmulatorOptions(clock=clock)) as server:
+        server.write_kubeconfig(path)
+        simulator = threading.Thread(
+            target=_simulate,
+            args=(server, clock, scenario_name, stop),
+            name="simulator",
+            daemon=True,
+        )
+        simulator.start()
+
+        def make_source(namespace: str | None, context: str | None, all_namespaces: bool) -> Any:
+            return LiveSource(
+                Connection(kubeconfig=str(path), context=context, namespace=namespace),
+                all_namespaces=all_namespaces,
+            )
+
+        try:
+            SparkTUI(make_source, all_namespaces=True).run()
+        finally:
+            stop.set()
+            simulator.join(timeout=10)
 
 
 def player_speed(clock: Any) -> float:

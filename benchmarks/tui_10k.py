@@ -1,0 +1,154 @@
+"""The TUI at 100 applications / 10,000 pods: first paint, event-to-screen latency, RSS.
+
+Run: .venv/bin/python benchmarks/tui_10k.py [--apps 100] [--pods-per-app 100] [--events 30]
+
+The emulator runs as its own process; the generator fills it through the API; the TUI runs
+headless (Textual's run_test) in this process on a live source (list + watch), so its RSS is
+this process's peak. First paint: from the moment every list has arrived to the first frame
+whose table holds every application. Event to screen: a pod's status changed through the API
+(an executor OOM-killed) until the changed cell is on the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kubectl_spark.cluster.clock import SystemClock  # noqa: E402
+from kubectl_spark.kube.client import Connection  # noqa: E402
+from kubectl_spark.sim.client import Client, pod  # noqa: E402
+from kubectl_spark.sim.generate import generate  # noqa: E402
+from kubectl_spark.tui.app import SparkTUI  # noqa: E402
+from kubectl_spark.tui.sources import LiveSource  # noqa: E402
+
+
+async def measure(kubeconfig: Path, client: Client, apps: int, events: int) -> dict[str, float]:
+    sources: list[LiveSource] = []
+
+    def make(namespace: str | None, context: str | None, all_namespaces: bool) -> LiveSource:
+        sources.append(LiveSource(Connection(kubeconfig=str(kubeconfig)), all_namespaces=True))
+        return sources[-1]
+
+    app = SparkTUI(make, all_namespaces=True)
+    async with app.run_test(size=(160, 50)) as pilot:
+        while not sources or sources[0].live is None or not sources[0].live.ready.is_set():
+            await asyncio.sleep(0.01)
+        listed = time.monotonic()
+        while app.apps_table.row_count < apps:
+            await pilot.pause(0.01)
+        first_paint = time.monotonic() - listed
+        running = [
+            p
+            for p in client.list("/api/v1/pods", labelSelector="spark-role=executor")
+            if (p["status"].get("phase") == "Running")
+        ]
+        latencies = []
+        for victim in running[:events]:
+            ns, name = victim["metadata"]["namespace"], victim["metadata"]["name"]
+            app_name = victim["metadata"]["labels"]["spark-app-name"]
+            row = next(
+                i
+                for i in range(app.apps_table.row_count)
+                if str(app.apps_table.get_row_at(i)[1]).endswith(app_name)
+            )
+            before = str(app.apps_table.get_row_at(row)[6])
+            start = time.monotonic()
+            client.patch(
+                pod(ns, name) + "/status",
+                {
+                    "status": {
+                        "phase": "Failed",
+                        "containerStatuses": [
+                            {
+                                "name": "spark-kubernetes-executor",
+                                "ready": False,
+                                "restartCount": 0,
+                                "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}},
+                            }
+                        ],
+                    }
+                },
+            )
+            while str(app.apps_table.get_row_at(row)[6]) == before:
+                await pilot.pause(0.005)
+            latencies.append(time.monotonic() - start)
+    latencies.sort()
+    return {
+        "first_paint_s": round(first_paint, 3),
+        "event_to_screen_median_ms": round(statistics.median(latencies) * 1000, 1),
+        "event_to_screen_p95_ms": round(
+            latencies[max(0, int(len(latencies) * 0.95) - 1)] * 1000, 1
+        ),
+        "rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--apps", type=int, default=100)
+    parser.add_argument("--pods-per-app", type=int, default=100)
+    parser.add_argument("--events", type=int, default=30)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp())
+    kubeconfig = tmp / "kc.yaml"
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "kubectl-spark"),
+            "demo",
+            "--serve",
+            "--scenario",
+            "empty",
+            "--kubeconfig",
+            str(kubeconfig),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        while not kubeconfig.exists():
+            time.sleep(0.1)
+        doc = yaml.safe_load(kubeconfig.read_text())
+        client = Client(
+            doc["clusters"][0]["cluster"]["server"],
+            doc["users"][0]["user"]["token"],
+            base64.b64decode(doc["clusters"][0]["cluster"]["certificate-authority-data"]),
+        )
+        pods = generate(client, SystemClock(), apps=args.apps, pods_per_app=args.pods_per_app)
+        result = asyncio.run(measure(kubeconfig, client, args.apps, args.events))
+        client.close()
+    finally:
+        server.terminate()
+        server.wait()
+    result.update(
+        {
+            "pods": pods,
+            "apps": args.apps,
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "machine": f"{platform.machine()}, CPython {platform.python_version()}, {__import__('os').cpu_count()} cores",
+            "targets": {"first_paint_s": 1.5, "event_to_screen_p95_ms": 200, "rss_mib": 250},
+        }
+    )
+    print(json.dumps(result, indent=2))
+    (ROOT / "benchmarks" / "results" / f"{result['date'][:10]}-tui.json").write_text(
+        json.dumps(result, indent=2) + "\n"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

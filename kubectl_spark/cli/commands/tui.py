@@ -1,0 +1,50 @@
+"""``kubectl spark tui``: the terminal UI (Textual is imported here, lazily, and nowhere else in the CLI)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from kubectl_spark.cli import globals as cli_globals
+
+
+def run(
+    selector: str = typer.Option(
+        "",
+        "--selector",
+        "-l",
+        help="Start filtered to applications whose pods have this label (key=val).",
+    ),
+    readonly: bool = typer.Option(False, "--readonly", help="Hide fence, force-kill and resubmit."),
+) -> None:
+    """Open the live terminal UI."""
+    from kubectl_spark.cli.common import connection
+    from kubectl_spark.kube.client import connect
+    from kubectl_spark.tui.app import SparkTUI
+    from kubectl_spark.tui.sources import LiveSource
+
+    g = cli_globals.current()
+    with connect(connection()):
+        pass  # fail fast, with the CLI's one-line error, when the kubeconfig is unusable
+
+    def make_source(namespace: str | None, context: str | None, all_namespaces: bool) -> Any:
+        conn = connection()
+        conn = type(conn)(
+            conn.kubeconfig,
+            context or conn.context,
+            conn.cluster,
+            conn.user,
+            namespace or conn.namespace,
+            conn.request_timeout,
+        )
+        return LiveSource(conn, all_namespaces=all_namespaces)
+
+    SparkTUI(
+        make_source,
+        namespace=g.namespace,
+        context=g.context,
+        all_namespaces=g.all_namespaces,
+        readonly=readonly,
+        initial_filter=f"-l {selector}" if selector else "",
+    ).run()

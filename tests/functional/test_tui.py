@@ -1,0 +1,296 @@
+"""The TUI driven with Textual's Pilot against the emulator and simulator, and SVG snapshots."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_spark.core.analyze import Snapshot
+from kubectl_spark.kube.client import Connection
+from kubectl_spark.tui.app import SparkTUI
+from kubectl_spark.tui.screens.help import HelpScreen
+from kubectl_spark.tui.screens.plan import PlanScreen
+from kubectl_spark.tui.screens.text import TextScreen
+from kubectl_spark.tui.sources import LiveSource, StaticSource
+from kubectl_spark.tui.widgets.apps_table import AppsTable
+from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
+from kubectl_spark.tui.widgets.banner import AlertsBanner
+from kubectl_spark.tui.widgets.detail import DetailPane
+from tests.functional.test_read_commands import Cluster
+from tests.unit.test_core_grouping import mk, ref
+
+SIZE = (140, 45)
+
+
+def live_app(c: Cluster, **kwargs: Any) -> SparkTUI:
+    def make(namespace: str | None, context: str | None, all_namespaces: bool) -> LiveSource:
+        return LiveSource(
+            Connection(kubeconfig=str(c.kubeconfig), context=context, namespace=namespace),
+            all_namespaces=all_namespaces,
+        )
+
+    return SparkTUI(make, **kwargs)
+
+
+async def until(pilot: Any, condition: Any, timeout: float = 15.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.1)
+
+
+def text_of(widget: Any) -> str:
+    return str(widget.render())
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Any:
+    made: list[Cluster] = []
+
+    def start(name: str) -> Cluster:
+        made.append(Cluster(name, tmp_path))
+        return made[-1]
+
+    yield start
+    for c in made:
+        c.close()
+
+
+async def test_split_brain_banner_attempt_reason_and_fence(cluster) -> None:
+    c = cluster("s2-partition")
+    c.player.play()
+    app = live_app(c)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
+        await until(pilot, lambda: "SplitBrain" in text_of(app.query_one(AlertsBanner)))
+        tree = app.query_one(AttemptTree)
+        await pilot.press("enter")  # into the tree
+        await until(pilot, lambda: tree.has_focus)
+        await pilot.press("down")  # from the root to attempt 1
+        await until(
+            pilot,
+            lambda: tree.cursor_node is not None and tree.cursor_node.data == ("attempt", 1, ""),
+        )
+        detail = text_of(app.query_one(DetailPane))
+        assert (
+            "NodeLost" in detail
+            and "node node-a" in detail
+            and "exitCausedByApp" in detail
+            and "evidence" in detail
+        )
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, PlanScreen))
+        assert "fence networkwordcount/1" in text_of(app.screen.query_one("#plan-text"))
+        await pilot.press("y")
+        await until(
+            pilot,
+            lambda: (
+                c.world.client.get(
+                    "/apis/coordination.k8s.io/v1/namespaces/default/leases/kubectl-spark-networkwordcount"
+                )
+                is not None
+            ),
+        )
+        await until(pilot, lambda: "SplitBrain" not in text_of(app.query_one(AlertsBanner)))
+    pods = c.world.client.list(
+        "/api/v1/namespaces/default/pods", labelSelector="kubectl-spark.io/fenced=true"
+    )
+    assert len(pods) == 1  # the driver (its executors were stopped)
+
+
+async def test_filter_namespace_switch_and_readonly(cluster) -> None:
+    c = cluster("mixed")
+    c.player.play_until(60)
+    app = live_app(c, all_namespaces=True, readonly=True)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 4)
+        await pilot.press("slash")
+        for key in "nightly":
+            await pilot.press(key)
+        await until(pilot, lambda: table.row_count == 1)
+        await pilot.press("escape", "escape")
+        await until(pilot, lambda: table.row_count == 4)
+        await pilot.press("slash", "exclamation_mark", *"nightly", "enter")
+        await until(pilot, lambda: table.row_count == 3)
+        await pilot.press("escape")
+        await pilot.press("colon", *"ns spark-dev", "enter")
+        await until(pilot, lambda: table.row_count == 1 and "pi" in str(table.get_row_at(0)[1]))
+        await pilot.press("f")  # hidden with --readonly: nothing happens
+        await pilot.pause(0.3)
+        assert not isinstance(app.screen, PlanScreen)
+        assert not any(
+            app.check_action(action, ()) for action in ("fence", "force_kill", "resubmit")
+        )
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+
+
+async def test_previous_logs_of_a_restarted_executor_and_live_update(cluster) -> None:
+    c = cluster("s4-executor-losses")
+    c.player.play_until(
+        70
+    )  # the "restarts" app's executor was OOM-killed at 60 s and restarted in place
+    app = live_app(c)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 2)
+        row = next(i for i in range(table.row_count) if "restarts" in str(table.get_row_at(i)[1]))
+        table.move_cursor(row=row)
+        await pilot.pause(0.2)
+        tree = app.query_one(AttemptTree)
+        tree.focus()
+        await until(pilot, lambda: tree.cursor_node is not None)
+        tree.move_cursor(tree.root.children[0].children[0])
+        await pilot.pause(0.2)
+        await pilot.press("p")
+        await until(pilot, lambda: isinstance(app.screen, TextScreen))
+        assert "previous logs" in text_of(app.screen.query_one("#text-title"))
+        lines = [str(line.text) for line in app.screen.query_one("#text-body").lines]
+        assert any("Started executor" in line for line in lines)
+        await pilot.press("escape")
+        # live: an OOM kill injected now shows up in the open TUI
+        losses = next(i for i in range(table.row_count) if "losses" in str(table.get_row_at(i)[1]))
+        before = str(table.get_row_at(losses)[6])
+        victim = next(
+            p
+            for p in c.world.find_pods("default", spark_app_name="losses", spark_role="executor")
+            if p["status"]["phase"] == "Running"
+        )
+        c.world.oom_kill("default", victim["metadata"]["name"])
+        c.world.step(2)
+        await until(pilot, lambda: str(table.get_row_at(losses)[6]) != before)
+
+
+# ----------------------------------------------------------------------- fixed data
+NOW = datetime(2026, 3, 1, 3, 0, tzinfo=UTC)
+
+
+def fixed_snapshot(hostile: bool = False) -> Snapshot:
+    job = ref("Job", "ingest-driver", "job-1")
+    labels = {"spark-app-selector": "spark-ingest", "spark-app-name": "ingest"}
+    old = mk(
+        "ingest-driver-a", "driver", "2026-03-01T02:00:00Z", labels=labels, owner=job, node="node-a"
+    )
+    old["metadata"]["deletionTimestamp"] = "2026-03-01T02:07:00Z"
+    old["status"]["conditions"] = [
+        {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager"}
+    ]
+    new = mk(
+        "ingest-driver-b", "driver", "2026-03-01T02:07:00Z", labels=labels, owner=job, node="node-b"
+    )
+    pods = [old, new]
+    for i, (phase, term) in enumerate(
+        [
+            ("Running", None),
+            (
+                "Failed",
+                {"exitCode": 137, "reason": "OOMKilled", "finishedAt": "2026-03-01T02:40:00Z"},
+            ),
+        ],
+        1,
+    ):
+        pod = mk(
+            f"ingest-x-exec-{i}",
+            "executor",
+            "2026-03-01T02:07:10Z",
+            labels={**labels, "spark-exec-id": str(i)},
+            owner=ref("Pod", "ingest-driver-b", "uid-ingest-driver-b"),
+            node="node-c",
+            phase=phase,
+        )
+        if term:
+            pod["status"]["containerStatuses"] = [
+                {
+                    "name": "spark-kubernetes-executor",
+                    "restartCount": 0,
+                    "state": {"terminated": term},
+                }
+            ]
+        pods.append(pod)
+    etl = {
+        "spark-app-selector": "spark-etl",
+        "spark-app-name": "nightly-etl" if not hostile else "etl-[bold red]x[/]\x1b[31m",
+    }
+    pods.append(mk("etl-driver", "driver", "2026-03-01T01:00:00Z", labels=etl, node="node-c"))
+    nodes = [
+        {
+            "metadata": {"name": "node-a"},
+            "status": {
+                "conditions": [
+                    {
+                        "type": "Ready",
+                        "status": "Unknown",
+                        "message": "Kubelet stopped posting node status.",
+                    }
+                ]
+            },
+        },
+        *(
+            {
+                "metadata": {"name": n},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+            }
+            for n in ("node-b", "node-c")
+        ),
+    ]
+    return Snapshot(pods=pods, nodes=nodes, now=NOW)
+
+
+def static_app(**kwargs: Any) -> SparkTUI:
+    snapshot = kwargs.pop("snapshot", None) or fixed_snapshot()
+    return SparkTUI(
+        lambda *_: StaticSource(snapshot, context="prod-cluster", namespace="spark"),
+        now=lambda: NOW,
+        **kwargs,
+    )
+
+
+async def test_cluster_text_is_shown_literally() -> None:
+    app = static_app(snapshot=fixed_snapshot(hostile=True))
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 2)
+        names = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        assert "etl-[bold red]x[/]\\x1b[31m" in names  # markup not interpreted, ESC made visible
+        rendered = app.export_screenshot()
+        assert "[bold" in rendered and "x[/]" in rendered  # the brackets reached the screen as text
+        assert "\x1b" not in rendered
+
+
+def _snap_app(**kwargs: Any) -> SparkTUI:
+    return static_app(**kwargs)
+
+
+def test_snapshot_app_list(snap_compare) -> None:
+    assert snap_compare(_snap_app(), terminal_size=SIZE, press=["_"])
+
+
+def test_snapshot_app_view_with_split_brain(snap_compare) -> None:
+    assert snap_compare(_snap_app(), terminal_size=SIZE, press=["_", "enter", "_"])
+
+
+def test_snapshot_executor_detail_with_oom_evidence(snap_compare) -> None:
+    assert snap_compare(
+        _snap_app(),
+        terminal_size=SIZE,
+        press=["_", "enter", "down", "down", "down", "down", "down", "_"],
+    )
+
+
+def test_snapshot_timeline(snap_compare) -> None:
+    async def run_before(pilot: Any) -> None:
+        await pilot.pause(0.3)
+        pilot.app.query_one("#timeline").scroll_visible()
+
+    assert snap_compare(_snap_app(), terminal_size=SIZE, run_before=run_before)
+
+
+def test_snapshot_help(snap_compare) -> None:
+    assert snap_compare(_snap_app(), terminal_size=SIZE, press=["_", "question_mark", "_"])

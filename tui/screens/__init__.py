@@ -1,0 +1,1 @@
+"""TUI screens: text views (logs, describe, YAML), the action plan dialog, help."""

@@ -1,0 +1,53 @@
+"""The action dialog: the same plan the command would apply, and an explicit confirmation."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from kubectl_spark.core.plans import Plan
+from kubectl_spark.tui.widgets.safe import safe
+
+
+class PlanScreen(ModalScreen[bool]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("y", "confirm", "Apply", show=False)]
+
+    def __init__(self, plan: Plan) -> None:
+        super().__init__()
+        self.plan = plan
+
+    def compose(self) -> ComposeResult:
+        plan = self.plan
+        text = Text()
+        where = f"{plan.app}" + (f"/{plan.attempt}" if plan.attempt else "")
+        text.append_text(safe(f"{plan.action} {where} in namespace {plan.namespace}\n\n", "bold"))
+        if plan.refusal:
+            text.append_text(safe(f"Refused: {plan.refusal}", "bold red"))
+        elif plan.noop:
+            text.append_text(safe(f"Nothing to do: {plan.noop}", "bold green"))
+        else:
+            for i, op in enumerate(plan.operations, start=1):
+                text.append_text(safe(f"{i}. {op.summary()}\n"))
+            for note in plan.notes:
+                text.append_text(safe(f"note: {note}\n", "dim"))
+            for warning in plan.warnings:
+                text.append_text(safe(f"warning: {warning}\n", "yellow"))
+        with Vertical(id="plan-dialog"):
+            yield Static(text, id="plan-text")
+            if not plan.refusal and not plan.noop:
+                yield Button("Apply (y)", variant="error", id="apply")
+            yield Button("Cancel (esc)", id="cancel")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "apply")
+
+    def action_confirm(self) -> None:
+        if not self.plan.refusal and not self.plan.noop:
+            self.dismiss(True)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)

@@ -1,0 +1,1 @@
+"""TUI widgets, one per file."""

@@ -1,0 +1,83 @@
+"""The selected attempt's or executor's loss reason: category, failure rule, evidence, what to do."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from kubectl_spark.core.model import App, Reason
+
+from .safe import safe
+
+ADVICE = {
+    "OOMKilled": "raise spark.executor.memoryOverhead / memory, or reduce the partition size",
+    "PossibleOOM": "likely a system OOM kill: check the node's memory pressure and the container's limits",
+    "JvmOutOfMemory": "raise spark.executor.memory (the JVM heap) or reduce cached data",
+    "Evicted": "the node ran out of a resource: set requests equal to limits, or use another node pool",
+    "Preempted": "a higher-priority pod needed the room: give Spark a PriorityClass, or capacity",
+    "NodeLost": "the node is unreachable: if this attempt may still run, fence it (f) or force-kill it (K)",
+    "OwnerGone": "its driver attempt is gone or going: this executor follows it",
+    "ImagePullFailure": "fix the image name or the registry credentials",
+    "Unschedulable": "no node has room: lower the requests or add capacity",
+}
+
+
+class DetailPane(Static):
+    def show(self, app: App | None, selection: tuple[str, int, str] | None) -> None:
+        if app is None or selection is None or not app.attempts:
+            self.update(
+                Text("Select an attempt or an executor to see why it stopped.", style="dim")
+            )
+            return
+        kind, number, exec_id = selection
+        attempt = next((a for a in app.attempts if a.number == number), None)
+        if attempt is None:
+            self.update("")
+            return
+        if kind == "executor":
+            executor = next((e for e in attempt.executors if e.id == exec_id), None)
+            if executor is None:
+                self.update("")
+                return
+            head = safe(
+                f"exec-{executor.id} {executor.pod} on {executor.node or '-'}: {executor.state}, {executor.restarts} restart(s)",
+                "bold",
+            )
+            self.update(self._reason(head, executor.reason))
+            return
+        head = safe(
+            f"attempt {attempt.number} {attempt.driver_pod or '<gone>'} on {attempt.node or '-'}: {attempt.state}"
+            + (" [fenced]" if attempt.fenced else ""),
+            "bold",
+        )
+        self.update(self._reason(head, attempt.reason))
+
+    def _reason(self, head: Text, reason: Reason | None) -> Text:
+        text = head.copy()
+        text.append("\n")
+        if reason is None:
+            text.append("No loss: it runs (or waits) unharmed.", style="green")
+            return text
+        text.append_text(
+            safe(
+                f"{reason.code}: {reason.message}\n",
+                "bold red" if reason.category in ("app", "cluster") else "bold",
+            )
+        )
+        counted = (
+            "counts as a failure" if reason.counts_as_failure else "does not count as a failure"
+        )
+        text.append_text(
+            safe(
+                f"category: {reason.category}; {counted} (Spark's exitCausedByApp rule)"
+                + (f"; exit code {reason.exit_code}" if reason.exit_code is not None else "")
+                + "\n"
+            )
+        )
+        text.append("evidence:\n", style="underline")
+        for item in reason.evidence:
+            text.append_text(safe(f"  • {item}\n"))
+        if reason.code in ADVICE:
+            text.append("what to do: ", style="bold")
+            text.append_text(safe(ADVICE[reason.code]))
+        return text

@@ -1,0 +1,89 @@
+"""The restart history as a picture: a time axis, one span per attempt, losses marked by category."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.text import Text
+from textual.widgets import Static
+
+from kubectl_spark.core.model import App
+from kubectl_spark.core.times import human_duration, parse
+
+MARK = {
+    "app": ("A", "red"),
+    "cluster": ("C", "yellow"),
+    "driver": ("D", "blue"),
+    "user": ("U", "magenta"),
+    "unknown": ("?", "white"),
+}
+SPAN = {
+    "Running": "green",
+    "Lost": "red",
+    "Failed": "red",
+    "Fenced": "magenta",
+    "Terminating": "yellow",
+    "Succeeded": "cyan",
+}
+
+
+class Timeline(Static):
+    def show(self, app: App | None, now: datetime, width: int = 60) -> None:
+        if app is None or not app.attempts:
+            self.update("")
+            return
+        start = parse(app.created_at) or now
+        total = max((now - start).total_seconds(), 1.0)
+
+        def column(value: str | None) -> int | None:
+            moment = parse(value)
+            if moment is None:
+                return None
+            return max(
+                0, min(width - 1, int((moment - start).total_seconds() / total * (width - 1)))
+            )
+
+        text = Text(
+            f"{'':10}|{human_duration(0):<{width // 2}}{'now (' + human_duration(total) + ')':>{width - width // 2 - 1}}|\n",
+            style="dim",
+        )
+        for attempt in app.attempts:
+            begin = column(attempt.created_at) or 0
+            end = column(attempt.ended_at) if attempt.ended_at else width - 1
+            end = max(begin, end if end is not None else width - 1)
+            row = [" "] * width
+            styles = [""] * width
+            for x in range(begin, end + 1):
+                row[x], styles[x] = "█", SPAN.get(attempt.state, "white")
+            for executor in attempt.executors:
+                if executor.reason is not None and executor.reason.code not in (
+                    "Completed",
+                    "OwnerGone",
+                ):
+                    x = column(executor.ended_at)
+                    if x is not None:
+                        row[x], styles[x] = MARK.get(executor.reason.category, ("?", "white"))
+            for entry in app.history:
+                if entry.attempt == attempt.number and entry.kind in (
+                    "ContainerRestarted",
+                    "Fenced",
+                    "ForceKilled",
+                    "Resubmitted",
+                ):
+                    x = column(entry.time)
+                    if x is not None:
+                        row[x], styles[x] = {
+                            "ContainerRestarted": ("↻", "yellow"),
+                            "Fenced": ("F", "magenta"),
+                            "ForceKilled": ("K", "magenta"),
+                            "Resubmitted": ("R", "magenta"),
+                        }[entry.kind]
+            text.append(f"attempt {attempt.number:<2}|")
+            for char, style in zip(row, styles, strict=True):
+                text.append(char, style=style)
+            text.append(f"| {attempt.state}\n")
+        text.append(
+            "legend: █ attempt span  A app / C cluster / D driver / U user loss  ↻ restart  F fence  K kill  R resubmit",
+            style="dim",
+        )
+        self.update(text)

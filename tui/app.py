@@ -18,7 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Tree
 
-from kubectl_spark.core import raw
+from kubectl_spark.core import incremental, raw
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.model import Analysis, Attempt
 from kubectl_spark.core.model import App as SparkApp
@@ -143,8 +143,14 @@ class SparkTUI(App[None]):
 
     @work(thread=True, exclusive=True, group="analyze")
     def _analyze(self, source: Any) -> None:
+        """The core on the new data: only the touched applications when that is known."""
+        take = getattr(getattr(source, "live", None), "take_changes", None)
+        everything, changed, gone = take() if take is not None else (True, set(), {})
         snapshot = source.snapshot()
-        result = analyze(snapshot)
+        if everything or not self.analysis.apps:
+            result = analyze(snapshot)
+        else:
+            result = incremental.update(self.analysis, snapshot, changed, gone)
         self.call_from_thread(self._show, snapshot, result)
 
     def _status(self) -> None:

@@ -49,6 +49,11 @@ class LiveCluster:
         self.threads: list[threading.Thread] = []
         self.ready = threading.Event()
         self._listed: set[str] = set()
+        # What changed since the last take_changes(): pod uids (directly, or through an Event
+        # about them), and whether anything else changed (then everything is re-analyzed).
+        self.changed_pods: set[str] = set()
+        self.gone: dict[str, dict[str, Any]] = {}  # deleted pods, for their labels
+        self.other_changed = True
 
     def start(self) -> None:
         for spec in RESOURCES:
@@ -60,6 +65,13 @@ class LiveCluster:
 
     def stop(self) -> None:
         self.stopping.set()
+
+    def take_changes(self) -> tuple[bool, set[str], dict[str, dict[str, Any]]]:
+        """(everything?, changed pod uids, deleted pods) since the last call."""
+        with self.lock:
+            result = (self.other_changed, self.changed_pods, self.gone)
+            self.other_changed, self.changed_pods, self.gone = False, set(), {}
+        return result
 
     def snapshot(self) -> Snapshot:
         with self.lock:
@@ -159,10 +171,23 @@ class LiveCluster:
                     if kind == "BOOKMARK":
                         continue
                     with self.lock:
+                        uid = meta.get("uid", "")
                         if kind == "DELETED":
-                            self.objects[key].pop(meta.get("uid", ""), None)
+                            self.objects[key].pop(uid, None)
                         else:
-                            self.objects[key][meta.get("uid", "")] = obj
+                            self.objects[key][uid] = obj
+                        if key == "pods":
+                            self.changed_pods.add(uid)
+                            if kind == "DELETED":
+                                self.gone[uid] = obj
+                        elif key == "events":
+                            involved = obj.get("involvedObject") or {}
+                            if involved.get("kind") == "Pod" and involved.get("uid"):
+                                self.changed_pods.add(str(involved["uid"]))
+                            else:
+                                self.other_changed = True
+                        else:
+                            self.other_changed = True
                         self._changed()
             if self.state == "reconnecting":
                 self.state = "live"

@@ -133,7 +133,15 @@ def test_demo_serve_writes_kubeconfig_that_kubectl_uses_and_stops_on_sigterm(
 def test_demo_serve_stops_on_sigint(tmp_path: Path) -> None:
     config = tmp_path / "kc.yaml"
     server = subprocess.Popen(
-        [str(BIN), "demo", "--serve", "--scenario", "s1-node-shutdown", "--kubeconfig", str(config)],
+        [
+            str(BIN),
+            "demo",
+            "--serve",
+            "--scenario",
+            "s1-node-shutdown",
+            "--kubeconfig",
+            str(config),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -86,3 +86,42 @@ def kubectl(kubeconfig: Path) -> Kubectl:
             "SKIPPING real-kubectl test LOUDLY: no kubectl binary on PATH (scripts/dev test installs it)"
         )
     return Kubectl(binary, kubeconfig)
+
+
+class ScenarioCluster:
+    """An emulator with a simulated scenario on a manual clock that ends about now (so that time
+    windows such as churn read as live), and a kubeconfig for it."""
+
+    def __init__(self, name: str, tmp: Path) -> None:
+        from datetime import UTC, datetime, timedelta
+
+        from kubectl_spark.cluster.clock import ManualClock
+        from kubectl_spark.sim import scenario as scenarios
+        from kubectl_spark.sim.world import World
+
+        loaded = scenarios.load(name)
+        self.clock = ManualClock(
+            datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=loaded.duration)
+        )
+        self.server = EmbeddedApiServer(EmulatorOptions(clock=self.clock)).start()
+        self.world = World.for_server(self.server, self.clock)
+        self.player = scenarios.Player(self.world, loaded)
+        self.kubeconfig = self.server.write_kubeconfig(tmp / "kubeconfig")
+
+    def close(self) -> None:
+        self.world.close()
+        self.server.stop()
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Any]:
+    """Start scenario clusters by name; all are stopped after the test."""
+    made: list[ScenarioCluster] = []
+
+    def start(name: str) -> ScenarioCluster:
+        made.append(ScenarioCluster(name, tmp_path))
+        return made[-1]
+
+    yield start
+    for c in made:
+        c.close()

@@ -18,7 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Tree
 
-from kubectl_spark.core import incremental, raw
+from kubectl_spark.core import raw
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.model import Analysis, Attempt
 from kubectl_spark.core.model import App as SparkApp
@@ -80,6 +80,7 @@ class SparkTUI(App[None]):
         self.analysis = Analysis()
         self.snapshot: Any = None
         self.seen_version = -1
+        self.analyzing = False
         self.selected: str | None = None
         self.source: Any = None
 
@@ -114,6 +115,7 @@ class SparkTUI(App[None]):
         if self.source is not None:
             self.source.stop()
         self.seen_version = -1
+        self.analyzing = False
         self.source = self.make_source(self.namespace, self.context, self.all_namespaces)
         self._start_worker(self.source)
 
@@ -136,22 +138,32 @@ class SparkTUI(App[None]):
         if source is None:
             return
         version = source.version
-        if version != self.seen_version and version > 0:
+        # One analysis at a time: each consumes the changes since the previous one, so two in
+        # flight could each miss part of them, or finish out of order.
+        if version != self.seen_version and version > 0 and not self.analyzing:
             self.seen_version = version
+            self.analyzing = True
             self._analyze(source)
         self._status()
 
-    @work(thread=True, exclusive=True, group="analyze")
+    @work(thread=True, group="analyze")
     def _analyze(self, source: Any) -> None:
-        """The core on the new data: only the touched applications when that is known."""
-        take = getattr(getattr(source, "live", None), "take_changes", None)
-        everything, changed, gone = take() if take is not None else (True, set(), {})
+        """The core on the new data."""
+        # A full analysis per change: core/incremental.py re-analyzes only the touched
+        # applications, but combined with the live change tracking it sometimes kept a stale
+        # result in tests, so it is not used here until that is understood.
         snapshot = source.snapshot()
-        if everything or not self.analysis.apps:
+        try:
             result = analyze(snapshot)
-        else:
-            result = incremental.update(self.analysis, snapshot, changed, gone)
+        except Exception as exc:  # noqa: BLE001 - never freeze the screen on a bad object
+            self.call_from_thread(self._failed, exc)
+            return
         self.call_from_thread(self._show, snapshot, result)
+
+    def _failed(self, exc: Exception) -> None:
+        self.analyzing = False
+        self.seen_version = -1  # analyze everything again on the next tick
+        self.notify(f"analysis failed: {exc}", severity="error")
 
     def _status(self) -> None:
         source = self.source
@@ -167,6 +179,7 @@ class SparkTUI(App[None]):
         )
 
     def _show(self, snapshot: Any, result: Analysis) -> None:
+        self.analyzing = False
         self.snapshot = snapshot
         self.analysis = result
         self._render()
@@ -441,11 +454,10 @@ class SparkTUI(App[None]):
         """Compute the plan with the same code as the command, then ask."""
         from kubectl_spark.cli import act
         from kubectl_spark.cli.commands.actions_common import (
+            kill_context,
             lease,
             node_reachable,
-            owned_by,
-            raw_named,
-            raw_pod,
+            resubmit_inputs,
         )
         from kubectl_spark.core import plans
 
@@ -468,21 +480,10 @@ class SparkTUI(App[None]):
                         node_reachable=node_reachable(snap, attempt.node),
                     )
                 elif action == "force-kill" and attempt is not None:
-                    ctx = plans.KillContext(
-                        driver=raw_pod(snap, attempt.uid),
-                        node=raw_named(snap.nodes, attempt.node),
-                        node_reachable=node_reachable(snap, attempt.node),
-                        job=raw_named(snap.jobs, app.owner) if app.source == "job" else None,
-                        sparkapp=raw_named(snap.sparkapplications, app.owner)
-                        if app.source == "sparkapplication"
-                        else None,
-                        volumeattachments=tuple(snap.volumeattachments),
-                        pvcs=tuple(snap.pvcs),
-                    )
                     plan = plans.force_kill_plan(
                         app,
                         attempt,
-                        ctx,
+                        kill_context(app, attempt, snap),
                         force=False,
                         detach_volumes=False,
                         out_of_service=False,
@@ -491,17 +492,9 @@ class SparkTUI(App[None]):
                         actor=actor,
                     )
                 else:
-                    last = next((a for a in reversed(app.attempts) if a.uid), None)
-                    bare = app.source == "pod" and last is not None
                     plan = plans.resubmit_plan(
                         app,
-                        driver=raw_pod(snap, last.uid) if last else None,
-                        job=raw_named(snap.jobs, app.owner) if app.source == "job" else None,
-                        sparkapp=raw_named(snap.sparkapplications, app.owner or app.name)
-                        if app.source == "sparkapplication"
-                        else None,
-                        configmaps=owned_by(api, app, last, "configmaps") if bare and last else [],
-                        services=owned_by(api, app, last, "services") if bare and last else [],
+                        **resubmit_inputs(api, app, snap),
                         force=False,
                         suffix=act.suffix(),
                         now=now,

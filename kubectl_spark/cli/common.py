@@ -100,10 +100,17 @@ def find_executor(app: App, attempt: Attempt, reference: str) -> Executor:
 
 
 @contextmanager
-def one_app(reference: str) -> Iterator[tuple[Loaded, App]]:
-    """Read the cluster, find one application, and close the connection afterwards."""
+def session() -> Iterator[Loaded]:
+    """Read the cluster, and close the connection afterwards."""
     loaded = load()
     try:
-        yield loaded, find_app(loaded.analysis, reference)
+        yield loaded
     finally:
         loaded.api.close()
+
+
+@contextmanager
+def one_app(reference: str) -> Iterator[tuple[Loaded, App]]:
+    """Read the cluster and find one application."""
+    with session() as loaded:
+        yield loaded, find_app(loaded.analysis, reference)

@@ -66,16 +66,19 @@ class LiveCluster:
     def stop(self) -> None:
         self.stopping.set()
 
-    def take_changes(self) -> tuple[bool, set[str], dict[str, dict[str, Any]]]:
-        """(everything?, changed pod uids, deleted pods) since the last call."""
+    def take_changes(self) -> tuple[bool, set[str], dict[str, dict[str, Any]], Snapshot]:
+        """(everything?, changed pod uids, deleted pods, the snapshot they lead to), atomically."""
         with self.lock:
-            result = (self.other_changed, self.changed_pods, self.gone)
+            result = (self.other_changed, self.changed_pods, self.gone, self._snapshot_locked())
             self.other_changed, self.changed_pods, self.gone = False, set(), {}
         return result
 
     def snapshot(self) -> Snapshot:
         with self.lock:
-            copies = {key: list(items.values()) for key, items in self.objects.items()}
+            return self._snapshot_locked()
+
+    def _snapshot_locked(self) -> Snapshot:
+        copies = {key: list(items.values()) for key, items in self.objects.items()}
         return Snapshot(
             pods=copies["pods"],
             jobs=copies["jobs"],

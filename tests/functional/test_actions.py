@@ -10,20 +10,8 @@ import pytest
 
 from kubectl_spark.cli.main import main
 from kubectl_spark.kube.client import Connection, connect
-from tests.functional.test_read_commands import Cluster, ls_json
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Any:
-    made: list[Cluster] = []
-
-    def start(name: str) -> Cluster:
-        made.append(Cluster(name, tmp_path))
-        return made[-1]
-
-    yield start
-    for c in made:
-        c.close()
+from tests.conftest import ScenarioCluster as Cluster
+from tests.functional.test_read_commands import ls_json
 
 
 def run(capsys: pytest.CaptureFixture[str], c: Cluster, *args: str) -> tuple[int, str, str]:

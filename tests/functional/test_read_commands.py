@@ -3,48 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kubectl_spark.cli.main import main
-from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
-from kubectl_spark.cluster.clock import ManualClock
-from kubectl_spark.sim import scenario as scenarios
-from kubectl_spark.sim.world import World
-
-
-class Cluster:
-    def __init__(self, name: str, tmp: Path) -> None:
-        loaded = scenarios.load(name)
-        # the scenario ends about now, so that windows (churn, collision grace) read as live
-        self.clock = ManualClock(
-            datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=loaded.duration)
-        )
-        self.server = EmbeddedApiServer(EmulatorOptions(clock=self.clock)).start()
-        self.world = World.for_server(self.server, self.clock)
-        self.player = scenarios.Player(self.world, loaded)
-        self.kubeconfig = self.server.write_kubeconfig(tmp / "kubeconfig")
-
-    def close(self) -> None:
-        self.world.close()
-        self.server.stop()
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Any]:
-    made: list[Cluster] = []
-
-    def start(name: str) -> Cluster:
-        made.append(Cluster(name, tmp_path))
-        return made[-1]
-
-    yield start
-    for c in made:
-        c.close()
+from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer
+from tests.conftest import ScenarioCluster as Cluster
 
 
 def run(capsys: pytest.CaptureFixture[str], c: Cluster, *args: str) -> tuple[int, str, str]:

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from kubectl_spark.core.analyze import Snapshot
 from kubectl_spark.kube.client import Connection
@@ -20,7 +17,7 @@ from kubectl_spark.tui.widgets.apps_table import AppsTable
 from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
 from kubectl_spark.tui.widgets.banner import AlertsBanner
 from kubectl_spark.tui.widgets.detail import DetailPane
-from tests.functional.test_read_commands import Cluster
+from tests.conftest import ScenarioCluster as Cluster
 from tests.unit.test_core_grouping import mk, ref
 
 SIZE = (140, 45)
@@ -47,19 +44,6 @@ async def until(pilot: Any, condition: Any, timeout: float = 15.0) -> None:
 
 def text_of(widget: Any) -> str:
     return str(widget.render())
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Any:
-    made: list[Cluster] = []
-
-    def start(name: str) -> Cluster:
-        made.append(Cluster(name, tmp_path))
-        return made[-1]
-
-    yield start
-    for c in made:
-        c.close()
 
 
 async def test_split_brain_banner_attempt_reason_and_fence(cluster) -> None:

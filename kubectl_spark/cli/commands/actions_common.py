@@ -52,3 +52,35 @@ def owned_by(api: Any, app: App, attempt: Attempt, plural: str) -> list[dict[str
         for i in items
         if any(r.get("uid") == attempt.uid for r in raw.items(i, "metadata", "ownerReferences"))
     ]
+
+
+def kill_context(app: App, attempt: Attempt, snapshot: Any) -> Any:
+    """What force-kill needs from the cluster (the CLI and the TUI build the same plan)."""
+    from kubectl_spark.core.plans import KillContext
+
+    return KillContext(
+        driver=raw_pod(snapshot, attempt.uid),
+        node=raw_named(snapshot.nodes, attempt.node),
+        node_reachable=node_reachable(snapshot, attempt.node),
+        job=raw_named(snapshot.jobs, app.owner) if app.source == "job" else None,
+        sparkapp=raw_named(snapshot.sparkapplications, app.owner)
+        if app.source == "sparkapplication"
+        else None,
+        volumeattachments=tuple(snapshot.volumeattachments),
+        pvcs=tuple(snapshot.pvcs),
+    )
+
+
+def resubmit_inputs(api: Any, app: App, snapshot: Any) -> dict[str, Any]:
+    """The objects a resubmit copies (the CLI and the TUI build the same plan)."""
+    last = next((a for a in reversed(app.attempts) if a.uid), None)
+    bare = app.source == "pod" and last is not None
+    return {
+        "driver": raw_pod(snapshot, last.uid) if last else None,
+        "job": raw_named(snapshot.jobs, app.owner) if app.source == "job" else None,
+        "sparkapp": raw_named(snapshot.sparkapplications, app.owner or app.name)
+        if app.source == "sparkapplication"
+        else None,
+        "configmaps": owned_by(api, app, last, "configmaps") if bare and last else [],
+        "services": owned_by(api, app, last, "services") if bare and last else [],
+    }

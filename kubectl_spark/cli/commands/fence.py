@@ -29,8 +29,7 @@ def run(
 ) -> None:
     """Fence an attempt: label its pods, deny-all NetworkPolicy, take the fencing Lease, stop its executors."""
     mode = act.check_dry_run(dry_run)
-    loaded = common.load()
-    try:
+    with common.session() as loaded:
         app, attempt = common.find_attempt(loaded.analysis, reference)
         plan = fence_plan(
             app,
@@ -43,8 +42,6 @@ def run(
             node_reachable=node_reachable(loaded.snapshot, attempt.node),
         )
         act.execute(loaded.api, plan, dry_run=mode, yes=yes, output=output)
-    finally:
-        loaded.api.close()
 
 
 def unfence(
@@ -57,8 +54,7 @@ def unfence(
 ) -> None:
     """Undo a fence: remove the labels and the deny-all NetworkPolicy."""
     mode = act.check_dry_run(dry_run)
-    loaded = common.load()
-    try:
+    with common.session() as loaded:
         app, attempt = common.find_attempt(loaded.analysis, reference)
         act.execute(
             loaded.api,
@@ -67,5 +63,3 @@ def unfence(
             yes=yes,
             output=output,
         )
-    finally:
-        loaded.api.close()

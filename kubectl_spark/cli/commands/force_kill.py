@@ -5,9 +5,9 @@ from __future__ import annotations
 import typer
 
 from kubectl_spark.cli import act, common
-from kubectl_spark.cli.commands.actions_common import node_reachable, raw_named, raw_pod
+from kubectl_spark.cli.commands.actions_common import kill_context
 from kubectl_spark.cli.commands.fence import DRY_RUN_HELP
-from kubectl_spark.core.plans import KillContext, force_kill_plan
+from kubectl_spark.core.plans import force_kill_plan
 
 
 def run(
@@ -36,25 +36,12 @@ def run(
 ) -> None:
     """Delete an attempt's executors and driver with grace 0 and UID preconditions."""
     mode = act.check_dry_run(dry_run)
-    loaded = common.load()
-    try:
+    with common.session() as loaded:
         app, attempt = common.find_attempt(loaded.analysis, reference)
-        snap = loaded.snapshot
-        ctx = KillContext(
-            driver=raw_pod(snap, attempt.uid),
-            node=raw_named(snap.nodes, attempt.node),
-            node_reachable=node_reachable(snap, attempt.node),
-            job=raw_named(snap.jobs, app.owner) if app.source == "job" else None,
-            sparkapp=raw_named(snap.sparkapplications, app.owner)
-            if app.source == "sparkapplication"
-            else None,
-            volumeattachments=tuple(snap.volumeattachments),
-            pvcs=tuple(snap.pvcs),
-        )
         plan = force_kill_plan(
             app,
             attempt,
-            ctx,
+            kill_context(app, attempt, loaded.snapshot),
             force=force,
             detach_volumes=detach_volumes,
             out_of_service=out_of_service,
@@ -63,5 +50,3 @@ def run(
             actor=act.actor(loaded.api),
         )
         act.execute(loaded.api, plan, dry_run=mode, yes=yes, output=output)
-    finally:
-        loaded.api.close()

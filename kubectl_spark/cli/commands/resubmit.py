@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from kubectl_spark.cli import act, common
-from kubectl_spark.cli.commands.actions_common import owned_by, raw_named, raw_pod
+from kubectl_spark.cli.commands.actions_common import resubmit_inputs
 from kubectl_spark.cli.commands.fence import DRY_RUN_HELP
 from kubectl_spark.core.plans import resubmit_plan
 
@@ -26,26 +26,14 @@ def run(
 ) -> None:
     """Start a fresh attempt: a new Job, a new driver pod (with a new executor name prefix), or an operator re-run."""
     mode = act.check_dry_run(dry_run)
-    loaded = common.load()
-    try:
+    with common.session() as loaded:
         app = common.find_app(loaded.analysis, app_ref)
-        last = next((a for a in reversed(app.attempts) if a.uid), None)
-        driver = raw_pod(loaded.snapshot, last.uid) if last else None
-        pods_only = app.source == "pod" and last is not None
         plan = resubmit_plan(
             app,
-            driver=driver,
-            job=raw_named(loaded.snapshot.jobs, app.owner) if app.source == "job" else None,
-            sparkapp=raw_named(loaded.snapshot.sparkapplications, app.owner or app.name)
-            if app.source == "sparkapplication"
-            else None,
-            configmaps=owned_by(loaded.api, app, last, "configmaps") if pods_only and last else [],
-            services=owned_by(loaded.api, app, last, "services") if pods_only and last else [],
+            **resubmit_inputs(loaded.api, app, loaded.snapshot),
             force=force,
             suffix=act.suffix(),
             now=act.now_text(),
             actor=act.actor(loaded.api),
         )
         act.execute(loaded.api, plan, dry_run=mode, yes=yes, output=output)
-    finally:
-        loaded.api.close()

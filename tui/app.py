@@ -18,7 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Tree
 
-from kubectl_spark.core import raw
+from kubectl_spark.core import incremental, raw
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.model import Analysis, Attempt
 from kubectl_spark.core.model import App as SparkApp
@@ -81,6 +81,7 @@ class SparkTUI(App[None]):
         self.snapshot: Any = None
         self.seen_version = -1
         self.analyzing = False
+        self.full_next = True  # the first analysis, and the one after a failure, sees everything
         self.selected: str | None = None
         self.source: Any = None
 
@@ -116,6 +117,7 @@ class SparkTUI(App[None]):
             self.source.stop()
         self.seen_version = -1
         self.analyzing = False
+        self.full_next = True
         self.source = self.make_source(self.namespace, self.context, self.all_namespaces)
         self._start_worker(self.source)
 
@@ -148,13 +150,17 @@ class SparkTUI(App[None]):
 
     @work(thread=True, group="analyze")
     def _analyze(self, source: Any) -> None:
-        """The core on the new data."""
-        # A full analysis per change: core/incremental.py re-analyzes only the touched
-        # applications, but combined with the live change tracking it sometimes kept a stale
-        # result in tests, so it is not used here until that is understood.
-        snapshot = source.snapshot()
+        """The core on the new data: only the touched applications when that is known."""
+        take = getattr(getattr(source, "live", None), "take_changes", None)
+        if take is not None:
+            everything, changed, gone, snapshot = take()
+        else:
+            everything, changed, gone, snapshot = True, set(), {}, source.snapshot()
         try:
-            result = analyze(snapshot)
+            if everything or self.full_next or not self.analysis.apps:
+                result = analyze(snapshot)
+            else:
+                result = incremental.update(self.analysis, snapshot, changed, gone)
         except Exception as exc:  # noqa: BLE001 - never freeze the screen on a bad object
             self.call_from_thread(self._failed, exc)
             return
@@ -162,7 +168,8 @@ class SparkTUI(App[None]):
 
     def _failed(self, exc: Exception) -> None:
         self.analyzing = False
-        self.seen_version = -1  # analyze everything again on the next tick
+        self.seen_version = -1  # analyze everything again on the next tick:
+        self.full_next = True  # the changes this run consumed are gone
         self.notify(f"analysis failed: {exc}", severity="error")
 
     def _status(self) -> None:
@@ -180,6 +187,7 @@ class SparkTUI(App[None]):
 
     def _show(self, snapshot: Any, result: Analysis) -> None:
         self.analyzing = False
+        self.full_next = False
         self.snapshot = snapshot
         self.analysis = result
         self._render()

@@ -116,6 +116,8 @@ class LiveCluster:
                             for i in items
                             if isinstance(i, dict) and "metadata" in i
                         }
+                        # A (re-)list replaces a whole kind: no per-pod change can describe that.
+                        self.other_changed = True
                         self._changed()
                     self._listed.add(key)
                     if len(self._listed) == len(RESOURCES):

@@ -1,0 +1,58 @@
+"""LiveCluster's change tracking, which the TUI trusts to re-analyze only touched applications.
+
+A list (first, or again after a 410) replaces a whole kind, so it must read as "everything
+changed"; otherwise a node list arriving after the first analysis would never reach the screen.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from kubectl_spark.kube.client import Connection, connect
+from kubectl_spark.kube.live import LiveCluster
+
+
+def _wait(predicate: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_lists_count_as_everything_and_pod_changes_are_named(kubeconfig: Path, api: Any) -> None:
+    from kubernetes import client
+
+    core = client.CoreV1Api(api)
+    pod = core.create_namespaced_pod(
+        "default",
+        {
+            "metadata": {
+                "name": "d1",
+                "labels": {"spark-role": "driver", "spark-app-selector": "a"},
+            },
+            "spec": {"containers": [{"name": "c", "image": "spark"}]},
+        },
+    )
+    conn = Connection(kubeconfig=str(kubeconfig))
+    live = LiveCluster(lambda: connect(conn), "default")
+    live.take_changes()  # an analysis ran before any list arrived
+    live.start()
+    try:
+        _wait(live.ready.is_set)
+        everything, _, _, snapshot = live.take_changes()
+        assert everything, "lists that arrived after the last take must ask for a full analysis"
+        assert [p["metadata"]["name"] for p in snapshot.pods] == ["d1"]
+
+        core.patch_namespaced_pod("d1", "default", {"metadata": {"labels": {"x": "y"}}})
+        _wait(lambda: bool(live.changed_pods))
+        everything, changed, gone, _ = live.take_changes()
+        assert (everything, changed, gone) == (False, {pod.metadata.uid}, {})
+
+        core.create_node({"metadata": {"name": "n9"}})
+        _wait(lambda: live.other_changed)
+        everything, _, _, snapshot = live.take_changes()
+        assert everything and "n9" in [n["metadata"]["name"] for n in snapshot.nodes]
+    finally:
+        live.stop()

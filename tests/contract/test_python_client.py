@@ -112,8 +112,11 @@ def test_watch_recovers_from_410_by_relisting(api, emulator: EmbeddedApiServer) 
         resource_version=relisted.metadata.resource_version,
         timeout_seconds=5,
     ):
-        assert (event["type"], event["object"].metadata.name) == ("ADDED", "after")
+        first = (event["type"], event["object"].metadata.name)
         break
+    else:
+        first = None  # the watch ended without an event
+    assert first == ("ADDED", "after")
 
 
 def test_too_old_watch_is_200_with_one_error_event(api, emulator: EmbeddedApiServer) -> None:

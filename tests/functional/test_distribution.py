@@ -266,71 +266,54 @@ def test_krew_archive_installs_and_runs_through_kubectl(tmp_path: Path) -> None:
         )
 
 
+def _installs_a_working_command(install: list[str], env: dict[str, str], bin_dir: Path) -> None:
+    """Run one of the README's install commands, then the `kubectl-spark` it put in bin_dir."""
+    subprocess.run(
+        install,
+        check=True,
+        timeout=600,
+        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", **env},
+        capture_output=True,
+    )
+    out = subprocess.run(
+        [str(bin_dir / "kubectl-spark"), "version"], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == f"kubectl spark v{__version__}"
+
+
 @pytest.mark.slow
 def test_install_from_source_into_a_clean_virtualenv(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run(
-        [str(venv / "bin" / "pip"), "install", "--quiet", str(ROOT)],
-        check=True,
-        timeout=600,
-        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+    _installs_a_working_command(
+        [str(venv / "bin" / "pip"), "install", "--quiet", str(ROOT)], {}, venv / "bin"
     )
-    out = subprocess.run(
-        [str(venv / "bin" / "kubectl-spark"), "version"], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip() == f"kubectl spark v{__version__}"
 
 
 @pytest.mark.slow
 def test_install_with_pipx_into_a_clean_home(tmp_path: Path) -> None:
     """The README's `pipx install .`, with pipx's home and bin dir kept inside the test."""
-    pipx = Path(sys.executable).parent / "pipx"
-    env = {
-        **os.environ,
-        "PIPX_HOME": str(tmp_path / "pipx-home"),
-        "PIPX_BIN_DIR": str(tmp_path / "bin"),
-        "PIPX_MAN_DIR": str(tmp_path / "man"),
-        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-    }
-    subprocess.run(
-        [str(pipx), "install", "--quiet", str(ROOT)],
-        check=True,
-        timeout=600,
-        env=env,
-        capture_output=True,
+    _installs_a_working_command(
+        [str(Path(sys.executable).parent / "pipx"), "install", "--quiet", str(ROOT)],
+        {
+            "PIPX_HOME": str(tmp_path / "pipx-home"),
+            "PIPX_BIN_DIR": str(tmp_path / "bin"),
+            "PIPX_MAN_DIR": str(tmp_path / "man"),
+        },
+        tmp_path / "bin",
     )
-    out = subprocess.run(
-        [str(tmp_path / "bin" / "kubectl-spark"), "version"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert out.strip() == f"kubectl spark v{__version__}"
 
 
 @pytest.mark.slow
 def test_install_with_uv_tool_into_a_clean_home(tmp_path: Path) -> None:
     """The README's `uv tool install .`, with uv's tool and cache dirs kept inside the test."""
-    uv = Path(sys.executable).parent / "uv"
-    env = {
-        **os.environ,
-        "UV_TOOL_DIR": str(tmp_path / "tools"),
-        "UV_TOOL_BIN_DIR": str(tmp_path / "bin"),
-        "UV_CACHE_DIR": str(tmp_path / "cache"),
-        "UV_PYTHON": sys.executable,
-    }
-    subprocess.run(
-        [str(uv), "tool", "install", "--quiet", str(ROOT)],
-        check=True,
-        timeout=600,
-        env=env,
-        capture_output=True,
+    _installs_a_working_command(
+        [str(Path(sys.executable).parent / "uv"), "tool", "install", "--quiet", str(ROOT)],
+        {
+            "UV_TOOL_DIR": str(tmp_path / "tools"),
+            "UV_TOOL_BIN_DIR": str(tmp_path / "bin"),
+            "UV_CACHE_DIR": str(tmp_path / "cache"),
+            "UV_PYTHON": sys.executable,
+        },
+        tmp_path / "bin",
     )
-    out = subprocess.run(
-        [str(tmp_path / "bin" / "kubectl-spark"), "version"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert out.strip() == f"kubectl spark v{__version__}"

@@ -88,6 +88,11 @@ def generate(
         except SimApiError as err:
             if err.status != 409:
                 raise
+        ready = {"type": "Ready", "status": "True", "reason": "KubeletReady"}
+        client.patch(
+            f"/api/v1/nodes/node-{n:03d}/status",
+            {"status": {"conditions": [{**ready, "lastTransitionTime": stamp}]}},
+        )
 
     def make_app(index: int) -> int:
         ns = f"spark-{index % namespaces}"

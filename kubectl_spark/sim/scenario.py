@@ -195,7 +195,8 @@ class Player:
         if not self.set_up:
             self.setup()
             self.run_due()
-        while self.world.elapsed() < t - 1e-9:
+        # The clock counts whole microseconds: a smaller remainder would never be stepped.
+        while self.world.elapsed() < t - 1e-6:
             self.world.step(min(1.0, t - self.world.elapsed()), before_tick=self.run_due)
 
     def play(self) -> None:

@@ -2,9 +2,9 @@
 
 Run: .venv/bin/python benchmarks/tui_10k.py [--apps 100] [--pods-per-app 100] [--events 30]
 
-The emulator runs as its own process; the generator fills it through the API; the TUI runs
-headless (Textual's run_test) in this process on a live source (list + watch), so its RSS is
-this process's peak. First paint: from the moment every list has arrived to the first frame
+The emulator runs as its own process; the generator fills it through the API from another
+process; the TUI runs headless (Textual's run_test) in this process on a live source (list +
+watch), so this process's peak RSS is the TUI's. First paint: from the moment every list has arrived to the first frame
 whose table holds every application. Event to screen: a pod's status changed through the API
 (an executor OOM-killed) until the changed cell is on the table.
 """
@@ -54,14 +54,14 @@ async def measure(kubeconfig: Path, client: Client, apps: int, events: int) -> d
             await pilot.pause(0.01)
         first_paint = time.monotonic() - listed
         running = [
-            p
-            for p in client.list("/api/v1/pods", labelSelector="spark-role=executor")
-            if (p["status"].get("phase") == "Running")
+            (a.namespace, e.pod, a.name)
+            for a in app.analysis.apps
+            for t in a.attempts
+            for e in t.executors
+            if e.state == "Running"
         ]
         latencies = []
-        for victim in running[:events]:
-            ns, name = victim["metadata"]["namespace"], victim["metadata"]["name"]
-            app_name = victim["metadata"]["labels"]["spark-app-name"]
+        for ns, name, app_name in running[:: max(1, len(running) // events)][:events]:
             row = next(
                 i
                 for i in range(app.apps_table.row_count)
@@ -99,12 +99,30 @@ async def measure(kubeconfig: Path, client: Client, apps: int, events: int) -> d
     }
 
 
+def _client(kubeconfig: Path) -> Client:
+    doc = yaml.safe_load(kubeconfig.read_text())
+    return Client(
+        doc["clusters"][0]["cluster"]["server"],
+        doc["users"][0]["user"]["token"],
+        base64.b64decode(doc["clusters"][0]["cluster"]["certificate-authority-data"]),
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--apps", type=int, default=100)
     parser.add_argument("--pods-per-app", type=int, default=100)
     parser.add_argument("--events", type=int, default=30)
+    parser.add_argument("--generate", metavar="KUBECONFIG", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.generate:
+        generate(
+            _client(Path(args.generate)),
+            SystemClock(),
+            apps=args.apps,
+            pods_per_app=args.pods_per_app,
+        )
+        return 0
     tmp = Path(tempfile.mkdtemp())
     kubeconfig = tmp / "kc.yaml"
     server = subprocess.Popen(
@@ -122,13 +140,22 @@ def main() -> int:
     try:
         while not kubeconfig.exists():
             time.sleep(0.1)
-        doc = yaml.safe_load(kubeconfig.read_text())
-        client = Client(
-            doc["clusters"][0]["cluster"]["server"],
-            doc["users"][0]["user"]["token"],
-            base64.b64decode(doc["clusters"][0]["cluster"]["certificate-authority-data"]),
+        client = _client(kubeconfig)
+        # The generator's own memory must not count as the TUI's: it runs in a child process.
+        subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--generate",
+                str(kubeconfig),
+                "--apps",
+                str(args.apps),
+                "--pods-per-app",
+                str(args.pods_per_app),
+            ],
+            check=True,
         )
-        pods = generate(client, SystemClock(), apps=args.apps, pods_per_app=args.pods_per_app)
+        pods = args.apps * args.pods_per_app
         result = asyncio.run(measure(kubeconfig, client, args.apps, args.events))
         client.close()
     finally:

@@ -7,6 +7,9 @@ core on it, then hands the result back to the UI thread. Workers never touch wid
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
@@ -18,8 +21,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Tree
 
-from kubectl_spark.core import incremental, raw
-from kubectl_spark.core.analyze import analyze
+from kubectl_spark.core import raw
+from kubectl_spark.core.incremental import LiveAnalysis
 from kubectl_spark.core.model import Analysis, Attempt
 from kubectl_spark.core.model import App as SparkApp
 
@@ -37,6 +40,26 @@ ACTIONS = {"fence", "force_kill", "resubmit"}
 MakeSource = Callable[
     [str | None, str | None, bool], Any
 ]  # (namespace, context, all namespaces) → source
+
+
+def _fresh(
+    api: Any, chosen: SparkApp, chosen_attempt: Attempt | None
+) -> tuple[Any, SparkApp, Attempt | None]:
+    """The application and attempt, from whole objects read now.
+
+    The live view keeps slim copies; a plan is made from the cluster as it is, as the command
+    makes it.
+    """
+    from kubectl_spark.core.analyze import analyze
+    from kubectl_spark.errors import NotFound
+    from kubectl_spark.kube import snapshot as reading
+
+    snap = reading.read(api, chosen.namespace)
+    app = next((a for a in analyze(snap).apps if app_key(a) == app_key(chosen)), None)
+    if app is None:
+        raise NotFound(f"{chosen.namespace}/{chosen.name} is no longer there", status=404)
+    number = chosen_attempt.number if chosen_attempt is not None else None
+    return snap, app, next((a for a in app.attempts if a.number == number), None)
 
 
 class SparkTUI(App[None]):
@@ -81,6 +104,9 @@ class SparkTUI(App[None]):
         self.snapshot: Any = None
         self.seen_version = -1
         self.analyzing = False
+        self.analyzed_at = time.monotonic()
+        self.live_analysis = LiveAnalysis()
+        self.full_runs_seen = 0
         self.full_next = True  # the first analysis, and the one after a failure, sees everything
         self.selected: str | None = None
         self.source: Any = None
@@ -109,8 +135,14 @@ class SparkTUI(App[None]):
         self.status_bar = self.query_one(StatusBar)
         self.filter_box = self.query_one("#filter", Input)
         self.command_box = self.query_one("#command", Input)
+        self._loop = asyncio.get_running_loop()
         self._start_source()
-        self.set_interval(0.1, self._poll)
+        # Watches wake the app up at once (see _wake); the timer keeps the header's ages fresh.
+        self.set_interval(0.25, self._poll)
+
+    def _wake(self) -> None:
+        """Called from a watch thread when changes are waiting: poll on the UI thread now."""
+        self._loop.call_soon_threadsafe(self._poll)
 
     def _start_source(self) -> None:
         if self.source is not None:
@@ -118,13 +150,15 @@ class SparkTUI(App[None]):
         self.seen_version = -1
         self.analyzing = False
         self.full_next = True
+        self.live_analysis = LiveAnalysis()
+        self.full_runs_seen = 0
         self.source = self.make_source(self.namespace, self.context, self.all_namespaces)
         self._start_worker(self.source)
 
     @work(thread=True, exclusive=True, group="source")
     def _start_worker(self, source: Any) -> None:
         try:
-            source.start()
+            source.start(on_change=self._wake)
         except Exception as exc:  # noqa: BLE001 - shown, never fatal
             self.call_from_thread(
                 self.notify, f"cannot connect: {exc}", severity="error", timeout=10
@@ -140,9 +174,11 @@ class SparkTUI(App[None]):
         if source is None:
             return
         version = source.version
+        # Findings that depend on the time alone (churn windows) need a look now and then.
+        stale = time.monotonic() - self.analyzed_at > self.live_analysis.max_age
         # One analysis at a time: each consumes the changes since the previous one, so two in
         # flight could each miss part of them, or finish out of order.
-        if version != self.seen_version and version > 0 and not self.analyzing:
+        if (version != self.seen_version or stale) and version > 0 and not self.analyzing:
             self.seen_version = version
             self.analyzing = True
             self._analyze(source)
@@ -151,16 +187,9 @@ class SparkTUI(App[None]):
     @work(thread=True, group="analyze")
     def _analyze(self, source: Any) -> None:
         """The core on the new data: only the touched applications when that is known."""
-        take = getattr(getattr(source, "live", None), "take_changes", None)
-        if take is not None:
-            everything, changed, gone, snapshot = take()
-        else:
-            everything, changed, gone, snapshot = True, set(), {}, source.snapshot()
+        changes, snapshot = source.take_changes()
         try:
-            if everything or self.full_next or not self.analysis.apps:
-                result = analyze(snapshot)
-            else:
-                result = incremental.update(self.analysis, snapshot, changed, gone)
+            result = self.live_analysis.update(snapshot, None if self.full_next else changes)
         except Exception as exc:  # noqa: BLE001 - never freeze the screen on a bad object
             self.call_from_thread(self._failed, exc)
             return
@@ -187,10 +216,19 @@ class SparkTUI(App[None]):
 
     def _show(self, snapshot: Any, result: Analysis) -> None:
         self.analyzing = False
+        self.analyzed_at = time.monotonic()
         self.full_next = False
         self.snapshot = snapshot
+        changed = result is not self.analysis
         self.analysis = result
-        self._render()
+        if self.live_analysis.full_runs != self.full_runs_seen:
+            # Thousands of long-lived objects just arrived: keep the cyclic collector from
+            # walking them on every collection (a pause the size of the cluster).
+            self.full_runs_seen = self.live_analysis.full_runs
+            gc.freeze()
+        if changed:
+            self._render()
+        self._poll()  # changes that arrived meanwhile: one more batch at once
 
     def _visible(self) -> list[SparkApp]:
         apps = list(self.analysis.apps)
@@ -357,14 +395,14 @@ class SparkTUI(App[None]):
         )
 
     def action_logs(self) -> None:
-        self._logs(previous=False)
+        self._logs(self._pod(), previous=False)
 
     def action_previous_logs(self) -> None:
-        self._logs(previous=True)
+        self._logs(self._pod(), previous=True)
 
     @work(thread=True, exclusive=True, group="view")
-    def _logs(self, *, previous: bool) -> None:
-        pod = self._pod()
+    def _logs(self, pod: tuple[str, str, str] | None, *, previous: bool) -> None:
+        """Workers get the selection from the UI thread; they never read widgets."""
         if pod is None:
             self.call_from_thread(self.notify, "select a pod that still exists", severity="warning")
             return
@@ -404,22 +442,33 @@ class SparkTUI(App[None]):
         )
 
     def action_yaml(self) -> None:
+        self._yaml(self._pod())
+
+    @work(thread=True, exclusive=True, group="view")
+    def _yaml(self, pod: tuple[str, str, str] | None) -> None:
+        """The whole pod, read again: the live view keeps only the fields the core reads."""
         import yaml
 
-        pod = self._pod()
-        if pod is None or self.snapshot is None:
+        if pod is None:
             return
-        found = next(
-            (p for p in self.snapshot.pods if raw.name(p) == pod[1] and raw.namespace(p) == pod[0]),
-            None,
-        )
-        if found is not None:
-            self.push_screen(
-                TextScreen(
-                    f"YAML of pod {pod[0]}/{pod[1]}  (esc: back)",
-                    yaml.safe_dump(found, sort_keys=False),
+        namespace, name, _ = pod
+        try:
+            with self.source.connect() as api:
+                found = api.request(
+                    "GET", f"/api/v1/namespaces/{namespace}/pods/{name}", what=f"get pod {name}"
                 )
+        except Exception as exc:  # noqa: BLE001 - shown to the user
+            self.call_from_thread(
+                self.notify, getattr(exc, "message", str(exc)), severity="error", timeout=8
             )
+            return
+        self.call_from_thread(
+            self.push_screen,
+            TextScreen(
+                f"YAML of pod {namespace}/{name}  (esc: back)",
+                yaml.safe_dump(found, sort_keys=False),
+            ),
+        )
 
     # ------------------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -449,16 +498,16 @@ class SparkTUI(App[None]):
             )
 
     def action_fence(self) -> None:
-        self._plan("fence")
+        self._plan("fence", *self.selection()[:2])
 
     def action_force_kill(self) -> None:
-        self._plan("force-kill")
+        self._plan("force-kill", *self.selection()[:2])
 
     def action_resubmit(self) -> None:
-        self._plan("resubmit")
+        self._plan("resubmit", *self.selection()[:2])
 
     @work(thread=True, exclusive=True, group="action")
-    def _plan(self, action: str) -> None:
+    def _plan(self, action: str, chosen: SparkApp | None, chosen_attempt: Attempt | None) -> None:
         """Compute the plan with the same code as the command, then ask."""
         from kubectl_spark.cli import act
         from kubectl_spark.cli.commands.actions_common import (
@@ -469,12 +518,11 @@ class SparkTUI(App[None]):
         )
         from kubectl_spark.core import plans
 
-        app, attempt, _ = self.selection()
-        if app is None or self.snapshot is None or self.readonly:
+        if chosen is None or self.readonly:
             return
-        snap = self.snapshot
         try:
             with self.source.connect() as api:
+                snap, app, attempt = _fresh(api, chosen, chosen_attempt)
                 actor, now = act.actor(api), act.now_text()
                 if action == "fence" and attempt is not None:
                     plan = plans.fence_plan(

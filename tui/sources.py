@@ -22,14 +22,15 @@ class StaticSource:
     last_event: float | None = None
     api: Any = None
 
-    def start(self) -> None:
-        return None
+    def start(self, on_change: Callable[[], None] | None = None) -> None:
+        if on_change is not None:
+            on_change()  # the data is all there at once
 
     def stop(self) -> None:
         return None
 
-    def snapshot(self) -> Snapshot:
-        return self.fixed
+    def take_changes(self) -> tuple[None, Snapshot]:
+        return None, self.fixed
 
     def connect(self) -> Any:
         raise RuntimeError("a static source has no cluster to act on")
@@ -45,7 +46,7 @@ class LiveSource:
     context: str = field(default="", init=False)
     namespace: str | None = field(default=None, init=False)
 
-    def start(self) -> None:
+    def start(self, on_change: Callable[[], None] | None = None) -> None:
         from kubectl_spark.kube.client import connect
         from kubectl_spark.kube.live import LiveCluster
 
@@ -53,6 +54,7 @@ class LiveSource:
             self.context = api.resolved.context
             self.namespace = None if self.all_namespaces else api.namespace
         self.live = LiveCluster(self.connect, self.namespace)
+        self.live.on_change = on_change
         self.live.start()
 
     def connect(self) -> Any:
@@ -64,8 +66,8 @@ class LiveSource:
         if self.live is not None:
             self.live.stop()
 
-    def snapshot(self) -> Snapshot:
-        return self.live.snapshot()
+    def take_changes(self) -> tuple[Any, Snapshot]:
+        return self.live.take_changes()  # type: ignore[no-any-return]
 
     def __getattr__(self, name: str) -> Any:
         if name in ("version", "state", "error", "last_event"):

@@ -61,7 +61,7 @@ class Index:
         return self.events_by_name.get((raw.namespace(obj), kind, raw.name(obj)), [])
 
 
-def _node_health(node: Any) -> NodeHealth:
+def node_health(node: Any) -> NodeHealth:
     name = raw.name(node)
     ready = raw.condition(node, "Ready")
     status = raw.text(ready, "status")
@@ -83,7 +83,7 @@ def _node_health(node: Any) -> NodeHealth:
 
 
 def build_index(snapshot: Snapshot) -> Index:
-    nodes = {raw.name(n): _node_health(n) for n in snapshot.nodes if raw.name(n)}
+    nodes = {raw.name(n): node_health(n) for n in snapshot.nodes if raw.name(n)}
     by_uid: dict[str, list[dict[str, Any]]] = defaultdict(list)
     by_name: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for event in snapshot.events:

@@ -1,84 +1,290 @@
-"""Re-analyze only the applications a change touched (the TUI's live updates).
+"""Keep an analysis current as watched objects change, re-analyzing only touched applications.
 
 A full analysis of 10,000 pods takes most of a second; one application's pods take
-milliseconds. The applications touched by changed pods are found by their app id (and the
-spark-operator's app name), analyzed on their own, and merged into the previous result.
+milliseconds. ``LiveAnalysis`` remembers which pods and Events belong to which application
+(by app id and by the spark-operator's app name) so that a change finds its applications
+without scanning the cluster, analyzes those on their own and merges them into the previous
+result. Whatever it cannot place (an ungroupable pod, a new Job or SparkApplication, a node
+whose health changed, volumes) falls back to a full analysis, so the answer always equals
+``analyze(snapshot)``: ``tests/functional/test_live_analysis.py`` checks that on every scenario.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from . import raw
-from .analyze import Snapshot, analyze
+from .analyze import Snapshot, analyze, node_health
 from .grouping import OPERATOR_APP
 from .model import Analysis
 
+Key = tuple[str, str, str]  # ("id" | "op", namespace, app id | operator app name)
+Target = tuple[str, str, str]  # (namespace, kind, name) of an Event's involved object
 
-def _identity(pod: Any) -> tuple[tuple[str, str], tuple[str, str]]:
+
+class Change(NamedTuple):
+    obj: Any  # the object now, or as it was when deleted
+    deleted: bool = False
+
+
+Changes = Mapping[str, Mapping[str, Change]]  # resource key → uid → change
+
+
+def _keys(pod: Any) -> set[Key]:
     labels = raw.labels(pod)
     ns = raw.namespace(pod)
-    return (ns, labels.get("spark-app-selector", "")), (ns, labels.get(OPERATOR_APP, ""))
+    out: set[Key] = set()
+    if labels.get("spark-app-selector"):
+        out.add(("id", ns, labels["spark-app-selector"]))
+    if labels.get(OPERATOR_APP):
+        out.add(("op", ns, labels[OPERATOR_APP]))
+    return out
 
 
-def update(
-    previous: Analysis, snapshot: Snapshot, changed: Iterable[str], gone: Mapping[str, Any]
-) -> Analysis:
-    by_uid = {raw.uid(p): p for p in snapshot.pods if isinstance(p, dict)}
-    ids: set[tuple[str, str]] = set()
-    operator: set[tuple[str, str]] = set()
-    for uid in changed:
-        pod = by_uid.get(uid) or gone.get(uid)
-        if pod is None:
-            continue
-        app_id, op_name = _identity(pod)
-        if not app_id[1] and not op_name[1]:
-            return analyze(snapshot)  # an ungroupable pod: start over
-        if app_id[1]:
-            ids.add(app_id)
-        if op_name[1]:
-            operator.add(op_name)
-    if not ids and not operator:
-        return previous
-    pods = [p for p in by_uid.values() if _identity(p)[0] in ids or _identity(p)[1] in operator]
-    uids = {raw.uid(p) for p in pods}
-    names = {(raw.namespace(p), raw.name(p)) for p in pods}
-    owners = {str(r.get("uid")) for p in pods for r in raw.items(p, "metadata", "ownerReferences")}
-    events = [
-        e
-        for e in snapshot.events
-        if raw.text(e, "involvedObject", "uid") in uids
-        or (raw.text(e, "involvedObject", "namespace"), raw.text(e, "involvedObject", "name"))
-        in names
-        or raw.text(e, "involvedObject", "kind") in ("Job", "SparkApplication")
-    ]
-    part = analyze(
-        Snapshot(
-            pods=pods,
-            jobs=[j for j in snapshot.jobs if raw.uid(j) in owners],
-            events=events,
-            nodes=snapshot.nodes,
-            sparkapplications=[
-                a for a in snapshot.sparkapplications if (raw.namespace(a), raw.name(a)) in operator
-            ],
-            volumeattachments=snapshot.volumeattachments,
-            pvcs=snapshot.pvcs,
-            now=snapshot.now,
+def _target(event: Any) -> Target:
+    involved = raw.mapping(event, "involvedObject") or raw.mapping(event, "regarding")
+    return (
+        raw.text(involved, "namespace") or raw.namespace(event),
+        raw.text(involved, "kind"),
+        raw.text(involved, "name"),
+    )
+
+
+def _involved_uid(event: Any) -> str:
+    return raw.text(raw.mapping(event, "involvedObject") or raw.mapping(event, "regarding"), "uid")
+
+
+class _NeedsFull(Exception):
+    """A change this index cannot place: analyze everything."""
+
+
+@dataclass
+class _Index:
+    pods: dict[str, Any]
+    members: defaultdict[Key, dict[str, Any]]  # application → its pods by uid
+    by_name: dict[tuple[str, str], set[Key]]  # (ns, pod or owner name) → applications
+    owned: defaultdict[str, set[Key]]  # owner uid (Job, driver pod) → applications
+    events: dict[str, Any]
+    by_target: defaultdict[Target, dict[str, Any]]
+    by_involved_uid: defaultdict[str, dict[str, Any]]
+
+
+class LiveAnalysis:
+    """The latest analysis of a watched cluster; ``update`` with each batch of changes."""
+
+    def __init__(self, *, group_by: str | None = None, max_age: float = 60.0) -> None:
+        """Analyze everything again, changes or not, once ``max_age`` seconds have passed.
+
+        Some findings depend on the time alone: an alert's "for 86s", a churn window.
+        """
+        self.group_by = group_by
+        self.max_age = max_age
+        self.analysis = Analysis()
+        self._full_at: datetime | None = None
+        self.full_runs = 0  # how often the slow path ran (benchmarks and tests read it)
+        self._index: _Index | None = None
+        self._nodes: dict[str, Any] = {}
+
+    def update(self, snapshot: Snapshot, changes: Changes | None) -> Analysis:
+        """``changes`` None means "anything may have changed" (a list, a re-list)."""
+        if (
+            changes is None
+            or self._index is None
+            or self.group_by
+            or self._full_at is None
+            or (snapshot.now - self._full_at).total_seconds() > self.max_age
+        ):
+            return self._full(snapshot)
+        try:
+            touched = self._apply(snapshot, changes, self._index)
+            if touched:
+                self.analysis = self._partial(snapshot, touched, self._index)
+        except _NeedsFull:
+            return self._full(snapshot)
+        return self.analysis
+
+    # ------------------------------------------------------------------ the slow path
+    def _full(self, snapshot: Snapshot) -> Analysis:
+        self.full_runs += 1
+        self._full_at = snapshot.now
+        self.analysis = analyze(snapshot, group_by=self.group_by)
+        index = _Index(
+            {}, defaultdict(dict), {}, defaultdict(set), {}, defaultdict(dict), defaultdict(dict)
         )
-    )
-    replaced = {(a.namespace, a.app_id) for a in part.apps} | ids
-    replaced_ops = {
-        (a.namespace, a.name) for a in part.apps if a.source == "sparkapplication"
-    } | operator
-    kept = [
-        a
-        for a in previous.apps
-        if (a.namespace, a.app_id) not in replaced
-        and not (a.source == "sparkapplication" and (a.namespace, a.name) in replaced_ops)
-        and not any(t.uid in uids or any(e.uid in uids for e in t.executors) for t in a.attempts)
-    ]
-    return Analysis(
-        tuple(sorted([*kept, *part.apps], key=lambda a: (a.namespace, a.name, a.created_at or ""))),
-        previous.ungrouped,
-    )
+        for pod in snapshot.pods:
+            if isinstance(pod, dict):
+                self._add_pod(index, pod)
+        for event in snapshot.events:
+            if isinstance(event, dict):
+                self._add_event(index, event)
+        self._index = index
+        self._nodes = {raw.name(n): node_health(n) for n in snapshot.nodes if raw.name(n)}
+        return self.analysis
+
+    # ------------------------------------------------------------------- bookkeeping
+    def _add_pod(self, index: _Index, pod: Any) -> set[Key]:
+        uid = raw.uid(pod)
+        keys = _keys(pod)
+        index.pods[uid] = pod
+        ns = raw.namespace(pod)
+        for key in keys:
+            index.members[key][uid] = pod
+        for name in [raw.name(pod)] + [
+            str(r.get("name")) for r in raw.items(pod, "metadata", "ownerReferences")
+        ]:
+            index.by_name.setdefault((ns, name), set()).update(keys)
+        for ref in raw.items(pod, "metadata", "ownerReferences"):
+            index.owned[str(ref.get("uid"))].update(keys)
+        return keys
+
+    def _drop_pod(self, index: _Index, uid: str) -> set[Key]:
+        old = index.pods.pop(uid, None)
+        if old is None:
+            return set()
+        keys = _keys(old)
+        for key in keys:
+            members = index.members.get(key)
+            if members is not None:
+                members.pop(uid, None)
+        return keys
+
+    def _add_event(self, index: _Index, event: Any) -> None:
+        uid = raw.uid(event)
+        index.events[uid] = event
+        index.by_target[_target(event)][uid] = event
+        if _involved_uid(event):
+            index.by_involved_uid[_involved_uid(event)][uid] = event
+
+    def _drop_event(self, index: _Index, uid: str) -> None:
+        old = index.events.pop(uid, None)
+        if old is not None:
+            index.by_target[_target(old)].pop(uid, None)
+            index.by_involved_uid[_involved_uid(old)].pop(uid, None)
+
+    def _apply(self, snapshot: Snapshot, changes: Changes, index: _Index) -> set[Key]:
+        """Bring the index up to date; return the applications the changes touched."""
+        if changes.get("volumeattachments") or changes.get("pvcs"):
+            raise _NeedsFull
+        if changes.get("nodes"):
+            health = {raw.name(n): node_health(n) for n in snapshot.nodes if raw.name(n)}
+            if health != self._nodes:
+                raise _NeedsFull
+        touched: set[Key] = set()
+        for uid, change in (changes.get("pods") or {}).items():
+            touched |= self._drop_pod(index, uid) | set(index.owned.get(uid, ()))
+            for ref in raw.items(change.obj, "metadata", "ownerReferences"):
+                owner = index.pods.get(str(ref.get("uid")))
+                touched |= _keys(owner) if owner is not None else set()
+            if not change.deleted:
+                keys = self._add_pod(index, change.obj)
+                if not keys:
+                    raise _NeedsFull  # ungrouped, or grouped by its Job alone
+                touched |= keys
+        for uid, change in (changes.get("events") or {}).items():
+            self._drop_event(index, uid)
+            if not change.deleted:
+                self._add_event(index, change.obj)
+            touched |= self._event_keys(snapshot, index, change.obj)
+        for kind in ("jobs", "sparkapplications"):
+            for uid, change in (changes.get(kind) or {}).items():
+                keys = set(index.owned.get(uid, ()))
+                if kind == "sparkapplications":
+                    keys.add(("op", raw.namespace(change.obj), raw.name(change.obj)))
+                if not any(index.members.get(k) for k in keys):
+                    raise _NeedsFull  # an owner without pods is an application of its own
+                touched |= keys
+        return touched
+
+    def _event_keys(self, snapshot: Snapshot, index: _Index, event: Any) -> set[Key]:
+        ns, kind, name = _target(event)
+        if kind == "SparkApplication":
+            return {("op", ns, name)}
+        if kind != "Pod":
+            return set()  # the core reads Events about pods and SparkApplications only
+        pod = index.pods.get(_involved_uid(event))
+        if pod is not None:
+            return _keys(pod)
+        keys = set(index.by_name.get((ns, name)) or ())  # by name, or a gone driver executors name
+        for job in snapshot.jobs:  # a Job's vanished attempt, counted by the Events naming it
+            if raw.namespace(job) == ns and name.startswith(raw.name(job) + "-"):
+                owned = index.owned.get(raw.uid(job))
+                if not owned:
+                    raise _NeedsFull
+                keys |= owned
+        return keys
+
+    # ------------------------------------------------------------------ the fast path
+    def _partial(self, snapshot: Snapshot, touched: set[Key], index: _Index) -> Analysis:
+        pods: dict[str, Any] = {}
+        for key in touched:
+            pods.update(index.members.get(key) or {})
+        if not pods:  # the last pods of an application are gone: its owner may remain
+            raise _NeedsFull
+        owners = {
+            str(r.get("uid"))
+            for p in pods.values()
+            for r in raw.items(p, "metadata", "ownerReferences")
+        }
+        jobs = [j for j in snapshot.jobs if raw.uid(j) in owners]
+        operator = {(k[1], k[2]) for k in touched if k[0] == "op"}
+        sparkapps = [
+            a for a in snapshot.sparkapplications if (raw.namespace(a), raw.name(a)) in operator
+        ]
+        events: dict[str, Any] = {}
+        for uid, pod in pods.items():
+            events.update(index.by_involved_uid.get(uid) or {})
+            ns = raw.namespace(pod)
+            for name in [raw.name(pod)] + [
+                str(r.get("name")) for r in raw.items(pod, "metadata", "ownerReferences")
+            ]:
+                events.update(index.by_target.get((ns, "Pod", name)) or {})
+        for app in sparkapps:
+            events.update(index.by_involved_uid.get(raw.uid(app)) or {})
+            events.update(
+                index.by_target.get((raw.namespace(app), "SparkApplication", raw.name(app))) or {}
+            )
+        for job in jobs:  # a Job's attempts whose pods are gone are still named by Events
+            prefix, ns = raw.name(job) + "-", raw.namespace(job)
+            for target, found in index.by_target.items():
+                if target[0] == ns and target[1] == "Pod" and target[2].startswith(prefix):
+                    events.update(found)
+        part = analyze(
+            Snapshot(
+                pods=list(pods.values()),
+                jobs=jobs,
+                events=list(events.values()),
+                nodes=snapshot.nodes,
+                sparkapplications=sparkapps,
+                volumeattachments=snapshot.volumeattachments,
+                pvcs=snapshot.pvcs,
+                now=snapshot.now,
+            )
+        )
+        return self._merge(part, touched, set(pods))
+
+    def _merge(self, part: Analysis, touched: set[Key], uids: set[str]) -> Analysis:
+        ids = {(k[1], k[2]) for k in touched if k[0] == "id"} | {
+            (a.namespace, a.app_id) for a in part.apps
+        }
+        operator = {(k[1], k[2]) for k in touched if k[0] == "op"} | {
+            (a.namespace, a.name) for a in part.apps if a.source == "sparkapplication"
+        }
+        kept = [
+            a
+            for a in self.analysis.apps
+            if (a.namespace, a.app_id) not in ids
+            and not (a.source == "sparkapplication" and (a.namespace, a.name) in operator)
+            and not any(
+                t.uid in uids or any(e.uid in uids for e in t.executors) for t in a.attempts
+            )
+        ]
+        return Analysis(
+            tuple(
+                sorted([*kept, *part.apps], key=lambda a: (a.namespace, a.name, a.created_at or ""))
+            ),
+            self.analysis.ungrouped,
+        )

@@ -6,7 +6,7 @@ and parsed with orjson: the client's model classes are an order of magnitude slo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,9 +101,14 @@ class Api:
         field_selector: str | None = None,
         limit: int = 500,
         what: str = "",
-    ) -> tuple[list[dict[str, Any]], str]:
-        """A paged LIST over one consistent snapshot; return (items, resourceVersion)."""
-        items: list[dict[str, Any]] = []
+        keep: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> tuple[list[Any], str]:
+        """A paged LIST over one consistent snapshot; return (items, resourceVersion).
+
+        ``keep`` turns each item into what the caller holds, page by page, so a large list is
+        never in memory whole.
+        """
+        items: list[Any] = []
         token = ""
         rv = ""
         while True:
@@ -120,7 +125,7 @@ class Api:
                     f"{what or path}: the server's answer is not a list", status=0
                 )
             page = doc.get("items") or []
-            items.extend(i for i in page if isinstance(i, dict))
+            items.extend(keep(i) if keep else i for i in page if isinstance(i, dict))
             meta = doc.get("metadata") or {}
             rv = rv or str(meta.get("resourceVersion") or "")
             token = str(meta.get("continue") or "")

@@ -2,8 +2,10 @@
 
 One thread per resource keeps a dict of objects by uid current from a watch (resuming from the
 last resourceVersion; re-listing on 410 Expired, so objects deleted meanwhile disappear and none
-are duplicated; backing off and reporting "reconnecting" on errors). ``snapshot()`` hands the
-core a consistent copy. Nothing here touches a UI: the TUI polls ``version`` and ``state``.
+are duplicated; backing off and reporting "reconnecting" on errors). Objects are kept slim
+(``core.slim``: the fields the core reads), which is what keeps 10,000 watched pods small.
+``take_changes()`` hands the core what changed and a consistent snapshot, atomically. Nothing
+here touches a UI: ``on_change`` is called (from a watch thread) when new changes are waiting.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import orjson
 
 from kubectl_spark import errors
 from kubectl_spark.core.analyze import Snapshot
+from kubectl_spark.core.incremental import Change
+from kubectl_spark.core.slim import slim
 
 from .client import Api
 
@@ -49,11 +53,11 @@ class LiveCluster:
         self.threads: list[threading.Thread] = []
         self.ready = threading.Event()
         self._listed: set[str] = set()
-        # What changed since the last take_changes(): pod uids (directly, or through an Event
-        # about them), and whether anything else changed (then everything is re-analyzed).
-        self.changed_pods: set[str] = set()
-        self.gone: dict[str, dict[str, Any]] = {}  # deleted pods, for their labels
-        self.other_changed = True
+        # What changed since the last take_changes(), by resource key and uid; None after a
+        # (re-)list, which replaces a whole kind: then everything is analyzed again.
+        self.changes: dict[str, dict[str, Change]] | None = None
+        self.on_change: Callable[[], None] | None = None
+        self._told = False  # on_change called since the last take_changes()
 
     def start(self) -> None:
         for spec in RESOURCES:
@@ -66,11 +70,11 @@ class LiveCluster:
     def stop(self) -> None:
         self.stopping.set()
 
-    def take_changes(self) -> tuple[bool, set[str], dict[str, dict[str, Any]], Snapshot]:
-        """(everything?, changed pod uids, deleted pods, the snapshot they lead to), atomically."""
+    def take_changes(self) -> tuple[dict[str, dict[str, Change]] | None, Snapshot]:
+        """(the changes — None: everything —, the snapshot they lead to), atomically."""
         with self.lock:
-            result = (self.other_changed, self.changed_pods, self.gone, self._snapshot_locked())
-            self.other_changed, self.changed_pods, self.gone = False, set(), {}
+            result = (self.changes, self._snapshot_locked())
+            self.changes, self._told = {}, False
         return result
 
     def snapshot(self) -> Snapshot:
@@ -98,8 +102,14 @@ class LiveCluster:
         )
 
     def _changed(self) -> None:
+        """Count a change (under the lock); the caller tells ``on_change`` after releasing it."""
         self.version += 1
         self.last_event = time.monotonic()
+
+    def _tell(self) -> None:
+        if self.on_change is not None and not self._told:
+            self._told = True
+            self.on_change()
 
     def _run(
         self, key: str, base: str, plural: str, namespaced: bool, selector: str | None
@@ -109,16 +119,22 @@ class LiveCluster:
         while not self.stopping.is_set():
             try:
                 with self.api_factory() as api:
-                    items, rv = api.list(path, label_selector=selector, what=f"list {plural}")
+                    items, rv = api.list(
+                        path,
+                        label_selector=selector,
+                        what=f"list {plural}",
+                        keep=lambda i, key=key: slim(key, i),  # type: ignore[misc]
+                    )
                     with self.lock:
                         self.objects[key] = {
                             i["metadata"]["uid"]: i
                             for i in items
-                            if isinstance(i, dict) and "metadata" in i
+                            if isinstance(i, dict) and isinstance(i.get("metadata"), dict)
                         }
-                        # A (re-)list replaces a whole kind: no per-pod change can describe that.
-                        self.other_changed = True
+                        # A (re-)list replaces a whole kind: no per-object change describes it.
+                        self.changes = None
                         self._changed()
+                    self._tell()
                     self._listed.add(key)
                     if len(self._listed) == len(RESOURCES):
                         self.state, self.error = "live", ""
@@ -175,24 +191,16 @@ class LiveCluster:
                     rv = str(meta.get("resourceVersion") or rv)
                     if kind == "BOOKMARK":
                         continue
+                    uid = str(meta.get("uid", ""))
+                    kept = slim(key, obj)
                     with self.lock:
-                        uid = meta.get("uid", "")
                         if kind == "DELETED":
                             self.objects[key].pop(uid, None)
                         else:
-                            self.objects[key][uid] = obj
-                        if key == "pods":
-                            self.changed_pods.add(uid)
-                            if kind == "DELETED":
-                                self.gone[uid] = obj
-                        elif key == "events":
-                            involved = obj.get("involvedObject") or {}
-                            if involved.get("kind") == "Pod" and involved.get("uid"):
-                                self.changed_pods.add(str(involved["uid"]))
-                            else:
-                                self.other_changed = True
-                        else:
-                            self.other_changed = True
+                            self.objects[key][uid] = kept
+                        if self.changes is not None:
+                            self.changes.setdefault(key, {})[uid] = Change(kept, kind == "DELETED")
                         self._changed()
+                    self._tell()
             if self.state == "reconnecting":
                 self.state = "live"

@@ -41,18 +41,29 @@ def test_lists_count_as_everything_and_pod_changes_are_named(kubeconfig: Path, a
     live.start()
     try:
         _wait(live.ready.is_set)
-        everything, _, _, snapshot = live.take_changes()
-        assert everything, "lists that arrived after the last take must ask for a full analysis"
+        changes, snapshot = live.take_changes()
+        assert changes is None, "lists that arrived after the last take must ask for everything"
         assert [p["metadata"]["name"] for p in snapshot.pods] == ["d1"]
 
         core.patch_namespaced_pod("d1", "default", {"metadata": {"labels": {"x": "y"}}})
-        _wait(lambda: bool(live.changed_pods))
-        everything, changed, gone, _ = live.take_changes()
-        assert (everything, changed, gone) == (False, {pod.metadata.uid}, {})
+        _wait(lambda: bool(live.changes))
+        changes, _ = live.take_changes()
+        assert changes is not None and list(changes) == ["pods"]
+        change = changes["pods"][pod.metadata.uid]
+        assert not change.deleted and change.obj["metadata"]["labels"]["x"] == "y"
+        assert "containers" not in change.obj["spec"], "watched pods are kept slim"
+
+        core.delete_namespaced_pod("d1", "default", grace_period_seconds=0)
+        _wait(lambda: bool(live.changes))
+        changes, snapshot = live.take_changes()
+        assert changes is not None and changes["pods"][pod.metadata.uid].deleted
+        assert snapshot.pods == []
 
         core.create_node({"metadata": {"name": "n9"}})
-        _wait(lambda: live.other_changed)
-        everything, _, _, snapshot = live.take_changes()
-        assert everything and "n9" in [n["metadata"]["name"] for n in snapshot.nodes]
+        _wait(lambda: bool(live.changes))
+        changes, snapshot = live.take_changes()
+        assert changes is not None
+        assert [c.obj["metadata"]["name"] for c in changes["nodes"].values()] == ["n9"]
+        assert "n9" in [n["metadata"]["name"] for n in snapshot.nodes]
     finally:
         live.stop()

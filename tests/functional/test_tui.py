@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
@@ -248,6 +249,36 @@ async def test_cluster_text_is_shown_literally() -> None:
         rendered = html.unescape(app.export_screenshot())
         assert "[bold" in rendered and "x[/]" in rendered  # the brackets reached the screen as text
         assert "\x1b" not in rendered
+
+
+async def test_the_tree_is_updated_in_place_keeping_the_cursor() -> None:
+    app = static_app()
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 2)
+        row = next(i for i in range(table.row_count) if "ingest" in str(table.get_row_at(i)[1]))
+        table.move_cursor(row=row)
+        await pilot.pause(0.1)
+        tree = app.query_one(AttemptTree)
+        model = app.current_app()
+        assert model is not None
+        leaf = tree.root.children[-1].children[0]
+        tree.move_cursor(leaf)
+        await pilot.pause(0.1)
+        attempt = model.attempts[-1]
+        lost = dataclasses.replace(attempt.executors[0], state="Lost")
+        changed = dataclasses.replace(
+            model,
+            attempts=(
+                *model.attempts[:-1],
+                dataclasses.replace(attempt, executors=(lost, *attempt.executors[1:])),
+            ),
+        )
+        tree.show(changed)
+        await pilot.pause(0.1)
+        assert tree.root.children[-1].children[0] is leaf, "rebuilt instead of updated"
+        assert tree.cursor_node is leaf
+        assert "Lost" in str(leaf.label)
 
 
 def _snap_app(**kwargs: Any) -> SparkTUI:

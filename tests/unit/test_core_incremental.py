@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
+from datetime import timedelta
 
 from kubectl_spark.core.analyze import Snapshot, analyze
-from kubectl_spark.core.incremental import update
+from kubectl_spark.core.incremental import Change, LiveAnalysis
 from tests.unit.test_core_grouping import NOW, mk, ref
 
 
@@ -28,9 +30,10 @@ def pods() -> list[dict]:
     return out
 
 
-def test_incremental_equals_full() -> None:
+def test_incremental_equals_full_and_touches_only_changed_apps() -> None:
     before = pods()
-    previous = analyze(Snapshot(pods=before, now=NOW))
+    live = LiveAnalysis()
+    live.update(Snapshot(pods=before, now=NOW), None)
     after = copy.deepcopy(before)
     victim = next(p for p in after if p["metadata"]["name"] == "b-exec-2")
     victim["status"] = {
@@ -45,11 +48,37 @@ def test_incremental_equals_full() -> None:
     removed = next(p for p in after if p["metadata"]["name"] == "c-exec-1")
     after.remove(removed)
     snapshot = Snapshot(pods=after, now=NOW)
-    fast = update(
-        previous,
+    untouched = next(a for a in live.analysis.apps if a.name == "a")
+    fast = live.update(
         snapshot,
-        {victim["metadata"]["uid"], removed["metadata"]["uid"]},
-        {removed["metadata"]["uid"]: removed},
+        {
+            "pods": {
+                victim["metadata"]["uid"]: Change(victim),
+                removed["metadata"]["uid"]: Change(removed, deleted=True),
+            }
+        },
     )
     assert fast.to_json() == analyze(snapshot).to_json()
-    assert update(previous, Snapshot(pods=before, now=NOW), set(), {}) is previous
+    assert live.full_runs == 1, "a pod change must not analyze everything"
+    assert next(a for a in fast.apps if a.name == "a") is untouched
+    assert live.update(snapshot, {}) is fast
+
+
+def test_an_ungroupable_pod_falls_back_to_a_full_analysis() -> None:
+    live = LiveAnalysis()
+    live.update(Snapshot(pods=pods(), now=NOW), None)
+    stray = mk("stray", "executor", "2026-03-01T00:00:09Z", labels={})
+    snapshot = Snapshot(pods=[*pods(), stray], now=NOW)
+    result = live.update(snapshot, {"pods": {stray["metadata"]["uid"]: Change(stray)}})
+    assert live.full_runs == 2
+    assert result.to_json() == analyze(snapshot).to_json()
+
+
+def test_time_alone_brings_a_full_analysis_after_max_age() -> None:
+    live = LiveAnalysis(max_age=60)
+    snapshot = Snapshot(pods=pods(), now=NOW)
+    live.update(snapshot, None)
+    live.update(dataclasses.replace(snapshot, now=NOW + timedelta(seconds=59)), {})
+    assert live.full_runs == 1
+    live.update(dataclasses.replace(snapshot, now=NOW + timedelta(seconds=61)), {})
+    assert live.full_runs == 2, "alerts that depend on the time alone must not go stale"

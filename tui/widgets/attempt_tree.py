@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
 
 from kubectl_spark.core.model import App
 
@@ -34,33 +37,67 @@ def _label(title: str, state: str, reason: object) -> Text:
     return text
 
 
-class AttemptTree(Tree[tuple[str, int, str]]):
+Key = tuple[str, int, str]
+Line = tuple[str, str, object]  # title, state, reason
+
+
+def _lines(app: App) -> list[tuple[Key, Line]]:
+    out: list[tuple[Key, Line]] = []
+    for attempt in app.attempts:
+        title = f"attempt {attempt.number}  {attempt.driver_pod or '<gone>'}" + (
+            f" on {attempt.node}" if attempt.node else ""
+        )
+        out.append((("attempt", attempt.number, ""), (title, attempt.state, attempt.reason)))
+        out.extend(
+            (
+                ("executor", attempt.number, executor.id),
+                (f"exec-{executor.id}  {executor.pod}", executor.state, executor.reason),
+            )
+            for executor in attempt.executors
+        )
+    return out
+
+
+class AttemptTree(Tree[Key]):
+    """Updated in place while the application keeps its shape, so the cursor and scroll stay."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._tree_shape: tuple[str, tuple[Key, ...]] | None = None
+        self._node_by_key: dict[Key, TreeNode[Key]] = {}
+        self._line_by_key: dict[Key, Line] = {}
+
     def show(self, app: App | None) -> None:
-        selected = self.cursor_node.data if self.cursor_node is not None else None
-        self.clear()
         if app is None:
+            self.clear()
+            self._tree_shape = None
             self.root.set_label("no application selected")
             return
-        self.root.set_label(safe(f"{app.name} ({app.source}, {app.state})"))
+        lines = _lines(app)
+        root = safe(f"{app.name} ({app.source}, {app.state})")
+        shape = (f"{app.namespace}/{app.name}/{app.source}", tuple(k for k, _ in lines))
+        if shape == self._tree_shape:
+            self.root.set_label(root)
+            for key, line in lines:
+                if self._line_by_key.get(key) != line:
+                    self._node_by_key[key].set_label(_label(*line))
+                    self._line_by_key[key] = line
+            return
+        self._rebuild(root, lines)
+        self._tree_shape = shape
+
+    def _rebuild(self, root: Text, lines: list[tuple[Key, Line]]) -> None:
+        selected = self.cursor_node.data if self.cursor_node is not None else None
+        self.clear()
+        self.root.set_label(root)
         self.root.expand()
-        cursor = None
-        for attempt in app.attempts:
-            title = f"attempt {attempt.number}  {attempt.driver_pod or '<gone>'}" + (
-                f" on {attempt.node}" if attempt.node else ""
-            )
-            node = self.root.add(
-                _label(title, attempt.state, attempt.reason),
-                data=("attempt", attempt.number, ""),
-                expand=True,
-            )
-            if selected == ("attempt", attempt.number, ""):
-                cursor = node
-            for executor in attempt.executors:
-                leaf = node.add_leaf(
-                    _label(f"exec-{executor.id}  {executor.pod}", executor.state, executor.reason),
-                    data=("executor", attempt.number, executor.id),
-                )
-                if selected == ("executor", attempt.number, executor.id):
-                    cursor = leaf
-        if cursor is not None:
-            self.move_cursor(cursor)
+        self._node_by_key, self._line_by_key = {}, dict(lines)
+        parent = self.root
+        for key, line in lines:
+            if key[0] == "attempt":
+                parent = node = self.root.add(_label(*line), data=key, expand=True)
+            else:
+                node = parent.add_leaf(_label(*line), data=key)
+            self._node_by_key[key] = node
+        if selected in self._node_by_key:
+            self.move_cursor(self._node_by_key[selected])

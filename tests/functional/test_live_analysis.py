@@ -1,0 +1,68 @@
+"""The TUI's live path gives the answer a full analysis gives, on every scenario.
+
+The TUI keeps slim copies of watched objects (``core.slim``) and re-analyzes only the
+applications a change touched (``core.incremental``). Both are shortcuts; here every scenario
+is played while a LiveCluster follows it, and after each stretch the incremental result must
+equal ``analyze`` of the same snapshot, and the analysis of slim objects must equal the analysis
+of whole ones read through the API.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from kubectl_spark.core.analyze import analyze
+from kubectl_spark.core.incremental import LiveAnalysis
+from kubectl_spark.core.slim import slim
+from kubectl_spark.kube import snapshot as reading
+from kubectl_spark.kube.client import Connection, connect
+from kubectl_spark.kube.live import LiveCluster
+from kubectl_spark.sim import scenario as scenarios
+
+STRETCHES = 8
+NOW = datetime.now(UTC)
+
+
+def _slimmed(snapshot: Any) -> Any:
+    return dataclasses.replace(
+        snapshot,
+        **{
+            key: [slim(key, o) for o in getattr(snapshot, key)]
+            for key in ("pods", "jobs", "events", "nodes", "sparkapplications", "pvcs")
+        },
+        volumeattachments=[slim("volumeattachments", o) for o in snapshot.volumeattachments],
+    )
+
+
+@pytest.mark.parametrize("name", scenarios.available())
+def test_incremental_and_slim_equal_full_analysis(cluster: Any, name: str) -> None:
+    run = cluster(name)
+    conn = Connection(kubeconfig=str(run.kubeconfig))
+    live = LiveCluster(lambda: connect(conn), None)
+    live.start()
+    tracker = LiveAnalysis()
+    try:
+        assert live.ready.wait(10)
+        duration = run.player.scenario.duration
+        partial_updates = 0
+        for i in range(1, STRETCHES + 1):
+            run.player.play_until(duration * i / STRETCHES)
+            time.sleep(0.15)  # let the watches bring (most of) the stretch's changes
+            changes, snapshot = live.take_changes()
+            # One fixed "now": texts such as "for 86s" are not what this test is about.
+            snapshot = dataclasses.replace(snapshot, now=NOW)
+            before = tracker.full_runs
+            result = tracker.update(snapshot, changes)
+            partial_updates += tracker.full_runs == before and bool(changes)
+            assert result.to_json() == analyze(snapshot).to_json(), f"after stretch {i}"
+        with connect(conn) as api:
+            whole = reading.read(api, None)
+        assert analyze(_slimmed(whole)).to_json() == analyze(whole).to_json()
+        assert partial_updates, "the fast path never ran: the test proves nothing about it"
+    finally:
+        live.stop()

@@ -125,3 +125,11 @@ def cluster(tmp_path: Path) -> Iterator[Any]:
     yield start
     for c in made:
         c.close()
+
+
+@pytest.fixture(autouse=True)
+def _own_state_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test gets its own XDG_STATE_HOME: a developer's history store never leaks in."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))

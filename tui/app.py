@@ -190,6 +190,7 @@ class SparkTUI(App[None]):
         changes, snapshot = source.take_changes()
         try:
             result = self.live_analysis.update(snapshot, None if self.full_next else changes)
+            source.record(changes, snapshot)
         except Exception as exc:  # noqa: BLE001 - never freeze the screen on a bad object
             self.call_from_thread(self._failed, exc)
             return

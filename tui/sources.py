@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kubectl_spark.core.analyze import Snapshot
@@ -32,6 +33,9 @@ class StaticSource:
     def take_changes(self) -> tuple[None, Snapshot]:
         return None, self.fixed
 
+    def record(self, changes: Any, snapshot: Snapshot) -> None:
+        return None
+
     def connect(self) -> Any:
         raise RuntimeError("a static source has no cluster to act on")
 
@@ -42,18 +46,35 @@ class LiveSource:
 
     connection: Any
     all_namespaces: bool = False
+    history: Path | None = None  # the history store to record into while open
     live: Any = field(default=None, init=False)
+    recorder: Any = field(default=None, init=False)
     context: str = field(default="", init=False)
     namespace: str | None = field(default=None, init=False)
 
     def start(self, on_change: Callable[[], None] | None = None) -> None:
-        from kubectl_spark.kube.client import connect
+        from kubectl_spark.kube.client import connect, history_scope
         from kubectl_spark.kube.live import LiveCluster
 
         with connect(self.connection) as api:
             self.context = api.resolved.context
             self.namespace = None if self.all_namespaces else api.namespace
+            scope = history_scope(api)
+        if self.history is not None:
+            from kubectl_spark.history.store import HistoryError, HistoryStore
+            from kubectl_spark.kube.recording import Recorder
+
+            try:
+                self.recorder = Recorder(HistoryStore(self.history), scope)
+            except HistoryError:
+                self.recorder = None  # the TUI works without it; `ls` says why
         self.live = LiveCluster(self.connect, self.namespace)
+        if self.recorder is not None:  # what the store kept of pods the cluster has forgotten
+            store = self.recorder.store
+            self.live.seed(
+                [(p, d or s) for p, s, d in store.load(scope, "pods", self.namespace)],
+                [e for e, _, _ in store.load(scope, "events", self.namespace)],
+            )
         self.live.on_change = on_change
         self.live.start()
 
@@ -65,6 +86,14 @@ class LiveSource:
     def stop(self) -> None:
         if self.live is not None:
             self.live.stop()
+        if self.recorder is not None:
+            self.recorder.store.close()
+            self.recorder = None
+
+    def record(self, changes: Any, snapshot: Snapshot) -> None:
+        """Keep what was watched (in the analysis worker: never on the UI thread)."""
+        if self.recorder is not None:
+            self.recorder.write(changes, snapshot)
 
     def take_changes(self) -> tuple[Any, Snapshot]:
         return self.live.take_changes()  # type: ignore[no-any-return]

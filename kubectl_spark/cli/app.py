@@ -14,6 +14,7 @@ from kubectl_spark.cli.commands import (
     history,
     logs,
     ls,
+    record,
     resubmit,
     tui,
     version,
@@ -43,6 +44,9 @@ def build_app() -> typer.Typer:
     )(events.run)
     app.command("logs", help="Print the log of a driver attempt or an executor.")(logs.run)
     app.command("tui", help="Open the live terminal UI.")(tui.run)
+    app.command(
+        "record", help="Keep Spark pods' last states and Events in the local history store."
+    )(record.run)
     app.command(
         "fence", help="Fence an attempt so that it cannot make progress.", rich_help_panel="Actions"
     )(fence.run)

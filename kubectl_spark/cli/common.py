@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from kubectl_spark.cli import globals as cli_globals
@@ -28,8 +30,16 @@ def connection() -> Any:
 
 
 def load(
-    *, selector: str | None = None, group_by: str | None = None, all_namespaces: bool | None = None
+    *,
+    selector: str | None = None,
+    group_by: str | None = None,
+    all_namespaces: bool | None = None,
+    history: bool = True,
 ) -> Loaded:
+    """Read the cluster (plus, for reading commands, the local history store) and analyze it.
+
+    Actions pass ``history=False``: a plan is made from the cluster as it is, nothing else.
+    """
     from kubectl_spark.core.analyze import analyze
     from kubectl_spark.kube import snapshot
     from kubectl_spark.kube.client import connect
@@ -40,10 +50,40 @@ def load(
     namespace = None if everywhere else api.namespace
     try:
         snap = snapshot.read(api, namespace, selector=selector)
+        if history and not g.no_history:
+            snap = with_history(api, snap, namespace, selector)
     except BaseException:
         api.close()
         raise
     return Loaded(analyze(snap, group_by=group_by), namespace, api, snap)
+
+
+def history_path() -> Any:
+    from kubectl_spark.history.store import default_path
+
+    g = cli_globals.current()
+    return Path(g.history_db).expanduser() if g.history_db else default_path()
+
+
+def with_history(api: Any, snap: Any, namespace: str | None, selector: str | None) -> Any:
+    """Merge what ``kubectl spark record`` kept (never creating a store that is not there)."""
+    from kubectl_spark.cluster.apiserver.selectors import parse_label_selector
+    from kubectl_spark.core import raw
+    from kubectl_spark.core.sparkview import merge_kept
+    from kubectl_spark.history.store import HistoryStore
+    from kubectl_spark.kube.client import history_scope
+
+    # The server already checked the selector's syntax; the same parser applies it here.
+    wanted = parse_label_selector(selector)
+    with HistoryStore(history_path(), create=False) as store:
+        scope = history_scope(api)
+        pods = [
+            (obj, deleted or seen)
+            for obj, seen, deleted in store.load(scope, "pods", namespace)
+            if wanted.matches(raw.labels(obj))
+        ]
+        events = [obj for obj, _, _ in store.load(scope, "events", namespace)]
+    return merge_kept(snap, pods, events)
 
 
 def find_app(analysis: Analysis, reference: str) -> App:
@@ -101,8 +141,8 @@ def find_executor(app: App, attempt: Attempt, reference: str) -> Executor:
 
 @contextmanager
 def session() -> Iterator[Loaded]:
-    """Read the cluster, and close the connection afterwards."""
-    loaded = load()
+    """Read the cluster for an action (no history: plans use the cluster as it is)."""
+    loaded = load(history=False)
     try:
         yield loaded
     finally:
@@ -112,5 +152,17 @@ def session() -> Iterator[Loaded]:
 @contextmanager
 def one_app(reference: str) -> Iterator[tuple[Loaded, App]]:
     """Read the cluster and find one application."""
-    with session() as loaded:
-        yield loaded, find_app(loaded.analysis, reference)
+    from kubectl_spark.core.analyze import analyze
+    from kubectl_spark.kube.sparkapi import read_views
+
+    loaded = load()
+    try:
+        app = find_app(loaded.analysis, reference)
+        views = read_views(loaded.api, app, list(loaded.snapshot.pods))
+        if views:  # Spark's own executor list, for this one application's live drivers
+            snap = dataclasses.replace(loaded.snapshot, spark_views=views)
+            loaded = Loaded(analyze(snap), loaded.namespace, loaded.api, snap)
+            app = find_app(loaded.analysis, reference)
+        yield loaded, app
+    finally:
+        loaded.api.close()

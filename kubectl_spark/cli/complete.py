@@ -35,6 +35,7 @@ VALUE_FLAGS = {
     "--container",
     "--allow",
     "--dry-run",
+    "--history-db",
 }
 GLOBAL_FLAGS = (
     "--kubeconfig",
@@ -46,6 +47,8 @@ GLOBAL_FLAGS = (
     "-A",
     "--all-namespaces",
     "--request-timeout",
+    "--history-db",
+    "--no-history",
 )
 APP_COMMANDS = {"describe", "history", "events", "resubmit"}
 ATTEMPT_COMMANDS = {"fence", "unfence", "force-kill"}

@@ -21,8 +21,13 @@ VALUE_FLAGS = {
     "-n": "namespace",
     "--namespace": "namespace",
     "--request-timeout": "request_timeout",
+    "--history-db": "history_db",
 }
-BOOL_FLAGS = {"-A": "all_namespaces", "--all-namespaces": "all_namespaces"}
+BOOL_FLAGS = {
+    "-A": "all_namespaces",
+    "--all-namespaces": "all_namespaces",
+    "--no-history": "no_history",
+}
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,8 @@ class Globals:
     namespace: str | None = None
     all_namespaces: bool = False
     request_timeout: float | None = None
+    history_db: str | None = None  # the local history store (default: under XDG_STATE_HOME)
+    no_history: bool = False
 
 
 _DEFAULT = Globals()  # frozen: safe to share as the ContextVar default

@@ -6,8 +6,9 @@ pods. Every front end (``ls``, ``describe``, the TUI) shows what it returns.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -18,6 +19,7 @@ from .grouping import AppGroup, AttemptGroup, group
 from .history import build_history
 from .model import Analysis, App, Attempt, Executor, Reason
 from .reasons import NodeHealth, PodContext, classify, spark_container
+from .sparkview import kept_evidence, kept_source, with_spark_view
 
 FENCE_LABEL = "kubectl-spark.io/fenced"
 
@@ -35,6 +37,8 @@ class Snapshot:
     pvcs: Sequence[Any] = ()
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     pods_resource_version: str = ""  # where a watch of the pods continues from
+    # Spark's own executor list per live driver pod uid: {"executors": [...]} or {"note": why not}
+    spark_views: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -110,6 +114,8 @@ def pod_state(pod: Any, node: NodeHealth | None) -> str:
         return "Fenced"
     if phase in ("Succeeded", "Failed"):
         return phase
+    if kept_source(pod) != "cluster":
+        return "Gone"  # a kept copy of a deleted pod that had not finished
     if lost:
         return "Lost"
     if deleting:
@@ -154,6 +160,20 @@ def _executor(
         )
     )
     del job_managed
+    source = kept_source(pod)
+    if source != "cluster":
+        reason = (
+            dataclasses.replace(reason, evidence=(*reason.evidence, kept_evidence(pod)))
+            if reason is not None
+            else Reason(
+                "unknown",
+                "Gone",
+                None,
+                False,
+                f"the pod is gone; it was last seen {raw.text(pod, 'status', 'phase') or 'Unknown'}",
+                (kept_evidence(pod),),
+            )
+        )
     return Executor(
         id=raw.labels(pod).get("spark-exec-id", "?"),
         pod=raw.name(pod),
@@ -165,6 +185,7 @@ def _executor(
         reason=reason,
         created_at=times.rfc3339(times.parse(raw.text(pod, "metadata", "creationTimestamp"))),
         ended_at=_ended(pod) if reason is not None else None,
+        source=source,
     )
 
 
@@ -433,7 +454,13 @@ def analyze(snapshot: Snapshot, *, group_by: str | None = None) -> Analysis:
     for app in groups:
         _reconstruct_operator_attempts(app)
         _reconstruct_job_attempts(app, snapshot)
-        attempts = tuple(_attempt(i + 1, a, app, index) for i, a in enumerate(app.attempts))
+        attempts = tuple(
+            with_spark_view(
+                _attempt(i + 1, a, app, index),
+                snapshot.spark_views.get(a.uid or "") if a.uid else None,
+            )
+            for i, a in enumerate(app.attempts)
+        )
         owner_created = (
             times.rfc3339(times.parse(raw.text(app.owner, "metadata", "creationTimestamp")))
             if app.owner
@@ -468,6 +495,31 @@ def analyze(snapshot: Snapshot, *, group_by: str | None = None) -> Analysis:
                 attempts,
                 history,
                 draft.owner,
+                *_sources(app, attempts, snapshot),
             )
         )
     return Analysis(tuple(apps), tuple(ungrouped))
+
+
+def _sources(
+    group_: AppGroup, attempts: tuple[Attempt, ...], snapshot: Snapshot
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What this application's answer was read from, and what could not be read."""
+    found = {"cluster"}
+    found |= {e.source for a in attempts for e in a.executors}
+    found |= {kept_source(g.driver) for g in group_.attempts if g.driver is not None}
+    notes = []
+    for a in attempts:
+        view = snapshot.spark_views.get(a.uid or "") if a.uid else None
+        if view and view.get("executors") is not None:
+            found.add("spark-api")
+        elif view and view.get("note"):
+            notes.append(f"attempt {a.number}: {view['note']}")
+        if a.unknown_losses:
+            notes.append(
+                f"attempt {a.number}: {a.unknown_losses} executor(s) lost with unknown reasons "
+                "(gaps in Spark's executor ids that no pod, watch, history or Spark's driver explains)"
+            )
+    found.discard("spark")
+    order = ("cluster", "watch", "history", "spark-api")
+    return tuple(s for s in order if s in found), tuple(notes)

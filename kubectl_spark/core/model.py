@@ -79,6 +79,9 @@ class Executor:
     reason: Reason | None
     created_at: str | None = None
     ended_at: str | None = None
+    # Where it was read: the pod in the cluster, a watch's last sight of a deleted pod, the
+    # local history store, or Spark's own executor list (the pod is gone).
+    source: str = "cluster"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -90,6 +93,7 @@ class Executor:
             "state": self.state,
             "restarts": self.restarts,
             "reason": self.reason.to_json() if self.reason else None,
+            "source": self.source,
         }
 
 
@@ -108,6 +112,8 @@ class Attempt:
     fenced: bool
     reason: Reason | None
     executors: tuple[Executor, ...] = ()
+    # Executor ids this attempt used that no source explains (gaps in Spark's sequence).
+    unknown_losses: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -124,6 +130,7 @@ class Attempt:
             "fenced": self.fenced,
             "reason": self.reason.to_json() if self.reason else None,
             "executors": [e.to_json() for e in self.executors],
+            "unknownLosses": self.unknown_losses,
         }
 
 
@@ -168,6 +175,8 @@ class App:
     attempts: tuple[Attempt, ...] = ()
     history: tuple[HistoryEntry, ...] = ()
     owner: str = ""  # the Job or SparkApplication name, when there is one
+    sources: tuple[str, ...] = ("cluster",)  # what was read: cluster, watch, history, spark-api
+    notes: tuple[str, ...] = ()  # what could not be read, and why (said, never an error)
 
     @property
     def current(self) -> Attempt | None:
@@ -183,6 +192,8 @@ class App:
             "alerts": [a.to_json() for a in self.alerts],
             "attempts": [a.to_json() for a in self.attempts],
             "history": [h.to_json() for h in self.history],
+            "sources": list(self.sources),
+            "notes": list(self.notes),
         }
 
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
-from . import raw
+from . import raw, times
 from .model import Reason
 
 # ExecutorPodsLifecycleManager.describeExitCode, word for word.
@@ -167,10 +168,24 @@ def _events(ctx: PodContext, *reasons: str) -> list[dict[str, Any]]:
 def _event_evidence(event: dict[str, Any]) -> str:
     source = raw.text(event, "source", "component") or raw.text(event, "reportingComponent")
     count = raw.number(event, "count")
-    times = f" x{count}" if count and count > 1 else ""
-    return f"event {raw.text(event, 'reason')}{times}: {raw.text(event, 'message')}" + (
+    repeated = f" x{count}" if count and count > 1 else ""
+    return f"event {raw.text(event, 'reason')}{repeated}: {raw.text(event, 'message')}" + (
         f" ({source})" if source else ""
     )
+
+
+def _ended_after_deletion(pod: Any, term: Any) -> bool:
+    """Whether the container stopped once the deletion was asked for (rather than failing first).
+
+    The deletion was requested at deletionTimestamp minus the grace period; a container that
+    finished from then on was stopped by it (the kubelet then marks the pod Failed).
+    """
+    deleted = times.parse(raw.text(pod, "metadata", "deletionTimestamp"))
+    finished = times.parse(raw.text(term, "finishedAt"))
+    if deleted is None or finished is None:
+        return False
+    grace = raw.number(pod, "metadata", "deletionGracePeriodSeconds") or 0
+    return finished >= deleted - timedelta(seconds=grace)
 
 
 def classify(ctx: PodContext) -> Reason | None:
@@ -250,12 +265,13 @@ def classify(ctx: PodContext) -> Reason | None:
             (f"status.reason={status_reason}", *extra),
         )
 
-    if term and not (
-        deleting
-        and raw.number(term, "exitCode") in (143, 137)
-        and raw.text(term, "reason") != "OOMKilled"
-        and not failed
-    ):
+    # A container stopped by SIGTERM/SIGKILL (143/137, not an OOM kill) while the pod was being
+    # deleted, or for a disruption (preemption, taint eviction, API eviction), ended because of
+    # that: the kubelet then marks the pod Failed (pod disruption conditions), and that phase is
+    # what a deleted pod's last state shows.
+    stopped = raw.number(term, "exitCode") in (143, 137) and raw.text(term, "reason") != "OOMKilled"
+    by_deletion = deleting and (not failed or _ended_after_deletion(pod, term))
+    if term and not (stopped and (by_deletion or disruption_reason)):
         counts = raw.number(term, "exitCode") != 0
         reason = termination_reason(term, container, "state", counts=counts)
         if reason.code == "Completed":

@@ -23,6 +23,7 @@ _METADATA = (
     "ownerReferences",
     "creationTimestamp",
     "deletionTimestamp",
+    "deletionGracePeriodSeconds",
     "resourceVersion",
 )
 _POD_SPEC = ("nodeName", "restartPolicy", "priority", "priorityClassName")

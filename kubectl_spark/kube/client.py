@@ -146,6 +146,17 @@ def connect(conn: Connection) -> Api:
     return Api(client, resolved, conn.request_timeout)
 
 
+def history_scope(api: Api) -> Any:
+    """Which cluster and context the history store files an object under.
+
+    The cluster is the server's URL, so two clusters never mix even when their kubeconfig
+    names collide.
+    """
+    from kubectl_spark.history.store import Scope
+
+    return Scope(str(api.client.configuration.host), api.resolved.context)
+
+
 def api_client(conn: Connection) -> Any:
     return connect(conn).client
 

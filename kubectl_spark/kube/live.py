@@ -22,6 +22,8 @@ from kubectl_spark import errors
 from kubectl_spark.core.analyze import Snapshot
 from kubectl_spark.core.incremental import Change
 from kubectl_spark.core.slim import slim
+from kubectl_spark.core.sparkview import kept_copy
+from kubectl_spark.core.times import rfc3339
 
 from .client import Api
 
@@ -38,7 +40,12 @@ RESOURCES = (
 
 class LiveCluster:
     def __init__(
-        self, api_factory: Callable[[], Api], namespace: str | None, *, watch_timeout: int = 300
+        self,
+        api_factory: Callable[[], Api],
+        namespace: str | None,
+        *,
+        watch_timeout: int = 300,
+        max_tombstones: int = 5000,
     ) -> None:
         self.api_factory = api_factory
         self.namespace = namespace
@@ -57,7 +64,28 @@ class LiveCluster:
         # (re-)list, which replaces a whole kind: then everything is analyzed again.
         self.changes: dict[str, dict[str, Change]] | None = None
         self.on_change: Callable[[], None] | None = None
+        # Deleted pods' last states (from the DELETED event), kept in the snapshot so a loss
+        # stays explained after the driver deletes the pod; the oldest go beyond the bound.
+        self.tombstones: dict[str, dict[str, Any]] = {}
+        self.kept_events: dict[str, dict[str, Any]] = {}  # from the history store
+        self.max_tombstones = max_tombstones
         self._told = False  # on_change called since the last take_changes()
+
+    def seed(self, pods: list[tuple[dict[str, Any], str]], events: list[dict[str, Any]]) -> None:
+        """Start with what the history store kept: gone pods and old Events.
+
+        Pods come with when they were last seen; whatever the cluster still has replaces them.
+        """
+        with self.lock:
+            for pod, seen in pods:
+                uid = str((pod.get("metadata") or {}).get("uid") or "")
+                if uid:
+                    self.tombstones[uid] = kept_copy(slim("pods", pod), "history", seen)
+            self.kept_events = {
+                str(e["metadata"]["uid"]): e
+                for e in events
+                if isinstance(e.get("metadata"), dict) and e["metadata"].get("uid")
+            }
 
     def start(self) -> None:
         for spec in RESOURCES:
@@ -83,6 +111,12 @@ class LiveCluster:
 
     def _snapshot_locked(self) -> Snapshot:
         copies = {key: list(items.values()) for key, items in self.objects.items()}
+        copies["pods"] += [
+            t for uid, t in self.tombstones.items() if uid not in self.objects["pods"]
+        ]
+        copies["events"] += [
+            e for uid, e in self.kept_events.items() if uid not in self.objects["events"]
+        ]
         return Snapshot(
             pods=copies["pods"],
             jobs=copies["jobs"],
@@ -93,6 +127,15 @@ class LiveCluster:
             pvcs=copies["pvcs"],
             now=datetime.now(UTC),
         )
+
+    def _bury(self, uid: str, pod: dict[str, Any], changes: dict[str, Change]) -> None:
+        """Keep a deleted pod's last state (under the lock); forget the oldest beyond the bound."""
+        stone = kept_copy(pod, "watch", rfc3339(datetime.now(UTC)) or "")
+        self.tombstones[uid] = stone
+        changes[uid] = Change(stone)
+        while len(self.tombstones) > self.max_tombstones:
+            oldest = next(iter(self.tombstones))
+            changes[oldest] = Change(self.tombstones.pop(oldest), deleted=True)
 
     def _path(self, base: str, plural: str, namespaced: bool) -> str:
         return (
@@ -194,12 +237,17 @@ class LiveCluster:
                     uid = str(meta.get("uid", ""))
                     kept = slim(key, obj)
                     with self.lock:
+                        changes = (
+                            self.changes.setdefault(key, {}) if self.changes is not None else {}
+                        )
                         if kind == "DELETED":
                             self.objects[key].pop(uid, None)
+                            changes[uid] = Change(kept, deleted=True)
+                            if key == "pods":
+                                self._bury(uid, kept, changes)
                         else:
                             self.objects[key][uid] = kept
-                        if self.changes is not None:
-                            self.changes.setdefault(key, {})[uid] = Change(kept, kind == "DELETED")
+                            changes[uid] = Change(kept)
                         self._changed()
                     self._tell()
             if self.state == "reconnecting":

@@ -56,4 +56,14 @@ def read(api: Api, namespace: str | None, *, selector: str | None = None) -> Sna
             )
         except (errors.Forbidden, errors.NotFound):
             optional[key] = []
-    return Snapshot(pods=pods, now=datetime.now(UTC), pods_resource_version=pods_rv, **optional)
+    return Snapshot(
+        pods=pods,
+        jobs=optional["jobs"],
+        events=optional["events"],
+        nodes=optional["nodes"],
+        sparkapplications=optional["sparkapplications"],
+        volumeattachments=optional["volumeattachments"],
+        pvcs=optional["pvcs"],
+        now=datetime.now(UTC),
+        pods_resource_version=pods_rv,
+    )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import objects
 from .client import SimApiError, jobs, pod, pods, sparkapps
+from .sparkrest import KILLED_BY_DRIVER, SparkUI, deleted_text, exited_text
 
 if TYPE_CHECKING:
     from .world import World
@@ -34,6 +35,8 @@ class AppConfig:
     executors: int = 2
     executor_prefix: str = "fresh"  # fresh per attempt, or fixed across attempts
     delete_on_termination: bool = True
+    ui: bool = True  # spark.ui.enabled: the REST API kubectl spark reads through the pod proxy
+    retained_dead_executors: int = 100  # spark.ui.retainedDeadExecutors
     driver_node: str | None = None
     driver_memory: str = "2Gi"
     executor_memory: str = "4Gi"
@@ -69,6 +72,7 @@ class DriverState:
     set_up: bool = False
     finished: bool = False
     collisions: int = 0
+    ui: SparkUI | None = None
 
 
 def configured_prefix(driver: dict[str, Any]) -> str:
@@ -236,8 +240,9 @@ class SparkDrivers:
             if exec_id not in by_id:
                 self.world.log(
                     driver,
-                    f"WARN ExecutorPodsLifecycleManager: The executor with id {exec_id} was deleted by a user or the framework.",
+                    f"WARN ExecutorPodsLifecycleManager: {deleted_text(exec_id)}",
                 )
+                self._removed(state, exec_id, deleted_text(exec_id))
                 del state.known[exec_id]
         active = 0
         for exec_id, item in by_id.items():
@@ -255,6 +260,7 @@ class SparkDrivers:
                     driver,
                     f"ERROR TaskSchedulerImpl: Lost executor {exec_id}: The executor with id {exec_id} exited with exit code {code}.",
                 )
+                self._removed(state, exec_id, exited_text(exec_id, item))
                 state.known.pop(exec_id, None)
                 if app.delete_on_termination:
                     client.delete(pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"])
@@ -292,6 +298,8 @@ class SparkDrivers:
                 raise
             state.next_id += 1
             state.known[exec_id] = created["metadata"]["uid"]
+            if state.ui is not None:
+                state.ui.added(exec_id, self.world.now_text())
             self.world.log(
                 driver,
                 f"INFO ExecutorPodsAllocator: Requested executor with id {exec_id} from Kubernetes.",
@@ -320,9 +328,22 @@ class SparkDrivers:
                 driver, f"INFO ExecutorPodsAllocator: Deleting executor {exec_id} (scale down)"
             )
             self.world.client.delete(pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"])
+            self._removed(state, exec_id, KILLED_BY_DRIVER)
             state.known.pop(exec_id, None)
 
+    def _removed(self, state: DriverState, exec_id: str, reason: str) -> None:
+        if state.ui is not None:
+            state.ui.removed(exec_id, self.world.now_text(), reason)
+
     def _set_up(self, driver: dict[str, Any], state: DriverState) -> None:
+        state.ui = SparkUI(
+            state.app.app_id,
+            state.app.name,
+            self.world.now_text(),
+            retained_dead=state.app.retained_dead_executors,
+        )
+        if state.app.ui:
+            self.world.serve(driver, 4040, state.ui.answer)
         client = self.world.client
         ns = driver["metadata"]["namespace"]
         owner = [objects.owner_ref(driver)]

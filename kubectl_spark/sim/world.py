@@ -46,11 +46,29 @@ class World:
         self.operator = SparkOperator(self, self.spark)
         self.lock = threading.RLock()
         self.started = clock.now()
+        # How a process in a pod becomes reachable through pods/<name>:<port>/proxy: only an
+        # emulator in this process can be given one (World.for_server).
+        self.register_proxy: Callable[..., None] | None = None
 
     @classmethod
     def for_server(cls, server: Any, clock: Clock) -> World:
         """Attach to an :class:`EmbeddedApiServer` (its URL, CA and admin token)."""
-        return cls(Client(server.url, server.token, server.ca_pem), clock)
+        world = cls(Client(server.url, server.token, server.ca_pem), clock)
+        world.register_proxy = getattr(server, "register_proxy", None)
+        return world
+
+    def serve(
+        self, item: dict[str, Any], port: int, answer: Callable[[str], tuple[int, str, bytes]]
+    ) -> None:
+        """Let the pod's process answer HTTP on ``port`` (while it runs and its node is up)."""
+        if self.register_proxy is None:
+            return
+        meta = item["metadata"]
+
+        def reachable_answer(path: str) -> tuple[int, str, bytes] | None:
+            return answer(path) if self.process_alive(item) else None
+
+        self.register_proxy(meta["namespace"], meta["name"], port, reachable_answer)
 
     def close(self) -> None:
         self.client.close()

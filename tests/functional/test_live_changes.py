@@ -36,7 +36,7 @@ def test_lists_count_as_everything_and_pod_changes_are_named(kubeconfig: Path, a
         },
     )
     conn = Connection(kubeconfig=str(kubeconfig))
-    live = LiveCluster(lambda: connect(conn), "default")
+    live = LiveCluster(lambda: connect(conn), "default", max_tombstones=1)
     live.take_changes()  # an analysis ran before any list arrived
     live.start()
     try:
@@ -56,8 +56,12 @@ def test_lists_count_as_everything_and_pod_changes_are_named(kubeconfig: Path, a
         core.delete_namespaced_pod("d1", "default", grace_period_seconds=0)
         _wait(lambda: bool(live.changes))
         changes, snapshot = live.take_changes()
-        assert changes is not None and changes["pods"][pod.metadata.uid].deleted
-        assert snapshot.pods == []
+        assert changes is not None
+        kept = changes["pods"][pod.metadata.uid]
+        # A deleted pod stays, as its last state, so that its loss is still explained.
+        assert not kept.deleted
+        assert kept.obj["metadata"]["annotations"]["kubectl-spark.io/source"] == "watch"
+        assert [p["metadata"]["uid"] for p in snapshot.pods] == [pod.metadata.uid]
 
         core.create_node({"metadata": {"name": "n9"}})
         _wait(lambda: bool(live.changes))
@@ -65,5 +69,28 @@ def test_lists_count_as_everything_and_pod_changes_are_named(kubeconfig: Path, a
         assert changes is not None
         assert [c.obj["metadata"]["name"] for c in changes["nodes"].values()] == ["n9"]
         assert "n9" in [n["metadata"]["name"] for n in snapshot.nodes]
+    finally:
+        live.stop()
+
+
+def test_the_oldest_deleted_pods_are_forgotten_beyond_the_bound(kubeconfig: Path, api: Any) -> None:
+    from kubernetes import client
+
+    core = client.CoreV1Api(api)
+    conn = Connection(kubeconfig=str(kubeconfig))
+    live = LiveCluster(lambda: connect(conn), "default", max_tombstones=1)
+    live.start()
+    try:
+        _wait(live.ready.is_set)
+        for name in ("e1", "e2"):
+            core.create_namespaced_pod(
+                "default",
+                {
+                    "metadata": {"name": name, "labels": {"spark-role": "executor"}},
+                    "spec": {"containers": [{"name": "c", "image": "spark"}]},
+                },
+            )
+            core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
+        _wait(lambda: [p["metadata"]["name"] for p in live.snapshot().pods] == ["e2"])
     finally:
         live.stop()

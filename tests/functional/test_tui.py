@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from kubectl_spark.core.analyze import Snapshot
@@ -24,11 +25,12 @@ from tests.unit.test_core_grouping import mk, ref
 SIZE = (140, 45)
 
 
-def live_app(c: Cluster, **kwargs: Any) -> SparkTUI:
+def live_app(c: Cluster, history: Path | None = None, **kwargs: Any) -> SparkTUI:
     def make(namespace: str | None, context: str | None, all_namespaces: bool) -> LiveSource:
         return LiveSource(
             Connection(kubeconfig=str(c.kubeconfig), context=context, namespace=namespace),
             all_namespaces=all_namespaces,
+            history=history,
         )
 
     return SparkTUI(make, **kwargs)
@@ -151,6 +153,57 @@ async def test_previous_logs_of_a_restarted_executor_and_live_update(cluster) ->
         c.world.oom_kill("default", victim["metadata"]["name"])
         c.world.step(2)
         await until(pilot, lambda: str(table.get_row_at(losses)[6]) != before)
+
+
+async def test_the_tui_records_while_open_and_shows_what_the_store_kept(
+    cluster, capsys, tmp_path
+) -> None:
+    import json
+
+    from kubectl_spark.cli.main import main
+
+    c = cluster("s9-deleted-executors")
+    c.player.scenario.apps["vanishing"].ui = False  # only the store can explain the losses
+    db = tmp_path / "history.sqlite"
+    app = live_app(c, history=db)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 0 and app.source.version > 0)
+        for t in range(10, 181, 10):
+            c.player.play_until(t)
+            await pilot.pause(0.05)
+        await until(pilot, lambda: "OOMKilled" in str(app.analysis.to_json()))
+    code = main(
+        [
+            "--kubeconfig",
+            str(c.kubeconfig),
+            "describe",
+            "vanishing",
+            "-o",
+            "json",
+            "--history-db",
+            str(db),
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    kept = {
+        e["id"]: e["reason"]["code"]
+        for a in json.loads(out)["attempts"]
+        for e in a["executors"]
+        if e["source"] == "history"
+    }
+    assert kept == {"1": "OOMKilled", "2": "Evicted", "3": "Preempted"}
+    # A new TUI starts with what the store kept, marked as such.
+    again = live_app(c, history=db)
+    async with again.run_test(size=SIZE) as pilot:
+        table = again.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 1)
+        await until(pilot, lambda: "local history store" in str(again.analysis.to_json()))
+        tree = again.query_one(AttemptTree)
+        await until(pilot, lambda: bool(tree.root.children))
+        lines = [str(n.label) for n in tree.root.children[0].children]
+        assert any("exec-1" in line and "OOMKilled" in line for line in lines)
 
 
 # ----------------------------------------------------------------------- fixed data

@@ -41,7 +41,9 @@ def text(app: App, now: datetime, events: list[dict[str, str]]) -> str:
         f"Source:       {app.source}" + (f" ({app.owner})" if app.owner else ""),
         f"State:        {app.state}",
         f"Created:      {app.created_at or '<unknown>'} ({age(parse(app.created_at), now)} ago)",
+        f"Read from:    {', '.join(app.sources)}",
     ]
+    lines += [f"  note: {n}" for n in app.notes]
     lines.append("Alerts:" + ("       <none>" if not app.alerts else ""))
     lines += [f"  ! {a.type}: {a.message}" for a in app.alerts]
     lines.append(f"Attempts:     {len(app.attempts)}")
@@ -63,15 +65,16 @@ def text(app: App, now: datetime, events: list[dict[str, str]]) -> str:
                 f"      Executors: {sum(1 for e in attempt.executors if e.state == 'Running')} running of {len(attempt.executors)}"
             )
             table = render.table(
-                ("ID", "POD", "NODE", "STATE", "RESTARTS", "REASON"),
+                ("ID", "POD", "NODE", "STATE", "RESTARTS", "REASON", "FROM"),
                 [
                     (
                         e.id,
-                        e.pod,
+                        e.pod or "<gone>",
                         e.node or "-",
                         e.state,
                         str(e.restarts),
                         f"{e.reason.code} ({e.reason.category})" if e.reason else "-",
+                        e.source,
                     )
                     for e in attempt.executors
                 ],

@@ -137,6 +137,8 @@ def _watch(
     import orjson
 
     from kubectl_spark.core.analyze import analyze
+    from kubectl_spark.core.sparkview import kept_copy
+    from kubectl_spark.core.times import rfc3339
 
     api = loaded.api
     base = (
@@ -178,8 +180,8 @@ def _watch(
                 if kind == "BOOKMARK":
                     continue
                 uid = (obj.get("metadata") or {}).get("uid", "")
-                if kind == "DELETED":
-                    pods.pop(uid, None)
+                if kind == "DELETED":  # its last state still explains a loss
+                    pods[uid] = kept_copy(obj, "watch", rfc3339(datetime.now(UTC)) or "")
                 else:
                     pods[uid] = obj
                 changed = True

@@ -19,7 +19,7 @@ def run(
     readonly: bool = typer.Option(False, "--readonly", help="Hide fence, force-kill and resubmit."),
 ) -> None:
     """Open the live terminal UI."""
-    from kubectl_spark.cli.common import connection
+    from kubectl_spark.cli.common import connection, history_path
     from kubectl_spark.kube.client import connect
     from kubectl_spark.tui.app import SparkTUI
     from kubectl_spark.tui.sources import LiveSource
@@ -38,7 +38,12 @@ def run(
             namespace or conn.namespace,
             conn.request_timeout,
         )
-        return LiveSource(conn, all_namespaces=all_namespaces)
+        # The TUI records into the history store while it is open (--no-history: it does not).
+        return LiveSource(
+            conn,
+            all_namespaces=all_namespaces,
+            history=None if g.no_history else history_path(),
+        )
 
     SparkTUI(
         make_source,

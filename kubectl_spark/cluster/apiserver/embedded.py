@@ -273,6 +273,27 @@ class EmbeddedApiServer:
 
         self.call(apply)
 
+    def register_proxy(
+        self,
+        namespace: str,
+        pod: str,
+        port: int,
+        answer: Callable[[str], tuple[int, str, bytes] | None],
+    ) -> None:
+        """Make ``answer(path)`` the process behind pods/<pod>:<port>/proxy (None: not listening).
+
+        It runs on the emulator's loop: it must be quick and must not call the API.
+        """
+
+        async def handler(path: str, query: dict[str, str]) -> tuple[int, str, bytes] | None:
+            del query
+            return answer(path)
+
+        def apply() -> None:
+            self.api.proxy_handlers[(namespace, pod, port)] = handler
+
+        self.call(apply)
+
     def audit_writes(self) -> list[dict[str, Any]]:
         return self.call(self.api.audit.writes)
 

@@ -57,7 +57,8 @@ VERSION_INFO = {
 
 # A handler the simulator registers for (namespace, pod, port): it plays the process listening
 # in the pod, reached through pods/<name>:<port>/proxy/<path>.
-ProxyHandler = Callable[[str, dict[str, str]], Awaitable[tuple[int, str, bytes]]]
+# None: nothing listens (the process is not running).
+ProxyHandler = Callable[[str, dict[str, str]], Awaitable[tuple[int, str, bytes] | None]]
 
 
 def truthy(value: str | None) -> bool:
@@ -781,14 +782,20 @@ class ApiServer:
                         port = int(p.get("containerPort", 80))
         handler = self.proxy_handlers.get((route.namespace, pod_name, port))
         node = (pod.get("spec") or {}).get("nodeName")
-        if handler is None or (node and node in self.unreachable_nodes):
+        running = (pod.get("status") or {}).get("phase") == "Running"
+        answer = (
+            await handler("/" + route.rest, query)
+            if handler is not None and running and not (node and node in self.unreachable_nodes)
+            else None
+        )
+        if answer is None:
             ip = (pod.get("status") or {}).get("podIP") or "<none>"
             raise ApiError(
                 503,
                 "ServiceUnavailable",
                 f"error trying to reach service: dial tcp {ip}:{port}: connect: connection refused",
             )
-        status, content_type, body = await handler("/" + route.rest, query)
+        status, content_type, body = answer
         return web.Response(status=status, body=body, content_type=content_type)
 
     # ------------------------------------------------------------------------------ admin

@@ -1,0 +1,194 @@
+"""What outlives an executor's pod: Spark's own executor list, and copies kept by a watch or store.
+
+With Spark's defaults the driver deletes a failed executor pod seconds after it fails
+(``spark-on-kubernetes.md`` §2.4), so the pod's last state survives only where something kept
+it: a watch that saw the DELETED event, the local history store (``kubectl spark record``), or
+the driver itself, whose REST API lists dead executors with ``removeReason`` (§5; read through
+the API server's pod proxy while the driver lives). Pods that come from a watch or the store
+carry ``SOURCE`` and ``SEEN_AT`` annotations (set by whoever kept them); Spark's list arrives as
+``Snapshot.spark_views``, keyed by the driver pod's uid.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from . import raw
+from .model import Attempt, Executor, Reason
+from .reasons import PodContext, classify
+
+SOURCE = "kubectl-spark.io/source"  # watch | history
+SEEN_AT = "kubectl-spark.io/seen-at"
+KEPT = ("watch", "history")
+
+_EXIT = re.compile(r"exited with exit code (-?\d+)")
+
+
+def kept_source(pod: Any) -> str:
+    """``cluster`` for a pod read now; ``watch`` or ``history`` for a kept copy of a gone one."""
+    source = raw.annotation_map(pod).get(SOURCE, "")
+    return source if source in KEPT else "cluster"
+
+
+def kept_evidence(pod: Any) -> str:
+    seen = raw.annotation_map(pod).get(SEEN_AT, "?")
+    if kept_source(pod) == "watch":
+        return f"the pod is gone; its last state was kept from a watch (DELETED event at {seen})"
+    return f"the pod is gone; its last state is from the local history store (seen {seen})"
+
+
+def _line(text: str, prefix: str) -> str:
+    for line in text.splitlines():
+        if line.strip().startswith(prefix):
+            return line.strip()[len(prefix) :].strip()
+    return ""
+
+
+def reason_from_spark(summary: Mapping[str, Any]) -> Reason:
+    """Spark's removeReason, classified by the same rules as a pod (its text quotes the pod)."""
+    text = str(summary.get("removeReason") or "")
+    first = text.splitlines()[0] if text else "(no reason given)"
+    evidence = (
+        f"from Spark's driver (allexecutors), removed at {summary.get('removeTime')}: {first}",
+    )
+    if first.startswith("Executor killed by driver"):
+        return Reason(
+            "driver",
+            "DeletedByDriver",
+            None,
+            False,
+            "the driver asked for it (dynamic allocation gave it back, or a kill request)",
+            evidence,
+        )
+    if first.startswith(("Executor decommission", "Finished decommissioning")):
+        return Reason("cluster", "Decommissioned", None, False, first, evidence)
+    if "was deleted by a user or the framework" in first:
+        return Reason(
+            "unknown",
+            "Deleted",
+            None,
+            False,
+            "the pod was deleted (by a user, a controller, an eviction or a preemption); Spark "
+            "saw only the deletion",
+            evidence,
+        )
+    if "was not found in the cluster" in first:
+        return Reason("unknown", "MissingPod", -1, False, first, evidence)
+    match = _EXIT.search(first)
+    if match is None:
+        return Reason("unknown", "Unknown", None, False, first, evidence)
+    code = int(match.group(1))
+    terminated: dict[str, Any] = {"exitCode": code}
+    if _line(text, "termination reason:"):
+        terminated["reason"] = _line(text, "termination reason:")
+    status: dict[str, Any] = {
+        "phase": "Succeeded" if code == 0 else "Failed",
+        "containerStatuses": [
+            {"name": "spark-kubernetes-executor", "state": {"terminated": terminated}}
+        ],
+    }
+    for key, prefix in (
+        ("reason", "The API gave the following brief reason:"),
+        ("message", "The API gave the following message:"),
+    ):
+        if _line(text, prefix):
+            status[key] = _line(text, prefix)
+    found = classify(
+        PodContext({"spec": {"restartPolicy": "Never"}, "status": status}, "executor", None, [])
+    )
+    if found is None:
+        return Reason("unknown", "Unknown", code, False, first, evidence)
+    return dataclasses.replace(found, evidence=evidence)
+
+
+def _gone_name(executors: tuple[Executor, ...], exec_id: str) -> str:
+    """The pod name Spark would have used (``<prefix>-exec-<id>``), from a sibling's name."""
+    for e in executors:
+        if e.pod and e.pod.endswith(f"-exec-{e.id}"):
+            return e.pod[: -len(e.id)] + exec_id
+    return ""
+
+
+def with_spark_view(attempt: Attempt, view: Mapping[str, Any] | None) -> Attempt:
+    """Add what Spark's driver knows to an attempt; count executor ids no source explains."""
+    executors = list(attempt.executors)
+    summaries = [
+        s
+        for s in (view or {}).get("executors") or []
+        if isinstance(s, Mapping) and str(s.get("id", "driver")) != "driver"
+    ]
+    by_id = {e.id: i for i, e in enumerate(executors)}
+    for summary in summaries:
+        exec_id = str(summary.get("id"))
+        if summary.get("isActive", True):
+            continue
+        spark = reason_from_spark(summary)
+        if exec_id in by_id:
+            mine = executors[by_id[exec_id]]
+            if mine.reason is not None:
+                note = spark.evidence[0]
+                if spark.code == "DeletedByDriver" and mine.reason.code != "DeletedByDriver":
+                    note += (
+                        f" — Spark's word wins: the driver asked for it, whatever the pod's "
+                        f"{mine.reason.code} says"
+                    )
+                executors[by_id[exec_id]] = dataclasses.replace(
+                    mine,
+                    reason=dataclasses.replace(mine.reason, evidence=(*mine.reason.evidence, note)),
+                )
+            continue
+        executors.append(
+            Executor(
+                exec_id,
+                _gone_name(attempt.executors, exec_id),
+                "",
+                None,
+                "Unknown",
+                "Gone",
+                0,
+                spark,
+                summary.get("addTime"),
+                summary.get("removeTime"),
+                source="spark",
+            )
+        )
+    executors.sort(key=lambda e: (int(e.id) if e.id.isdigit() else 1 << 30, e.pod))
+    ids = {int(e.id) for e in executors if e.id.isdigit()}
+    ids |= {int(s["id"]) for s in summaries if str(s.get("id", "")).isdigit()}
+    unknown = (max(ids) - len(ids)) if ids else 0
+    return dataclasses.replace(attempt, executors=tuple(executors), unknown_losses=unknown)
+
+
+def kept_copy(pod: dict[str, Any], source: str, seen_at: str) -> dict[str, Any]:
+    """A gone pod's last state, marked with where it was kept and when it was seen."""
+    meta = dict(pod.get("metadata") or {})
+    meta["annotations"] = {**(meta.get("annotations") or {}), SOURCE: source, SEEN_AT: seen_at}
+    return {**pod, "metadata": meta}
+
+
+def merge_kept(
+    snapshot: Any,
+    pods: Sequence[tuple[dict[str, Any], str]],
+    events: Sequence[dict[str, Any]],
+    source: str = "history",
+) -> Any:
+    """The snapshot plus kept pods (with when they were seen) and Events the cluster no longer has.
+
+    A pod still in the cluster is taken from the cluster: the kept copy is older.
+    """
+    live_pods = {raw.uid(p) for p in snapshot.pods}
+    live_events = {raw.uid(e) for e in snapshot.events}
+    extra_pods = [
+        kept_copy(p, source, seen) for p, seen in pods if raw.uid(p) and raw.uid(p) not in live_pods
+    ]
+    extra_events = [e for e in events if raw.uid(e) and raw.uid(e) not in live_events]
+    if not extra_pods and not extra_events:
+        return snapshot
+    return dataclasses.replace(
+        snapshot,
+        pods=[*snapshot.pods, *extra_pods],
+        events=[*snapshot.events, *extra_events],
+    )

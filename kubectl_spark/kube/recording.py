@@ -1,0 +1,68 @@
+"""Feeding the history store from a LiveCluster's changes (``kubectl spark record``, the TUI).
+
+Pods are kept with their last state, deletions marked; Events are kept when they are about a
+Spark pod or a SparkApplication (the only ones the core reads), and never marked deleted: their
+expiry after an hour is exactly what the store outlives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubectl_spark.core import raw
+from kubectl_spark.core.analyze import Snapshot
+from kubectl_spark.core.incremental import Change
+from kubectl_spark.core.sparkview import kept_source
+from kubectl_spark.history.store import HistoryStore, Scope
+
+
+class Recorder:
+    def __init__(self, store: HistoryStore, scope: Scope) -> None:
+        self.store = store
+        self.scope = scope
+        self.pods_written = 0
+        self.events_written = 0
+
+    def write(self, changes: Mapping[str, Mapping[str, Change]] | None, snapshot: Snapshot) -> None:
+        """One batch, as LiveCluster.take_changes() gave it (None: everything was listed)."""
+        if changes is None:
+            pods = [(p, kept_source(p) == "watch") for p in snapshot.pods if isinstance(p, dict)]
+            events = list(snapshot.events)
+        else:
+            pods = [
+                (c.obj, c.deleted or kept_source(c.obj) == "watch")
+                for c in (changes.get("pods") or {}).values()
+                if isinstance(c.obj, dict)
+            ]
+            events = [c.obj for c in (changes.get("events") or {}).values()]
+        if pods:
+            self.pods_written += self.store.record(self.scope, "pods", pods)
+        wanted = _about_spark(snapshot, events)
+        if wanted:
+            self.events_written += self.store.record(
+                self.scope, "events", [(e, False) for e in wanted]
+            )
+
+
+def _about_spark(snapshot: Snapshot, events: list[Any]) -> list[dict[str, Any]]:
+    if not events:
+        return []
+    uids = {raw.uid(p) for p in snapshot.pods}
+    names = {(raw.namespace(p), raw.name(p)) for p in snapshot.pods}
+    out = []
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        involved = raw.mapping(event, "involvedObject") or raw.mapping(event, "regarding")
+        kind = raw.text(involved, "kind")
+        if (
+            kind == "SparkApplication"
+            or raw.text(involved, "uid") in uids
+            or (
+                kind == "Pod"
+                and (raw.text(involved, "namespace"), raw.text(involved, "name")) in names
+            )
+        ):
+            out.append(event)
+    return out

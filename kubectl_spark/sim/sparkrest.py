@@ -1,0 +1,123 @@
+"""What a simulated driver's UI answers at /api/v1: applications and (all)executors.
+
+Shapes and texts follow Spark (``spark-on-kubernetes.md`` §2.2, §5): ``ExecutorSummary`` with
+``isActive``, ``addTime``, ``removeTime`` and ``removeReason``, where ``removeReason`` is the loss
+reason's message — the "exited with exit code" text with the API's container statuses, "was
+deleted by a user or the framework", or "Executor killed by driver." At most
+``spark.ui.retainedDeadExecutors`` dead executors are kept (default 100), oldest dropped first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+# ExecutorPodsLifecycleManager.describeExitCode
+_EXIT_DESCRIPTIONS = {
+    0: "(success)",
+    1: "(generic, look at logs to clarify)",
+    10: "(Uncaught exception)",
+    50: "(Uncaught exception)",
+    42: "(Douglas Adams fan)",
+    52: "(JVM OOM)",
+    53: "(DiskStore failed to create temp dir)",
+    126: "(not executable - possibly perm or arch)",
+    137: "(SIGKILL, possible container OOM)",
+    139: "(SIGSEGV: that's unexpected)",
+    255: "(exit-1, your guess is as good as mine)",
+}
+KILLED_BY_DRIVER = "Executor killed by driver."
+
+
+def deleted_text(exec_id: str) -> str:
+    return f"The executor with id {exec_id} was deleted by a user or the framework."
+
+
+def exited_text(exec_id: str, pod: dict[str, Any]) -> str:
+    """Spark's multi-line message for a PodFailed / PodSucceeded executor."""
+    status = pod.get("status") or {}
+    containers = status.get("containerStatuses") or []
+    code = -1
+    for c in containers:
+        terminated = (c.get("state") or {}).get("terminated")
+        if terminated:
+            code = int(terminated.get("exitCode", -1))
+            break
+    described = _EXIT_DESCRIPTIONS.get(code, "(unexpected)")
+    lines = [f"The executor with id {exec_id} exited with exit code {code}{described}."]
+    if status.get("reason"):
+        lines.append(f"The API gave the following brief reason: {status['reason']}")
+    if status.get("message"):
+        lines.append(f"The API gave the following message: {status['message']}")
+    lines.append("The API gave the following container statuses:")
+    lines.append("")
+    for c in containers:
+        terminated = (c.get("state") or {}).get("terminated") or {}
+        lines += [
+            f"\t container name: {c.get('name', '')}",
+            f"\t container image: {c.get('image', '')}",
+            f"\t container state: {'terminated' if terminated else 'running'}",
+        ]
+        if terminated:
+            lines += [
+                f"\t container started at: {terminated.get('startedAt', '')}",
+                f"\t container finished at: {terminated.get('finishedAt', '')}",
+                f"\t exit code: {terminated.get('exitCode', '')}",
+                f"\t termination reason: {terminated.get('reason', '')}",
+            ]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class SparkUI:
+    """One driver's status store, as its REST API shows it."""
+
+    app_id: str
+    app_name: str
+    start_time: str
+    retained_dead: int = 100
+    executors: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def added(self, exec_id: str, at: str, host: str = "") -> None:
+        self.executors[exec_id] = {
+            "id": exec_id,
+            "hostPort": f"{host}:7079" if host else "",
+            "isActive": True,
+            "totalCores": 1,
+            "maxTasks": 1,
+            "addTime": at,
+            "resourceProfileId": 0,
+        }
+
+    def removed(self, exec_id: str, at: str, reason: str) -> None:
+        summary = self.executors.get(exec_id)
+        if summary is None or not summary["isActive"]:
+            return  # removed at most once (removedExecutorsCache): the first reason stays
+        summary.update(isActive=False, removeTime=at, removeReason=reason)
+        dead = [e for e in self.executors.values() if not e["isActive"]]
+        for old in dead[: max(0, len(dead) - self.retained_dead)]:
+            del self.executors[old["id"]]
+
+    def answer(self, path: str) -> tuple[int, str, bytes]:
+        parts = [p for p in path.split("/") if p]
+        if parts[:2] != ["api", "v1"] or len(parts) < 3 or parts[2] != "applications":
+            return 404, "text/plain", b"Not Found"
+        if len(parts) == 3:
+            body: Any = [
+                {
+                    "id": self.app_id,
+                    "name": self.app_name,
+                    "attempts": [{"startTime": self.start_time, "completed": False}],
+                }
+            ]
+        elif len(parts) == 5 and parts[3] == self.app_id and parts[4] == "allexecutors":
+            body = [{"id": "driver", "isActive": True, "addTime": self.start_time}]
+            body += list(self.executors.values())
+        elif len(parts) == 5 and parts[3] == self.app_id and parts[4] == "executors":
+            body = [{"id": "driver", "isActive": True, "addTime": self.start_time}]
+            body += [e for e in self.executors.values() if e["isActive"]]
+        else:
+            return 404, "text/plain", f"unknown app id {parts[3]}".encode()
+        return 200, "application/json", orjson.dumps(body)

@@ -1,0 +1,198 @@
+"""Loss reasons that outlive the pods (scenario S9): the history store, Spark's own executor list
+through the pod proxy, and plain "unknown" counts — through the real entry point."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_spark.cli.main import main
+from tests.conftest import ScenarioCluster as Cluster
+
+BIN = Path(sys.executable).parent / "kubectl-spark"
+
+
+def describe(capsys: pytest.CaptureFixture[str], c: Cluster, *args: str) -> dict[str, Any]:
+    code = main(["--kubeconfig", str(c.kubeconfig), "describe", "vanishing", "-o", "json", *args])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    doc: dict[str, Any] = json.loads(out)
+    return doc
+
+
+def lost(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        e["id"]: e for a in doc["attempts"] for e in a["executors"] if e["id"] in ("1", "2", "3")
+    }
+
+
+def start_record(c: Cluster, db: Path) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [str(BIN), "record", "-A", "--kubeconfig", str(c.kubeconfig), "--history-db", str(db)],
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stderr is not None
+    line = proc.stderr.readline().decode()
+    assert line.startswith("recording"), line
+    return proc
+
+
+def stop_record(proc: subprocess.Popen[bytes]) -> str:
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    return err.decode()
+
+
+def record_while_playing(c: Cluster, db: Path, every: int) -> None:
+    """``kubectl spark record`` runs (a real process) while the whole scenario plays."""
+    c.player.play_until(2)
+    proc = start_record(c, db)
+    try:
+        for t in range(every, int(c.player.scenario.duration) + 1, every):
+            c.player.play_until(t)
+            time.sleep(0.05)
+        time.sleep(1.0)
+    finally:
+        stop_record(proc)
+
+
+def test_s9_reasons_from_the_store_when_record_ran(cluster, capsys, tmp_path) -> None:
+    c = cluster("s9-deleted-executors")
+    db = tmp_path / "history.sqlite"
+    record_while_playing(c, db, every=10)
+    # The driver's UI is gone from the picture: only the store can explain the losses now.
+    c.world.register_proxy = None
+    doc = describe(capsys, c, "--history-db", str(db), "--request-timeout", "5s")
+    found = lost(doc)
+    assert {i: e["reason"]["code"] for i, e in found.items()} == {
+        "1": "OOMKilled",
+        "2": "Evicted",
+        "3": "Preempted",
+    }
+    for executor in found.values():
+        assert executor["source"] == "history"
+        assert any("local history store" in line for line in executor["reason"]["evidence"])
+    assert "history" in doc["sources"]
+    # Nothing of it is in the cluster any more.
+    code = main(
+        ["--kubeconfig", str(c.kubeconfig), "describe", "vanishing", "-o", "json", "--no-history"]
+    )
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert all(
+        e["source"] != "history" for a in json.loads(out)["attempts"] for e in a["executors"]
+    )
+
+
+def test_s9_reasons_from_sparks_executor_list_without_record(cluster, capsys) -> None:
+    c = cluster("s9-deleted-executors")
+    c.player.play_until(180)
+    doc = describe(capsys, c)
+    found = lost(doc)
+    assert set(found) == {"1", "2", "3"}
+    assert found["1"]["reason"]["code"] == "OOMKilled"
+    assert found["2"]["reason"]["code"] == "Evicted"
+    assert found["3"]["reason"]["code"] == "Deleted"  # Spark saw only the deletion
+    for executor in found.values():
+        assert executor["source"] == "spark"
+        assert executor["reason"]["evidence"][0].startswith("from Spark's driver (allexecutors)")
+    assert "spark-api" in doc["sources"]
+    assert doc["attempts"][-1]["unknownLosses"] == 0
+
+
+def test_s9_with_neither_says_how_many_were_lost_unexplained(cluster, capsys) -> None:
+    c = cluster("s9-deleted-executors")
+    c.player.scenario.apps["vanishing"].ui = False  # spark.ui.enabled=false: no REST API
+    c.player.play_until(180)
+    doc = describe(capsys, c)
+    attempt = doc["attempts"][-1]
+    assert attempt["unknownLosses"] == 3
+    assert not lost(doc)
+    assert any("3 executor(s) lost with unknown reasons" in n for n in doc["notes"])
+    assert any("Spark's executor list was not read" in n for n in doc["notes"])
+    code = main(["--kubeconfig", str(c.kubeconfig), "describe", "vanishing"])
+    out, _ = capsys.readouterr()
+    assert code == 0 and "3 executor(s) lost with unknown reasons" in out
+
+
+def test_pod_proxy_forbidden_is_a_note_not_an_error(cluster, capsys) -> None:
+    c = cluster("s9-deleted-executors")
+    c.player.play_until(180)
+    c.server.set_policy(
+        {"rules": [{"effect": "deny", "verbs": ["get"], "resources": ["pods/proxy"]}]}
+    )
+    doc = describe(capsys, c)
+    assert any("forbidden (needs get on pods/proxy)" in n for n in doc["notes"])
+    assert doc["attempts"][-1]["unknownLosses"] == 3
+
+
+def history_json(capsys: pytest.CaptureFixture[str], c: Cluster, *args: str) -> list[Any]:
+    code = main(
+        ["--kubeconfig", str(c.kubeconfig), "history", "networkwordcount", "-o", "json", *args]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    items: list[Any] = json.loads(out)["items"]
+    return items
+
+
+def test_s1_history_is_complete_an_hour_later_from_the_store(cluster, capsys, tmp_path) -> None:
+    c = cluster("s1-node-shutdown")
+    db = tmp_path / "history.sqlite"
+    record_while_playing(c, db, every=30)
+    then = history_json(capsys, c, "--no-history")
+    # An hour later: the Events have expired (the emulator's --event-ttl is 1 h).
+    c.clock.advance(3601)
+    forgotten = history_json(capsys, c, "--no-history")
+    later = history_json(capsys, c, "--history-db", str(db))
+
+    def key(entry: dict[str, Any]) -> tuple[Any, ...]:
+        # The store may tell an entry better than the end of the scenario could (attempt 1's
+        # pod itself rather than a reconstruction): the same entries, not the same words.
+        return (entry["kind"], entry["attempt"], entry["executor"])
+
+    assert len(forgotten) < len(then), "the cluster should have forgotten part of the story"
+    missing = {key(e) for e in then} - {key(e) for e in later}
+    assert not missing, f"the store lost {sorted(map(str, missing))}"
+    assert any(e["kind"] == "Event" and "TaintManagerEviction" in e["message"] for e in later)
+    assert not any(e["kind"] == "Event" for e in forgotten), "the Events have expired"
+    assert {(e["attempt"], e["executor"]) for e in later if e["kind"] == "ExecutorLost"} == {
+        (1, "1"),
+        (1, "2"),
+    }
+
+
+def test_two_record_processes_at_once_lose_nothing(cluster, tmp_path) -> None:
+    from kubectl_spark.history.store import HistoryStore
+    from kubectl_spark.kube.client import Connection, connect, history_scope
+
+    c = cluster("s9-deleted-executors")
+    db = tmp_path / "history.sqlite"
+    c.player.play_until(2)
+    procs = [start_record(c, db), start_record(c, db)]
+    try:
+        for t in range(10, 181, 10):
+            c.player.play_until(t)
+            time.sleep(0.05)
+        time.sleep(1.0)
+    finally:
+        errors = [stop_record(p) for p in procs]
+    assert all("recorded" in e and "Traceback" not in e for e in errors)
+    seen = {p["metadata"]["name"] for p in c.world.client.list("/api/v1/namespaces/default/pods")}
+    with connect(Connection(kubeconfig=str(c.kubeconfig))) as api:
+        scope = history_scope(api)
+    with HistoryStore(db) as store:
+        kept = {
+            obj["metadata"]["name"]: deleted for obj, _, deleted in store.load(scope, "pods", None)
+        }
+    assert seen <= set(kept)
+    gone = {n for n, deleted in kept.items() if deleted}
+    assert {n.rsplit("-", 1)[-1] for n in gone} == {"1", "2", "3"}  # exec-1, exec-2, exec-3

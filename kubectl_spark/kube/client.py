@@ -69,8 +69,12 @@ class Api:
         content_type: str = "application/json",
         stream: bool = False,
         what: str = "",
+        timeout: float | None = None,
     ) -> Any:
-        """One raw request; JSON answers are parsed, ``stream=True`` returns the response."""
+        """One raw request; JSON answers are parsed, ``stream=True`` returns the response.
+
+        ``timeout`` caps this request below the connection's --request-timeout.
+        """
         with translated(what or f"{method} {path}"):
             response = self.client.call_api(
                 path,
@@ -80,7 +84,7 @@ class Api:
                 header_params={"Accept": "application/json", "Content-Type": content_type},
                 auth_settings=["BearerToken"],
                 _preload_content=False,
-                _request_timeout=None if stream else self.timeout,
+                _request_timeout=None if stream else _shorter(self.timeout, timeout),
             )
             raw = response[0] if isinstance(response, tuple) else response
             if stream:
@@ -131,6 +135,10 @@ class Api:
             token = str(meta.get("continue") or "")
             if not token:
                 return items, rv
+
+
+def _shorter(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else min(a, b)
 
 
 def connect(conn: Connection) -> Api:

@@ -17,6 +17,7 @@ from kubectl_spark.core.model import App
 from .client import Api
 
 DEFAULT_UI_PORT = 4040
+TIMEOUT = 5.0  # a driver that does not answer in this long is reported, not waited for
 
 
 def _ui_port(pod: Any) -> int:
@@ -41,7 +42,10 @@ def read_views(api: Api, app: App, pods: list[Any]) -> dict[str, dict[str, Any]]
         )
         try:
             found = api.request(
-                "GET", path, what=f"read Spark's executor list from {attempt.driver_pod}"
+                "GET",
+                path,
+                what=f"read Spark's executor list from {attempt.driver_pod}",
+                timeout=TIMEOUT,
             )
         except errors.Forbidden:
             views[attempt.uid or ""] = {

@@ -34,11 +34,18 @@ class ApiRequestError(KubectlSparkError):
     """The API server answered with an error status."""
 
     def __init__(
-        self, message: str, *, status: int, reason: str = "", hint: str | None = None
+        self,
+        message: str,
+        *,
+        status: int,
+        reason: str = "",
+        hint: str | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message, hint=hint)
         self.status = status
         self.reason = reason
+        self.retry_after = retry_after  # seconds, from a 429's or 503's Retry-After
 
 
 class Unauthorized(ApiRequestError):

@@ -21,6 +21,12 @@ def main(argv: list[str] | None = None) -> int:
         from kubectl_spark.cli.complete import run
 
         return run(args[1:])
+    if args == ["version"]:
+        # What people run to check an install: answered before typer is even imported.
+        from kubectl_spark import __version__
+
+        sys.stdout.write(f"kubectl spark v{__version__}\n")
+        return 0
     from kubectl_spark.cli import globals as cli_globals
     from kubectl_spark.cli.app import build_app
 

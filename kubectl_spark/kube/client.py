@@ -6,6 +6,9 @@ and parsed with orjson: the client's model classes are an order of magnitude slo
 
 from __future__ import annotations
 
+import builtins
+import random
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,6 +36,11 @@ class Connection:
     user: str | None = None
     namespace: str | None = None
     request_timeout: float | None = None
+
+
+READ_ATTEMPTS = 5
+RETRIED = frozenset({429, 500, 502, 503, 504})
+LIST_RESTARTS = 3
 
 
 @dataclass
@@ -70,11 +78,51 @@ class Api:
         stream: bool = False,
         what: str = "",
         timeout: float | None = None,
+        retry: bool = True,
     ) -> Any:
-        """One raw request; JSON answers are parsed, ``stream=True`` returns the response.
+        """One request; JSON answers are parsed, ``stream=True`` returns the response.
 
-        ``timeout`` caps this request below the connection's --request-timeout.
+        Reads (GET) are retried on 429, 5xx and network errors, with backoff and jitter,
+        honouring Retry-After, within --request-timeout; the last error says how many attempts
+        were made. Writes are never retried: one may have been applied, and a plan re-reads
+        the cluster rather than guessing. ``timeout`` caps this request below --request-timeout;
+        ``retry=False`` for answers that are not transient (a pod proxy's "connection refused").
         """
+        if method != "GET" or not retry:
+            return self._once(method, path, query, body, content_type, stream, what, timeout)
+        budget = _shorter(self.timeout, timeout)
+        deadline = time.monotonic() + budget if budget else None
+        for attempt in range(1, READ_ATTEMPTS + 1):
+            try:
+                return self._once(method, path, query, body, content_type, stream, what, timeout)
+            except (errors.ServerError, errors.ApiRequestError, errors.ClusterUnreachable) as exc:
+                status = getattr(exc, "status", 0)
+                if isinstance(exc, errors.ClusterUnreachable):
+                    if "connection refused" in exc.message:
+                        raise  # nothing listens: it will not within a few seconds (kubectl too)
+                elif status not in RETRIED:
+                    raise
+                delay = getattr(exc, "retry_after", None) or min(
+                    0.2 * 2 ** (attempt - 1), 3.0
+                ) * random.uniform(0.5, 1.5)
+                late = deadline is not None and time.monotonic() + delay > deadline
+                if attempt == READ_ATTEMPTS or late:
+                    exc.message += f" (gave up after {attempt} attempt{'s' if attempt > 1 else ''})"
+                    raise
+                time.sleep(delay)
+        raise AssertionError("unreachable")
+
+    def _once(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, Any]] | None,
+        body: Any,
+        content_type: str,
+        stream: bool,
+        what: str,
+        timeout: float | None,
+    ) -> Any:
         with translated(what or f"{method} {path}"):
             response = self.client.call_api(
                 path,
@@ -97,6 +145,27 @@ class Api:
             except orjson.JSONDecodeError:
                 return data.decode("utf-8", "replace")
 
+    def watch(
+        self, path: str, query: builtins.list[tuple[str, Any]], *, what: str = ""
+    ) -> Iterator[builtins.list[dict[str, Any]]]:
+        """The events of one watch request, parsed, in the batches they arrived in.
+
+        A burst is handled once; the generator ends when the server ends the watch. A connection lost mid-stream raises ClusterUnreachable (resume from the last
+        resourceVersion); an ERROR event is yielded as is (410: list again).
+        """
+        response = self.request("GET", path, query=query, stream=True, what=what)
+        buffer = b""
+        try:
+            with translated(what or f"watch {path}"):
+                for chunk in response.stream(65536):
+                    buffer += chunk
+                    *lines, buffer = buffer.split(b"\n")
+                    batch = [orjson.loads(line) for line in lines if line.strip()]
+                    if batch:
+                        yield [e for e in batch if isinstance(e, dict)]
+        finally:
+            response.release_conn()
+
     def list(
         self,
         path: str,
@@ -112,11 +181,30 @@ class Api:
         ``keep`` turns each item into what the caller holds, page by page, so a large list is
         never in memory whole.
         """
-        items: list[Any] = []
+        for restart in range(LIST_RESTARTS + 1):
+            try:
+                return self._list_once(path, label_selector, field_selector, limit, what, keep)
+            except errors.Gone:
+                # A continue token expired (410): the pages read so far belong to a snapshot
+                # that is gone; start over rather than mix two snapshots.
+                if restart == LIST_RESTARTS:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _list_once(
+        self,
+        path: str,
+        label_selector: str | None,
+        field_selector: str | None,
+        limit: int,
+        what: str,
+        keep: Callable[[dict[str, Any]], Any] | None,
+    ) -> tuple[builtins.list[Any], str]:
+        items: builtins.list[Any] = []
         token = ""
         rv = ""
         while True:
-            query: list[tuple[str, Any]] = [("limit", limit)]
+            query: builtins.list[tuple[str, Any]] = [("limit", limit)]
             if label_selector:
                 query.append(("labelSelector", label_selector))
             if field_selector:
@@ -190,7 +278,13 @@ def translate(exc: ApiException, what: str) -> errors.ApiRequestError:
     }.get(status, errors.ServerError if status >= 500 else errors.ApiRequestError)
     if status == 401:
         message = "the server rejected the credentials in the kubeconfig (401 Unauthorized)"
-    return cls(f"{what}: {message}", status=status, reason=reason)
+    after = (exc.headers or {}).get("Retry-After") if hasattr(exc, "headers") else None
+    return cls(
+        f"{what}: {message}",
+        status=status,
+        reason=reason,
+        retry_after=float(after) if after and str(after).isdigit() else None,
+    )
 
 
 @contextmanager

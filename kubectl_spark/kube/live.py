@@ -16,8 +16,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 from kubectl_spark import errors
 from kubectl_spark.core.analyze import Snapshot
 from kubectl_spark.core.incremental import Change
@@ -137,6 +135,23 @@ class LiveCluster:
             oldest = next(iter(self.tombstones))
             changes[oldest] = Change(self.tombstones.pop(oldest), deleted=True)
 
+    def _apply(self, key: str, kind: str, obj: dict[str, Any]) -> None:
+        """One watch event into the objects and the pending changes."""
+        uid = str((obj.get("metadata") or {}).get("uid", ""))
+        kept = slim(key, obj)
+        with self.lock:
+            changes = self.changes.setdefault(key, {}) if self.changes is not None else {}
+            if kind == "DELETED":
+                self.objects[key].pop(uid, None)
+                changes[uid] = Change(kept, deleted=True)
+                if key == "pods":
+                    self._bury(uid, kept, changes)
+            else:
+                self.objects[key][uid] = kept
+                changes[uid] = Change(kept)
+            self._changed()
+        self._tell()
+
     def _path(self, base: str, plural: str, namespaced: bool) -> str:
         return (
             f"{base}/namespaces/{self.namespace}/{plural}"
@@ -214,41 +229,23 @@ class LiveCluster:
             ]
             if selector:
                 query.append(("labelSelector", selector))
-            response = api.request("GET", path, query=query, stream=True, what=f"watch {key}")
-            buffer = b""
-            for chunk in response.stream(65536):
-                if self.stopping.is_set():
-                    response.release_conn()
-                    return
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    if not line.strip():
-                        continue
-                    event = orjson.loads(line)
-                    kind = event.get("type")
-                    obj = event.get("object") or {}
-                    if kind == "ERROR":
-                        return  # too old: the caller lists again
-                    meta = obj.get("metadata") or {}
-                    rv = str(meta.get("resourceVersion") or rv)
-                    if kind == "BOOKMARK":
-                        continue
-                    uid = str(meta.get("uid", ""))
-                    kept = slim(key, obj)
-                    with self.lock:
-                        changes = (
-                            self.changes.setdefault(key, {}) if self.changes is not None else {}
-                        )
-                        if kind == "DELETED":
-                            self.objects[key].pop(uid, None)
-                            changes[uid] = Change(kept, deleted=True)
-                            if key == "pods":
-                                self._bury(uid, kept, changes)
-                        else:
-                            self.objects[key][uid] = kept
-                            changes[uid] = Change(kept)
-                        self._changed()
-                    self._tell()
+            try:
+                for batch in api.watch(path, query, what=f"watch {key}"):
+                    if self.stopping.is_set():
+                        return
+                    for event in batch:
+                        kind = event.get("type")
+                        obj = event.get("object") or {}
+                        if kind == "ERROR":
+                            return  # too old: the caller lists again
+                        meta = obj.get("metadata") or {}
+                        rv = str(meta.get("resourceVersion") or rv)
+                        if kind != "BOOKMARK":
+                            self._apply(key, str(kind), obj)
+            except errors.ClusterUnreachable as exc:
+                # Cut mid-stream: resume from the last resourceVersion seen, after a pause.
+                self.state, self.error = "reconnecting", exc.message
+                self.stopping.wait(0.5)
+                continue
             if self.state == "reconnecting":
                 self.state = "live"

@@ -46,6 +46,7 @@ def read_views(api: Api, app: App, pods: list[Any]) -> dict[str, dict[str, Any]]
                 path,
                 what=f"read Spark's executor list from {attempt.driver_pod}",
                 timeout=TIMEOUT,
+                retry=False,
             )
         except errors.Forbidden:
             views[attempt.uid or ""] = {

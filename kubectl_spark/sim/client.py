@@ -25,6 +25,9 @@ class SimApiError(Exception):
         self.reason = body.get("reason", "") if isinstance(body, dict) else ""
 
 
+SIMULATOR_AGENT = "kubectl-spark-simulator"
+
+
 class Client:
     def __init__(self, url: str, token: str, ca_pem: bytes) -> None:
         self.url = url.rstrip("/")
@@ -35,7 +38,12 @@ class Client:
             retries=False,
             timeout=urllib3.Timeout(connect=5, read=30),
         )
-        self.headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        self.headers = {
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json",
+            # The emulator's fault layer spares the simulated world (see faults.py).
+            "User-Agent": SIMULATOR_AGENT,
+        }
 
     def close(self) -> None:
         self.http.clear()

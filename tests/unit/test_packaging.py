@@ -43,19 +43,35 @@ def test_wheel_has_kubectl_spark_tui_and_no_top_level_tui(tmp_path: Path) -> Non
     assert any(n.endswith("licenses/LICENSE") for n in names)
 
 
-def test_version_and_help_do_not_load_textual_or_the_kubernetes_client() -> None:
+HEAVY = ("textual", "kubernetes", "aiohttp", "trustme", "yaml", "rich", "urllib3")
+
+
+@pytest.mark.parametrize(
+    ("argv", "also_forbidden"),
+    [
+        (["version"], ("typer", "click")),
+        (["--help"], ()),
+        (["__complete", "l"], ()),
+    ],
+)
+def test_start_up_commands_import_nothing_heavy(
+    argv: list[str], also_forbidden: tuple[str, ...]
+) -> None:
+    """Start-up is the performance issue's target (at most twice `kubectl version --client`)."""
+    forbidden = HEAVY + also_forbidden
     code = (
         "import sys\n"
         "from kubectl_spark.cli.main import main\n"
-        "main(['version'])\n"
-        "bad = sorted(m for m in ('textual', 'kubernetes', 'aiohttp', 'trustme') if m in sys.modules)\n"
-        "print(','.join(bad))\n"
+        f"code = main({argv!r})\n"
+        f"bad = sorted(m for m in {forbidden!r} if m in sys.modules)\n"
+        "print('\\nLOADED:' + ','.join(bad))\n"
+        "sys.exit(code)\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[-1] == ""
+    assert proc.stdout.splitlines()[-1] == "LOADED:"
 
 
 def test_readme_opens_with_the_two_commands_and_ci_runs_the_test_one() -> None:

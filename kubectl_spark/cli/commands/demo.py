@@ -57,6 +57,12 @@ def run(
         "--no-tui",
         help="Play the scenario to its end and print what happened (non-interactive).",
     ),
+    faults: str = typer.Option(
+        "none",
+        "--faults",
+        help="With --serve: a fault profile for clients (none, flaky): 5xx, 429, slow and cut "
+        "answers, watch cuts, 410s.",
+    ),
 ) -> None:
     """Start the embedded cluster and play a failure scenario on it."""
     from kubectl_spark.sim import scenario as scenarios
@@ -72,6 +78,12 @@ def run(
         raise UsageError(f"--port must be between 0 and 65535, not {port}")
     if not 0 < speed <= 1000:
         raise UsageError(f"--speed must be above 0 and at most 1000, not {speed}")
+    from kubectl_spark.cluster.apiserver.faults import PROFILES
+
+    if faults not in PROFILES:
+        raise UsageError(f"unknown fault profile {faults!r}: one of {', '.join(PROFILES)}")
+    if faults != "none" and not serve:
+        raise UsageError("--faults needs --serve (it is for clients of a served cluster)")
     from kubectl_spark.cli import globals as cli_globals
 
     # --kubeconfig is also one of kubectl's global flags, taken out of argv before typer runs.
@@ -79,7 +91,7 @@ def run(
     given = kubeconfig or (Path(global_path) if global_path else None)
     path = given or default_kubeconfig()
     if serve:
-        _serve(scenario, path, port, speed)
+        _serve(scenario, path, port, speed, faults)
         return
     if not no_tui and scenario != "empty" and sys.stdin.isatty() and sys.stdout.isatty():
         _tui(scenario, path, speed)
@@ -87,14 +99,14 @@ def run(
     _play(scenario, path)
 
 
-def _serve(scenario_name: str, path: Path, port: int, speed: float) -> None:
+def _serve(scenario_name: str, path: Path, port: int, speed: float, faults: str) -> None:
     from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
     from kubectl_spark.cluster.clock import ScaledClock, SystemClock
     from kubectl_spark.sim import scenario as scenarios
 
     duration = 0.0 if scenario_name == "empty" else scenarios.load(scenario_name).duration
     clock = SystemClock() if scenario_name == "empty" else ScaledClock(speed, lead=duration)
-    server = EmbeddedApiServer(EmulatorOptions(port=port, clock=clock))
+    server = EmbeddedApiServer(EmulatorOptions(port=port, clock=clock, faults=faults))
     stop = threading.Event()
     threads: list[threading.Thread] = []
 

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+import time
 from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
 import typer
 
+from kubectl_spark import errors
 from kubectl_spark.cli import common, render
 from kubectl_spark.cli import globals as cli_globals
+from kubectl_spark.cli.terminal import escape
 from kubectl_spark.core.model import Analysis, App
 from kubectl_spark.core.times import age, parse
 
@@ -130,25 +134,24 @@ def run(
         loaded.api.close()
 
 
+class _Relist(Exception):
+    """The watch answered 410: its resourceVersion is too old; list again."""
+
+
 def _watch(
     loaded: common.Loaded, output: str, everywhere: bool, selector: str | None, group_by: str | None
 ) -> None:
     """Follow pod changes from a watch (not polling) and reprint the rows that changed."""
-    import orjson
-
-    from kubectl_spark.core.analyze import analyze
-    from kubectl_spark.core.sparkview import kept_copy
-    from kubectl_spark.core.times import rfc3339
-
     api = loaded.api
     base = (
         "/api/v1/pods"
         if loaded.namespace is None
         else f"/api/v1/namespaces/{loaded.namespace}/pods"
     )
-    snap = loaded.snapshot
-    pods: dict[str, Any] = {p["metadata"]["uid"]: p for p in snap.pods if isinstance(p, dict)}
-    rv = snap.pods_resource_version
+    pods: dict[str, Any] = {
+        p["metadata"]["uid"]: p for p in loaded.snapshot.pods if isinstance(p, dict)
+    }
+    rv = loaded.snapshot.pods_resource_version
     shown = {
         (a.namespace, a.name): row(
             a, datetime.now(UTC), all_namespaces=everywhere, wide=output == "wide"
@@ -162,61 +165,74 @@ def _watch(
             ("allowWatchBookmarks", "true"),
             ("labelSelector", "spark-role" + (f",{selector}" if selector else "")),
         ]
-        response = api.request("GET", base, query=query, stream=True, what="watch pods")
-        buffer = b""
-        for chunk in response.stream(65536):
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            changed = False
-            for line in lines:
-                if not line.strip():
-                    continue
-                event = orjson.loads(line)
-                obj = event.get("object") or {}
-                kind = event.get("type")
-                if kind == "ERROR":
-                    return _rewatch(loaded, output, everywhere, selector, group_by)
-                rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
-                if kind == "BOOKMARK":
-                    continue
-                uid = (obj.get("metadata") or {}).get("uid", "")
-                if kind == "DELETED":  # its last state still explains a loss
-                    pods[uid] = kept_copy(obj, "watch", rfc3339(datetime.now(UTC)) or "")
-                else:
-                    pods[uid] = obj
-                changed = True
-            if not changed:
-                continue
-            now = datetime.now(UTC)
-            fresh = analyze(
-                type(snap)(
-                    pods=list(pods.values()),
-                    jobs=snap.jobs,
-                    events=snap.events,
-                    nodes=snap.nodes,
-                    sparkapplications=snap.sparkapplications,
-                    volumeattachments=snap.volumeattachments,
-                    pvcs=snap.pvcs,
-                    now=now,
-                ),
-                group_by=group_by,
-            )
-            for app in sorted(fresh.apps, key=sort_key):
-                cells = row(app, now, all_namespaces=everywhere, wide=output == "wide")
-                key = (app.namespace, app.name)
-                if shown.get(key, [])[:-1] != cells[:-1]:  # AGE alone changing is no news
-                    shown[key] = cells
-                    if output in ("json", "yaml"):
-                        sys.stdout.write(render.document(app.to_json(), output))
-                    else:
-                        sys.stdout.write(
-                            render.table(
-                                headers(all_namespaces=everywhere, wide=output == "wide"),
-                                [cells],
-                                no_headers=True,
-                            )
-                        )
-                    sys.stdout.flush()
+        try:
+            for batch in api.watch(base, query, what="watch pods"):
+                rv, changed = _apply(batch, pods, rv)
+                if changed:
+                    _reprint(loaded, pods, shown, output, everywhere, group_by)
+        except errors.ClusterUnreachable as exc:
+            # Cut mid-stream: say so, and resume from the last resourceVersion seen.
+            sys.stderr.write(f"reconnecting: {escape(exc.message)}\n")
+            time.sleep(0.5)
+        except _Relist:
+            return _rewatch(loaded, output, everywhere, selector, group_by)
+
+
+def _apply(batch: list[dict[str, Any]], pods: dict[str, Any], rv: str) -> tuple[str, bool]:
+    """One burst of watch events into ``pods``: (the new resourceVersion, anything changed?)."""
+    from kubectl_spark.core.sparkview import kept_copy
+    from kubectl_spark.core.times import rfc3339
+
+    changed = False
+    for event in batch:
+        obj = event.get("object") or {}
+        kind = event.get("type")
+        if kind == "ERROR":
+            raise _Relist
+        rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
+        if kind == "BOOKMARK":
+            continue
+        uid = (obj.get("metadata") or {}).get("uid", "")
+        # A deleted pod's last state still explains its loss.
+        pods[uid] = (
+            kept_copy(obj, "watch", rfc3339(datetime.now(UTC)) or "") if kind == "DELETED" else obj
+        )
+        changed = True
+    return rv, changed
+
+
+def _reprint(
+    loaded: common.Loaded,
+    pods: dict[str, Any],
+    shown: dict[tuple[str, str], list[str]],
+    output: str,
+    everywhere: bool,
+    group_by: str | None,
+) -> None:
+    """Analyze the pods as they are now and print the rows that changed."""
+    from kubectl_spark.core.analyze import analyze
+
+    now = datetime.now(UTC)
+    fresh = analyze(
+        dataclasses.replace(loaded.snapshot, pods=list(pods.values()), now=now),
+        group_by=group_by,
+    )
+    for app in sorted(fresh.apps, key=sort_key):
+        cells = row(app, now, all_namespaces=everywhere, wide=output == "wide")
+        key = (app.namespace, app.name)
+        if shown.get(key, [])[:-1] != cells[:-1]:  # AGE alone changing is no news
+            shown[key] = cells
+            if output in ("json", "yaml"):
+                sys.stdout.write(render.document(app.to_json(), output))
+            else:
+                sys.stdout.write(
+                    render.table(
+                        headers(all_namespaces=everywhere, wide=output == "wide"),
+                        [cells],
+                        no_headers=True,
+                    )
+                )
+            sys.stdout.flush()
 
 
 def _rewatch(

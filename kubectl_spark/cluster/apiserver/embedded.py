@@ -30,6 +30,7 @@ from aiohttp import web
 from kubectl_spark.cluster.clock import Clock, SystemClock
 
 from .authz import Policy
+from .faults import PROFILES, FaultProfile
 from .resources import Registry
 from .server import ApiServer, ServerConfig
 from .store import Store
@@ -52,6 +53,7 @@ class EmulatorOptions:
     min_request_timeout: float = 1800.0
     policy: Policy | None = None
     namespace: str = "default"
+    faults: str = "none"  # a profile name from faults.PROFILES
 
 
 class EmbeddedApiServer:
@@ -77,6 +79,7 @@ class EmbeddedApiServer:
         self.api = ApiServer(
             self.store, self.registry, self.options.clock, self.config, self.options.policy
         )
+        self.api.faults.set(PROFILES[self.options.faults])
         self._ca: trustme.CA | None = None
         self._ssl: ssl.SSLContext | None = None
         if self.options.tls:
@@ -272,6 +275,20 @@ class EmbeddedApiServer:
             self.api.policy = chosen
 
         self.call(apply)
+
+    def set_faults(self, profile: FaultProfile | dict[str, Any] | str) -> None:
+        """Switch the fault layer: a profile, its settings, or a name from faults.PROFILES."""
+        chosen = (
+            PROFILES[profile]
+            if isinstance(profile, str)
+            else profile
+            if isinstance(profile, FaultProfile)
+            else FaultProfile.from_dict(profile)
+        )
+        self.call(self.api.faults.set, chosen)
+
+    def fault_counts(self) -> dict[str, int]:
+        return dict(self.call(lambda: dict(self.api.faults.counts)))
 
     def register_proxy(
         self,

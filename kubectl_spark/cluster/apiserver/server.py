@@ -28,6 +28,7 @@ from .errors import (
     ApiError,
     bad_request,
     conflict,
+    expired,
     forbidden,
     method_not_supported,
     not_found,
@@ -35,6 +36,7 @@ from .errors import (
     unauthorized,
     unsupported_media_type,
 )
+from .faults import FaultProfile, Faults
 from .kinds import field_getters
 from .logs import LogStore, PodLogs
 from .resources import Registry, ResourceType
@@ -113,6 +115,7 @@ class ApiServer:
         self.audit = AuditLog()
         self.logs = LogStore()
         self.proxy_handlers: dict[tuple[str, str, int], ProxyHandler] = {}
+        self.faults = Faults()
         self.unreachable_nodes: set[str] = set()
         self._streams: set[web.StreamResponse] = set()
         self.stopping = asyncio.Event()
@@ -131,9 +134,54 @@ class ApiServer:
             return web.Response(text="ok", content_type="text/plain")
         try:
             user = self._authenticate(request)
+            if self.faults.active and not self.faults.spares(request.headers.get("User-Agent", "")):
+                injected = await self._fault(request)
+                if injected is not None:
+                    return injected
             return await self._dispatch(request, user)
         except ApiError as err:
             return _error(err)
+
+    async def _fault(self, request: web.Request) -> web.StreamResponse | None:
+        """Misbehave as the fault profile says (see faults.py); None: serve it after all."""
+        query = dict(request.query)
+        kind = self.faults.before(request.method, query)
+        if kind == "expired-continue":
+            raise expired(
+                "The provided continue parameter is too old to display a consistent list result. "
+                "You can start a new list without the continue parameter."
+            )
+        if kind == "watch-gone":
+            response = web.StreamResponse(status=200, headers={"Content-Type": JSON})
+            await response.prepare(request)
+            gone = ApiError(410, "Expired", "too old resource version").status()
+            await response.write(orjson.dumps({"type": "ERROR", "object": gone}) + b"\n")
+            await response.write_eof()
+            return response
+        if kind == "throttle":
+            response = _json(
+                ApiError(
+                    429, "TooManyRequests", "Too many requests, please try again later."
+                ).status(),
+                429,
+            )
+            response.headers["Retry-After"] = str(self.faults.profile.retry_after)
+            return response
+        if kind == "error":
+            code = 503 if self.faults.random.random() < 0.5 else 500
+            reason = "ServiceUnavailable" if code == 503 else "InternalError"
+            return _error(ApiError(code, reason, "injected fault: the server is having a bad day"))
+        if kind == "slow":
+            await asyncio.sleep(self.faults.profile.slow_seconds)
+        if kind == "drop":
+            response = web.StreamResponse(status=200, headers={"Content-Type": JSON})
+            response.enable_chunked_encoding()
+            await response.prepare(request)
+            await response.write(b'{"kind":"List","apiVersion":"v1","items":[{"metadata":')
+            if request.transport is not None:
+                request.transport.close()  # mid-body, as a dying proxy does
+            return response
+        return None
 
     def _authenticate(self, request: web.Request) -> str:
         if not self.config.require_auth:
@@ -412,7 +460,7 @@ class ApiServer:
         await response.prepare(request)
         self._streams.add(response)
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = loop.time() + self.faults.watch_seconds(timeout)
         last_bookmark = loop.time()
         try:
             while not self.stopping.is_set():
@@ -828,6 +876,14 @@ class ApiServer:
         if what == "expire-continue-tokens" and method == "POST":
             self.store.expire_continue_tokens()
             return _json(success_status())
+        if what == "faults" and method == "PUT":
+            try:
+                self.faults.set(FaultProfile.from_dict(body or {}))
+            except (ValueError, TypeError) as exc:
+                raise bad_request(f"invalid fault profile: {exc}") from exc
+            return _json(success_status())
+        if what == "faults" and method == "GET":
+            return _json({"counts": dict(self.faults.counts)})
         if what == "unreachable-nodes" and method == "PUT":
             self.unreachable_nodes = set((body or {}).get("nodes") or [])
             return _json(success_status())

@@ -1,0 +1,202 @@
+"""kubectl spark against kubectl, side by side in one run, alternating A/B (the performance issue).
+
+Run: .venv/bin/python benchmarks/cluster_scale.py [--sizes 1000,10000,50000] [--runs 5]
+     [--core-sizes 10000,100000] [--skip-describe]
+
+For each size an emulator (its own process) is filled with generated applications of 100 pods;
+then, alternately, ``kubectl spark ls -A`` and ``kubectl get pods -A -l spark-role -o json``
+(same server, same data) run as subprocesses, each one's wall time and peak RSS taken from
+GNU time. Also: ``describe`` of a 2,000-executor application against kubectl's list of its pods;
+start-up (``--help``, ``version``, the completion entry point) against ``kubectl version
+--client``; the pure core (grouping + loss reasons + alerts) in this process, in pods/s.
+Medians and ratios are printed and written to benchmarks/results/<date>-scale.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from _served import BIN, ROOT, client_for, served
+
+from kubectl_spark.cluster.clock import SystemClock
+from kubectl_spark.core.analyze import Snapshot, analyze
+from kubectl_spark.kube.client import Connection, connect
+from kubectl_spark.sim.generate import generate
+
+KUBECTL = shutil.which("kubectl") or "kubectl"
+
+
+GNU_TIME = "/usr/bin/time"
+
+
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS MiB) of one run, output discarded; a failure stops the benchmark.
+
+    Peak RSS comes from GNU time, a small parent: a child forked from this (large) process
+    would report this process's memory as its own high-water mark (Linux keeps it across exec).
+    """
+    wrapped = [GNU_TIME, "-f", "%M", *cmd] if Path(GNU_TIME).exists() else cmd
+    start = time.perf_counter()
+    proc = subprocess.run(wrapped, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr.decode()}")
+    last = proc.stderr.decode().strip().splitlines()[-1:] if wrapped is not cmd else []
+    rss = int(last[0]) / 1024 if last and last[0].isdigit() else float("nan")
+    return wall, rss
+
+
+def side_by_side(a: list[str], b: list[str], runs: int) -> dict[str, float]:
+    """Alternate A and B (B first every other round) and report medians and ratios."""
+    ours, theirs = [], []
+    for i in range(runs):
+        order = [(a, ours), (b, theirs)] if i % 2 == 0 else [(b, theirs), (a, ours)]
+        for cmd, into in order:
+            into.append(timed(cmd))
+    wall_a = statistics.median(w for w, _ in ours)
+    wall_b = statistics.median(w for w, _ in theirs)
+    rss_a = max(r for _, r in ours)
+    rss_b = max(r for _, r in theirs)
+    return {
+        "kubectl_spark_s": round(wall_a, 3),
+        "kubectl_s": round(wall_b, 3),
+        "time_ratio": round(wall_a / wall_b, 2),
+        "kubectl_spark_rss_mib": round(rss_a, 1),
+        "kubectl_rss_mib": round(rss_b, 1),
+        "rss_ratio": round(rss_a / rss_b, 2),
+    }
+
+
+def scale(size: int, runs: int) -> dict[str, Any]:
+    with served() as kc:
+        client = client_for(kc)
+        generate(client, SystemClock(), apps=max(1, size // 100), pods_per_app=100)
+        client.close()
+        base = ["--kubeconfig", str(kc)]
+        result = side_by_side(
+            [str(BIN), "ls", "-A", "--no-history", *base],
+            [KUBECTL, "get", "pods", "-A", "-l", "spark-role", "-o", "json", *base],
+            runs,
+        )
+        return {"pods": size, **result}
+
+
+def describe_2000(runs: int) -> dict[str, Any]:
+    with served() as kc:
+        client = client_for(kc)
+        generate(client, SystemClock(), apps=1, pods_per_app=2001, namespaces=1)
+        client.close()
+        with connect(Connection(kubeconfig=str(kc))) as api:
+            pods, _ = api.list(
+                "/api/v1/namespaces/spark-0/pods", label_selector="spark-role=driver"
+            )
+        app_id = pods[0]["metadata"]["labels"]["spark-app-selector"]
+        base = ["--kubeconfig", str(kc), "-n", "spark-0"]
+        result = side_by_side(
+            [str(BIN), "describe", "app-000", "--no-history", *base],
+            [KUBECTL, "get", "pods", "-l", f"spark-app-selector={app_id}", "-o", "json", *base],
+            runs,
+        )
+        return {"executors": 2000, **result}
+
+
+def startup(runs: int) -> dict[str, Any]:
+    reference = [KUBECTL, "version", "--client"]
+    out = {}
+    for name, cmd in (
+        ("--help", [str(BIN), "--help"]),
+        ("version", [str(BIN), "version"]),
+        ("completion", [str(BIN), "__complete", "l"]),
+    ):
+        out[name] = side_by_side(cmd, reference, runs)
+    return out
+
+
+def core(sizes: list[int]) -> dict[str, Any]:
+    """Grouping + loss reasons + alerts on copies of a generated 10,000-pod cluster."""
+    with served() as kc:
+        client = client_for(kc)
+        generate(client, SystemClock(), apps=100, pods_per_app=100)
+        client.close()
+        with connect(Connection(kubeconfig=str(kc))) as api:
+            pods, _ = api.list("/api/v1/pods", label_selector="spark-role")
+            nodes, _ = api.list("/api/v1/nodes")
+    out = {}
+    for size in sizes:
+        copies = []
+        for n in range(max(1, size // len(pods))):
+            for pod in pods:
+                twin = copy.deepcopy(pod)
+                meta = twin["metadata"]
+                meta["uid"] = f"{meta['uid']}-{n}"
+                meta["namespace"] = f"{meta['namespace']}-{n}"
+                for ref in meta.get("ownerReferences") or []:
+                    ref["uid"] = f"{ref['uid']}-{n}"
+                copies.append(twin)
+        snapshot = Snapshot(pods=copies[:size], nodes=nodes)
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            analyze(snapshot)
+            times.append(time.perf_counter() - start)
+        best = statistics.median(times)
+        out[str(size)] = {"seconds": round(best, 3), "pods_per_s": round(size / best)}
+    return out
+
+
+def kubectl_version() -> str:
+    out = subprocess.run(
+        [KUBECTL, "version", "--client", "-o", "json"], capture_output=True, text=True, check=True
+    ).stdout
+    return str(json.loads(out)["clientVersion"]["gitVersion"])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--core-sizes", default="10000,100000")
+    parser.add_argument("--skip-describe", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    result: dict[str, Any] = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()}, CPython {platform.python_version()}, {os.cpu_count()} cores",
+        "kubectl": kubectl_version(),
+        "targets": {
+            "ls_time_ratio": 1.0,
+            "ls_rss_ratio_at_50000": 2.0,
+            "startup_time_ratio": 2.0,
+            "core_pods_per_s": 200000,
+        },
+    }
+    result["startup"] = startup(max(10, args.runs * 2))
+    print(json.dumps(result["startup"], indent=1), flush=True)
+    result["core"] = core([int(s) for s in args.core_sizes.split(",") if s])
+    print(json.dumps(result["core"], indent=1), flush=True)
+    result["ls"] = []
+    for size in sizes:
+        result["ls"].append(scale(size, args.runs if size < 50000 else max(3, args.runs // 2)))
+        print(json.dumps(result["ls"][-1]), flush=True)
+    if not args.skip_describe:
+        result["describe"] = describe_2000(args.runs)
+        print(json.dumps(result["describe"]), flush=True)
+    path = ROOT / "benchmarks" / "results" / f"{result['date'][:10]}-scale.json"
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"written to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

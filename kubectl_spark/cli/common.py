@@ -118,7 +118,7 @@ def find_attempt(analysis: Analysis, reference: str) -> tuple[App, Attempt]:
         raise NotFound(f"application {app.name} has no driver attempts", status=404)
     if which in ("latest", ""):
         return app, app.attempts[-1]
-    if not which.isdigit() or not 1 <= int(which) <= len(app.attempts):
+    if not which.isdecimal() or not 1 <= int(which) <= len(app.attempts):
         candidates = ", ".join(f"{app.name}/{a.number}" for a in app.attempts)
         raise UsageError(
             f'attempt "{which}" of {app.name} not found: candidates are {candidates}, {app.name}/latest'

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from kubectl_spark.cli.terminal import escape
+from kubectl_spark.cli.terminal import escape, json_safe
 from kubectl_spark.errors import UsageError
 
 OUTPUTS = ("table", "wide", "json", "yaml", "name")
@@ -37,8 +37,17 @@ def table(
 
 
 def document(doc: Any, output: str) -> str:
+    """JSON or YAML, with the characters a terminal would act on written as escapes.
+
+    JSON encoders leave DEL, C1 and bidi controls raw, as does YAML with allow_unicode; the
+    escapes used here read back to the same values.
+    """
     if output == "json":
-        return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"
+        text = orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"
+        return json_safe(text)
     import yaml
 
-    return str(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+    text = str(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+    if json_safe(text) != text:  # rare: then every non-ASCII character is written escaped
+        text = str(yaml.safe_dump(doc, sort_keys=False, allow_unicode=False))
+    return text

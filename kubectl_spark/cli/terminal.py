@@ -16,3 +16,8 @@ def escape(text: str) -> str:
         ),
         text,
     )
+
+
+def json_safe(text: str) -> str:
+    """JSON text with the unsafe characters as JSON's unicode escapes (only strings hold them)."""
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -190,7 +190,7 @@ def _executor(
 
 
 def _exec_sort(executor: Executor) -> tuple[int, str]:
-    return (int(executor.id) if executor.id.isdigit() else 1 << 30, executor.pod)
+    return (int(executor.id) if executor.id.isdecimal() else 1 << 30, executor.pod)
 
 
 def _gone_driver_reason(group_: AttemptGroup, app: AppGroup, index: Index) -> Reason:

@@ -169,7 +169,7 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
 
 def _exec_key(pod: Any) -> tuple[int, str]:
     exec_id = raw.labels(pod).get("spark-exec-id", "")
-    return (int(exec_id) if exec_id.isdigit() else 1 << 30, raw.name(pod))
+    return (int(exec_id) if exec_id.isdecimal() else 1 << 30, raw.name(pod))
 
 
 def _lost_since(index: Index, node: str | None) -> str | None:

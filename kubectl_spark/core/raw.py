@@ -47,7 +47,7 @@ def number(obj: Any, *path: str | int) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.lstrip("-").isdigit():
+    if isinstance(value, str) and value.lstrip("-").isdecimal():
         return int(value)
     return None
 

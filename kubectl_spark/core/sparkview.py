@@ -112,6 +112,17 @@ def _gone_name(executors: tuple[Executor, ...], exec_id: str) -> str:
     return ""
 
 
+MAX_EXECUTOR_ID = 1_000_000  # beyond any real application: a label saying more is not an id
+
+
+def _exec_number(text: str) -> int | None:
+    """An executor id Spark could have given (1, 2, 3…), or None."""
+    if not text.isdecimal() or len(text) > 7:
+        return None
+    number = int(text)
+    return number if 0 < number <= MAX_EXECUTOR_ID else None
+
+
 def with_spark_view(attempt: Attempt, view: Mapping[str, Any] | None) -> Attempt:
     """Add what Spark's driver knows to an attempt; count executor ids no source explains."""
     executors = list(attempt.executors)
@@ -155,10 +166,11 @@ def with_spark_view(attempt: Attempt, view: Mapping[str, Any] | None) -> Attempt
                 source="spark",
             )
         )
-    executors.sort(key=lambda e: (int(e.id) if e.id.isdigit() else 1 << 30, e.pod))
-    ids = {int(e.id) for e in executors if e.id.isdigit()}
-    ids |= {int(s["id"]) for s in summaries if str(s.get("id", "")).isdigit()}
-    unknown = (max(ids) - len(ids)) if ids else 0
+    executors.sort(key=lambda e: (int(e.id) if e.id.isdecimal() else 1 << 30, e.pod))
+    found = [_exec_number(e.id) for e in executors]
+    found += [_exec_number(str(s.get("id", ""))) for s in summaries]
+    numbers = {i for i in found if i is not None}
+    unknown = (max(numbers) - len(numbers)) if numbers else 0
     return dataclasses.replace(attempt, executors=tuple(executors), unknown_losses=unknown)
 
 

@@ -75,7 +75,7 @@ class Scope:
 
 def _rv(value: Any) -> int:
     text = str(value or "")
-    return int(text) if text.isdigit() else 0
+    return int(text) if text.isdecimal() else 0
 
 
 def _now() -> str:

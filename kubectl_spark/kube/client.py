@@ -283,7 +283,7 @@ def translate(exc: ApiException, what: str) -> errors.ApiRequestError:
         f"{what}: {message}",
         status=status,
         reason=reason,
-        retry_after=float(after) if after and str(after).isdigit() else None,
+        retry_after=float(after) if after and str(after).isdecimal() else None,
     )
 
 

@@ -52,7 +52,7 @@ def test_incremental_and_slim_equal_full_analysis(cluster: Any, name: str) -> No
         partial_updates = 0
         for i in range(1, STRETCHES + 1):
             run.player.play_until(duration * i / STRETCHES)
-            time.sleep(0.15)  # let the watches bring (most of) the stretch's changes
+            time.sleep(0.05)  # let the watches bring (most of) the stretch's changes
             changes, snapshot = live.take_changes()
             # One fixed "now": texts such as "for 86s" are not what this test is about.
             snapshot = dataclasses.replace(snapshot, now=NOW)

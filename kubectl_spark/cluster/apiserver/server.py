@@ -822,8 +822,8 @@ class ApiServer:
     async def _proxy(self, route: Route, query: dict[str, str]) -> web.StreamResponse:
         pod_name, _, port_text = route.name.partition(":")
         pod = self.store.get(route.rt, route.namespace, pod_name)
-        port = int(port_text) if port_text.isdigit() else 80
-        if not port_text.isdigit() and port_text:
+        port = int(port_text) if port_text.isdecimal() else 80
+        if not port_text.isdecimal() and port_text:
             for container in (pod.get("spec") or {}).get("containers") or []:
                 for p in container.get("ports") or []:
                     if p.get("name") == port_text:

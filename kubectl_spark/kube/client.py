@@ -7,6 +7,7 @@ and parsed with orjson: the client's model classes are an order of magnitude slo
 from __future__ import annotations
 
 import builtins
+import logging
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -229,16 +230,43 @@ def _shorter(a: float | None, b: float | None) -> float | None:
     return b if a is None else a if b is None else min(a, b)
 
 
+class _Captured(logging.Handler):
+    """Keeps what the kubernetes client logs while it loads the kubeconfig.
+
+    It logs a failing exec credential plugin and carries on without credentials (a puzzling
+    401 later); kept, the failure is reported as what it is.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
 def connect(conn: Connection) -> Api:
     resolved = load(
         Selection(conn.kubeconfig, conn.context, conn.cluster, conn.user, conn.namespace)
     )
+    captured = _Captured()
+    root = logging.getLogger()
+    root.addHandler(captured)
     try:
         client = k8s_config.new_client_from_config_dict(resolved.config, context=resolved.context)
     except (ConfigException, OSError, TypeError, ValueError, KeyError) as exc:
         raise errors.ConfigError(
             f"cannot use the kubeconfig context {resolved.context!r}: {exc}"
         ) from exc
+    finally:
+        root.removeHandler(captured)
+    failed = [m for m in captured.messages if "exec" in m.lower()]
+    if failed:
+        detail = " ".join(failed[0].split())[:300]
+        raise errors.ConfigError(
+            f"the kubeconfig's exec credential plugin failed (context {resolved.context!r}): "
+            f"{detail}"
+        )
     return Api(client, resolved, conn.request_timeout)
 
 

@@ -4,8 +4,8 @@ Run: .venv/bin/python benchmarks/tui_10k.py [--apps 100] [--pods-per-app 100] [-
 
 The emulator runs as its own process; the generator fills it through the API from another
 process; the TUI runs headless (Textual's run_test) in this process on a live source (list +
-watch), so this process's peak RSS is the TUI's. First paint: from the moment every list has arrived to the first frame
-whose table holds every application. Event to screen: a pod's status changed through the API
+watch), so this process's peak RSS is the TUI's. First paint: from the moment every list has
+arrived to the first frame whose table holds every application. Event to screen: a pod's status changed through the API
 (an executor OOM-killed) until the changed cell is on the table.
 """
 
@@ -13,32 +13,28 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import json
 import platform
 import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-import yaml
+from _served import ROOT, client_for, served
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from kubectl_spark.cluster.clock import SystemClock  # noqa: E402
-from kubectl_spark.kube.client import Connection  # noqa: E402
-from kubectl_spark.sim.client import Client, pod  # noqa: E402
-from kubectl_spark.sim.generate import generate  # noqa: E402
-from kubectl_spark.tui.app import SparkTUI  # noqa: E402
-from kubectl_spark.tui.sources import LiveSource  # noqa: E402
+from kubectl_spark.cluster.clock import SystemClock
+from kubectl_spark.kube.client import Connection
+from kubectl_spark.sim.client import pod
+from kubectl_spark.sim.generate import generate
+from kubectl_spark.tui.app import SparkTUI
+from kubectl_spark.tui.sources import LiveSource
 
 
-async def measure(kubeconfig: Path, client: Client, apps: int, events: int) -> dict[str, float]:
+async def measure(kubeconfig: Path, apps: int, events: int) -> dict[str, float]:
+    client = client_for(kubeconfig)
     sources: list[LiveSource] = []
 
     def make(namespace: str | None, context: str | None, all_namespaces: bool) -> LiveSource:
@@ -99,15 +95,6 @@ async def measure(kubeconfig: Path, client: Client, apps: int, events: int) -> d
     }
 
 
-def _client(kubeconfig: Path) -> Client:
-    doc = yaml.safe_load(kubeconfig.read_text())
-    return Client(
-        doc["clusters"][0]["cluster"]["server"],
-        doc["users"][0]["user"]["token"],
-        base64.b64decode(doc["clusters"][0]["cluster"]["certificate-authority-data"]),
-    )
-
-
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--apps", type=int, default=100)
@@ -117,30 +104,13 @@ def main() -> int:
     args = parser.parse_args()
     if args.generate:
         generate(
-            _client(Path(args.generate)),
+            client_for(Path(args.generate)),
             SystemClock(),
             apps=args.apps,
             pods_per_app=args.pods_per_app,
         )
         return 0
-    tmp = Path(tempfile.mkdtemp())
-    kubeconfig = tmp / "kc.yaml"
-    server = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "kubectl-spark"),
-            "demo",
-            "--serve",
-            "--scenario",
-            "empty",
-            "--kubeconfig",
-            str(kubeconfig),
-        ],
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        while not kubeconfig.exists():
-            time.sleep(0.1)
-        client = _client(kubeconfig)
+    with served() as kubeconfig:
         # The generator's own memory must not count as the TUI's: it runs in a child process.
         subprocess.run(
             [
@@ -156,11 +126,7 @@ def main() -> int:
             check=True,
         )
         pods = args.apps * args.pods_per_app
-        result = asyncio.run(measure(kubeconfig, client, args.apps, args.events))
-        client.close()
-    finally:
-        server.terminate()
-        server.wait()
+        result = asyncio.run(measure(kubeconfig, args.apps, args.events))
     result.update(
         {
             "pods": pods,

@@ -78,6 +78,19 @@ def _plugin(tmp_path: Path, body: str) -> Path:
     return script
 
 
+def with_plugin(kubeconfig: Path, tmp_path: Path, plugin: Path) -> Path:
+    """The kubeconfig, its user authenticating through an exec credential plugin."""
+    return rewrite(
+        kubeconfig,
+        tmp_path,
+        exec={
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": str(plugin),
+            "interactiveMode": "Never",
+        },
+    )
+
+
 def test_an_exec_credential_plugin_is_used(
     emulator: EmbeddedApiServer,
     kubeconfig: Path,
@@ -89,16 +102,7 @@ def test_an_exec_credential_plugin_is_used(
         "import json\nprint(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1', "
         f"'kind': 'ExecCredential', 'status': {{'token': {emulator.token!r}}}}}))",
     )
-    config = rewrite(
-        kubeconfig,
-        tmp_path,
-        exec={
-            "apiVersion": "client.authentication.k8s.io/v1",
-            "command": str(plugin),
-            "interactiveMode": "Never",
-        },
-    )
-    code, text = run(capsys, config, "ls", "-o", "json")
+    code, text = run(capsys, with_plugin(kubeconfig, tmp_path, plugin), "ls", "-o", "json")
     assert code == 0, text
     assert emulator.token not in text
 
@@ -110,16 +114,7 @@ def test_a_failing_exec_plugin_is_reported(
         tmp_path,
         "import sys\nsys.stderr.write('sso: please log in again\\n')\nsys.exit(3)",
     )
-    config = rewrite(
-        kubeconfig,
-        tmp_path,
-        exec={
-            "apiVersion": "client.authentication.k8s.io/v1",
-            "command": str(plugin),
-            "interactiveMode": "Never",
-        },
-    )
-    code, text = run(capsys, config, "ls")
+    code, text = run(capsys, with_plugin(kubeconfig, tmp_path, plugin), "ls")
     assert code != 0
     lines = [line for line in text.splitlines() if line.strip()]
     assert lines[0].startswith("error: ") and "Traceback" not in text

@@ -1,0 +1,104 @@
+"""Permissions: each verb the commands need, forbidden in turn, gives a message naming it and no
+write; a read-only policy leaves every reading command working and every action refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_spark.cli.main import main
+
+READERS = [
+    ["ls"],
+    ["describe", "networkwordcount"],
+    ["history", "networkwordcount"],
+    ["events", "networkwordcount"],
+]
+ACTIONS = [
+    ["fence", "networkwordcount/1", "--yes"],
+    ["force-kill", "networkwordcount/1", "--yes"],
+    ["resubmit", "networkwordcount", "--yes", "--force"],
+]
+WRITES = ["create", "update", "patch", "delete", "deletecollection"]
+# Everyone may ask what they may do (RBAC's system:basic-user); first matching rule wins.
+REVIEWS = {"effect": "allow", "verbs": ["create"], "resources": ["selfsubjectaccessreviews"]}
+
+
+def deny(verbs: list[str], resources: list[str]) -> dict[str, Any]:
+    return {
+        "rules": [
+            REVIEWS,
+            {"effect": "deny", "users": ["oncall"], "verbs": verbs, "resources": resources},
+        ]
+    }
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from tests.conftest import ScenarioCluster
+
+    c = ScenarioCluster("s2-partition", tmp_path_factory.mktemp("s2"))
+    c.player.play()
+    c.limited = c.server.write_kubeconfig(  # type: ignore[attr-defined]
+        tmp_path_factory.mktemp("kc") / "limited", user="oncall", token=c.server.add_user("oncall")
+    )
+    yield c
+    c.close()
+
+
+def run(capsys: pytest.CaptureFixture[str], kubeconfig: Path, *args: str) -> tuple[int, str]:
+    code = main(["--kubeconfig", str(kubeconfig), *args])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, err
+
+
+@pytest.mark.parametrize("verb", ["list", "get"])
+def test_reading_without_pods_names_the_missing_permission(
+    played: Any, capsys: pytest.CaptureFixture[str], verb: str
+) -> None:
+    played.server.set_policy(deny([verb], ["pods"]))
+    played.server.clear_audit()
+    for args in READERS:
+        code, err = run(capsys, played.limited, *args)
+        if verb == "list":
+            assert code != 0 and 'cannot list resource "pods"' in err, (args, err)
+            assert len(err.strip().splitlines()) <= 2
+        else:
+            assert code == 0, (args, err)  # reading needs list, not get
+    assert played.server.audit_writes() == []
+
+
+def test_a_read_only_policy_reads_everything_and_acts_on_nothing(
+    played: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    played.server.set_policy(deny(WRITES, ["*"]))
+    played.server.clear_audit()
+    for args in READERS:
+        code, err = run(capsys, played.limited, *args)
+        assert code == 0, (args, err)
+    for args in ACTIONS:
+        code, err = run(capsys, played.limited, *args)
+        assert code != 0, (args, err)
+        assert "missing" in err and "nothing was changed" in err, (args, err)
+    assert played.server.audit_writes() == []
+
+
+@pytest.mark.parametrize(
+    ("verb", "action"),
+    [
+        ("patch", ["fence", "networkwordcount/1", "--yes"]),
+        ("delete", ["force-kill", "networkwordcount/1", "--yes"]),
+        ("create", ["resubmit", "networkwordcount", "--yes", "--force"]),
+    ],
+)
+def test_each_write_verb_forbidden_in_turn_is_named(
+    played: Any, capsys: pytest.CaptureFixture[str], verb: str, action: list[str]
+) -> None:
+    played.server.set_policy(deny([verb], ["*"]))
+    played.server.clear_audit()
+    code, err = run(capsys, played.limited, *action)
+    assert code != 0 and f"missing {verb} " in err and "nothing was changed" in err, err
+    assert played.server.audit_writes() == []

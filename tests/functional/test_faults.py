@@ -160,3 +160,70 @@ def test_ls_watch_survives_cut_watches_and_410s(
     assert "Traceback" not in err
     counts = emulator.fault_counts()
     assert counts.get("watch-cut", 0) + counts.get("watch-gone", 0) >= 2, counts
+
+
+def _projection(doc: dict[str, Any]) -> list[Any]:
+    """What the convergence test compares: applications, attempts, executors and reasons (not
+    the texts that depend on the moment they were computed)."""
+    return sorted(
+        (
+            app["namespace"],
+            app["name"],
+            app["state"],
+            tuple(
+                (
+                    attempt["number"],
+                    attempt["state"],
+                    tuple(
+                        (e["id"], e["state"], (e["reason"] or {}).get("code"))
+                        for e in attempt["executors"]
+                        if e["source"] == "cluster"
+                    ),
+                )
+                for attempt in app["attempts"]
+            ),
+        )
+        for app in doc["items"]
+    )
+
+
+def test_the_tuis_model_converges_after_a_simulated_hour_of_faults(
+    cluster: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kubectl_spark.core.incremental import LiveAnalysis
+
+    c = cluster("mixed")
+    c.server.set_faults(
+        {"seed": 11, "error_rate": 0.05, "watch_cut_seconds": 2.0, "watch_gone_rate": 0.3}
+    )
+    conn = Connection(kubeconfig=str(c.kubeconfig))
+    live = LiveCluster(lambda: connect(conn), None, max_tombstones=0)
+    model = LiveAnalysis()
+    live.start()
+    try:
+        assert live.ready.wait(30)
+        duration = c.player.scenario.duration
+        for t in range(60, int(duration) + 1, 60):  # the scenario, followed as the TUI does
+            c.player.play_until(t)
+            model.update(*reversed(live.take_changes()))
+        while c.world.elapsed() < 3600:  # the rest of the hour, in coarser steps
+            c.world.step(300, dt=20)
+            model.update(*reversed(live.take_changes()))
+        faults = c.server.fault_counts()
+        c.server.set_faults("none")
+        code = main(["--kubeconfig", str(c.kubeconfig), "ls", "-A", "-o", "json", "--no-history"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        fresh = _projection(json.loads(out))
+        deadline = time.monotonic() + 5
+        while True:
+            changes, snapshot = live.take_changes()
+            followed = _projection(model.update(snapshot, changes).to_json())
+            if followed == fresh:
+                break
+            assert time.monotonic() < deadline, "the TUI's model did not converge within 5 s"
+            time.sleep(0.1)
+    finally:
+        live.stop()
+    assert sum(faults.values()) >= 20 and faults.get("error") and faults.get("watch-gone"), faults
+    print(f"faults injected over the simulated hour: {faults}")

@@ -6,7 +6,7 @@ milliseconds. ``LiveAnalysis`` remembers which pods and Events belong to which a
 without scanning the cluster, analyzes those on their own and merges them into the previous
 result. Whatever it cannot place (an ungroupable pod, a new Job or SparkApplication, a node
 whose health changed, volumes) falls back to a full analysis, so the answer always equals
-``analyze(snapshot)``: ``tests/functional/test_live_analysis.py`` checks that on every scenario.
+``analyze(snapshot)``: ``tests/functional/test_live_analysis.py`` checks that on each kind of scenario.
 """
 
 from __future__ import annotations

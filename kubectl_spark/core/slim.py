@@ -4,7 +4,7 @@ A watched pod is kept for as long as the view is open; a full pod (environment, 
 tolerations, managedFields) is several times the size of what grouping, loss reasons and
 alerts read. ``slim`` keeps the API's JSON shape, so the core cannot tell the difference:
 ``tests/functional/test_live_analysis.py`` checks that the analysis of slim objects equals the
-analysis of whole ones in every scenario. Views that show a whole object (YAML, an action's
+analysis of whole ones in each kind of scenario. Views that show a whole object (YAML, an action's
 plan) read it again from the API.
 """
 

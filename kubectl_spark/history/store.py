@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -86,6 +87,9 @@ class HistoryStore:
     def __init__(self, path: Path, *, create: bool = True) -> None:
         self.path = path
         self._pruned_at = 0.0
+        # One connection, used from more than one thread (the TUI's workers) and closed from
+        # another: every use holds this lock, or SQLite may crash the process.
+        self._lock = threading.RLock()
         if not path.exists() and not create:
             self.db: sqlite3.Connection | None = None
             return
@@ -106,9 +110,10 @@ class HistoryStore:
             ) from exc
 
     def close(self) -> None:
-        if self.db is not None:
-            self.db.close()
-            self.db = None
+        with self._lock:
+            if self.db is not None:
+                self.db.close()
+                self.db = None
 
     def __enter__(self) -> HistoryStore:
         return self
@@ -169,6 +174,16 @@ class HistoryStore:
         seen_at: str | None = None,
     ) -> int:
         """Keep (object, deleted?) pairs; an older resourceVersion never replaces a newer one."""
+        with self._lock:
+            return self._record(scope, kind, objects, seen_at)
+
+    def _record(
+        self,
+        scope: Scope,
+        kind: str,
+        objects: Iterable[tuple[dict[str, Any], bool]],
+        seen_at: str | None,
+    ) -> int:
         if self.db is None:
             return 0
         stamp = seen_at or _now()
@@ -213,7 +228,12 @@ class HistoryStore:
         self.prune()
 
     def prune(self, *, days: float = RETENTION_DAYS, max_rows: int = MAX_ROWS) -> None:
-        assert self.db is not None
+        with self._lock:
+            self._prune(days, max_rows)
+
+    def _prune(self, days: float, max_rows: int) -> None:
+        if self.db is None:
+            return
         cutoff = (datetime.now(UTC) - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
         with self._transaction() as db:
             db.execute("DELETE FROM objects WHERE seen_at < ?", (cutoff,))
@@ -230,6 +250,12 @@ class HistoryStore:
         self, scope: Scope, kind: str, namespace: str | None
     ) -> list[tuple[dict[str, Any], str, str | None]]:
         """(object, seen at, deleted at) for one kind, in a namespace or everywhere."""
+        with self._lock:
+            return self._load(scope, kind, namespace)
+
+    def _load(
+        self, scope: Scope, kind: str, namespace: str | None
+    ) -> list[tuple[dict[str, Any], str, str | None]]:
         if self.db is None:
             return []
         query = (

@@ -207,7 +207,7 @@ def test_the_tuis_model_converges_after_a_simulated_hour_of_faults(
             c.player.play_until(t)
             model.update(*reversed(live.take_changes()))
         while c.world.elapsed() < 3600:  # the rest of the hour, in coarser steps
-            c.world.step(300, dt=20)
+            c.world.step(300, dt=60)
             model.update(*reversed(live.take_changes()))
         faults = c.server.fault_counts()
         c.server.set_faults("none")

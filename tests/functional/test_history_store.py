@@ -90,3 +90,25 @@ def test_commands_say_it_in_one_line(
     assert len(err.strip().splitlines()) <= 2
     code = main(["--kubeconfig", str(kubeconfig), "ls", "--history-db", str(db), "--no-history"])
     assert code == 0
+
+
+def test_closing_while_another_thread_records_is_safe(tmp_path: Path) -> None:
+    """The TUI records from worker threads and closes the store on exit (a crash, once)."""
+    import threading
+    import time
+
+    for round_ in range(20):
+        store = HistoryStore(tmp_path / f"h{round_}.sqlite")
+
+        def write(store: HistoryStore = store) -> None:
+            for i in range(200):
+                pod = {"metadata": {"uid": f"u{i}", "namespace": "ns", "resourceVersion": str(i)}}
+                store.record(SCOPE, "pods", [(pod, False)])
+
+        writers = [threading.Thread(target=write) for _ in range(3)]
+        for w in writers:
+            w.start()
+        time.sleep(0.002 * round_)
+        store.close()
+        for w in writers:
+            w.join()

@@ -25,10 +25,14 @@ from tests.unit.test_core_grouping import mk, ref
 SIZE = (140, 45)
 
 
-def live_app(c: Cluster, history: Path | None = None, **kwargs: Any) -> SparkTUI:
+def live_app(
+    c: Cluster, history: Path | None = None, kubeconfig: Path | None = None, **kwargs: Any
+) -> SparkTUI:
     def make(namespace: str | None, context: str | None, all_namespaces: bool) -> LiveSource:
         return LiveSource(
-            Connection(kubeconfig=str(c.kubeconfig), context=context, namespace=namespace),
+            Connection(
+                kubeconfig=str(kubeconfig or c.kubeconfig), context=context, namespace=namespace
+            ),
             all_namespaces=all_namespaces,
             history=history,
         )
@@ -117,6 +121,38 @@ async def test_filter_namespace_switch_and_readonly(cluster) -> None:
         )
         await pilot.press("question_mark")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+
+
+async def test_readonly_works_under_a_read_only_policy(cluster, tmp_path) -> None:
+    c = cluster("s2-partition")
+    c.player.play()
+    limited = c.server.write_kubeconfig(
+        tmp_path / "limited", user="oncall", token=c.server.add_user("oncall")
+    )
+    c.server.set_policy(
+        {
+            "rules": [
+                {"effect": "allow", "verbs": ["create"], "resources": ["selfsubjectaccessreviews"]},
+                {
+                    "effect": "deny",
+                    "users": ["oncall"],
+                    "verbs": ["create", "update", "patch", "delete", "deletecollection"],
+                    "resources": ["*"],
+                },
+            ]
+        }
+    )
+    c.server.clear_audit()
+    app = live_app(c, kubeconfig=limited, readonly=True)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 1)
+        await until(pilot, lambda: "SplitBrain" in text_of(app.query_one(AlertsBanner)))
+        await pilot.press("f", "K", "r")
+        await pilot.pause(0.3)
+        assert not isinstance(app.screen, PlanScreen)
+        assert app.source.state == "live"
+    assert c.server.audit_writes() == []
 
 
 async def test_previous_logs_of_a_restarted_executor_and_live_update(cluster) -> None:
@@ -332,6 +368,41 @@ async def test_the_tree_is_updated_in_place_keeping_the_cursor() -> None:
         assert tree.root.children[-1].children[0] is leaf, "rebuilt instead of updated"
         assert tree.cursor_node is leaf
         assert "Lost" in str(leaf.label)
+
+
+def test_hostile_cluster_text_never_reaches_the_tui_raw() -> None:
+    """The core's hostile-data strategy, through the TUI: the rendered screen (SVG) never holds
+    a control character, for every screen a cluster's text reaches (list, tree, detail, banner)."""
+    import html
+
+    from hypothesis import HealthCheck, given, settings
+
+    from tests.unit.test_hostile_data import RAW, clusters
+
+    async def check(snapshot: Snapshot) -> None:
+        app = static_app(snapshot=snapshot)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause(0.2)
+            screens = [app.export_screenshot()]
+            if app.query_one(AppsTable).row_count:
+                await pilot.press("enter", "down", "down")
+                await pilot.pause(0.05)
+                screens.append(app.export_screenshot())
+        for svg in screens:
+            found = RAW.search(html.unescape(svg))
+            assert found is None, repr(found)
+
+    @settings(
+        max_examples=8,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(clusters())
+    def prop(snapshot: Snapshot) -> None:
+        asyncio.run(check(snapshot))
+
+    prop()
 
 
 def _snap_app(**kwargs: Any) -> SparkTUI:

@@ -1,0 +1,27 @@
+"""Container logs are cluster data too: invalid UTF-8 and escape sequences never crash `logs` or
+the TUI's log screen, and never reach the terminal raw."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubectl_spark.cli.main import main
+from tests.unit.test_hostile_data import RAW
+
+# Bytes a broken or hostile process may print: invalid UTF-8, a colour, an OSC hyperlink, bidi.
+NASTY = (b"\xff\xfe\xc3 broken \x1b[31mred\x1b]8;;https://evil\x07link \xe2\x80\xae txt").decode(
+    "utf-8", "surrogateescape"
+)
+
+
+def test_logs_with_invalid_utf8_and_escapes(cluster, capsys: pytest.CaptureFixture[str]) -> None:
+    c = cluster("s6-driver-restarts")
+    c.player.play_until(20)
+    driver = c.world.find_pods("default", spark_role="driver")[0]
+    c.server.append_log("default", driver["metadata"]["name"], "spark-kubernetes-driver", NASTY)
+    app = driver["metadata"]["labels"]["spark-app-name"]
+    code = main(["--kubeconfig", str(c.kubeconfig), "logs", app])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "broken" in out and "\ufffd" in out  # shown, with the invalid bytes replaced
+    assert RAW.search(out) is None, repr(RAW.search(out))

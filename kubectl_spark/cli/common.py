@@ -150,15 +150,15 @@ def session() -> Iterator[Loaded]:
 
 
 @contextmanager
-def one_app(reference: str) -> Iterator[tuple[Loaded, App]]:
-    """Read the cluster and find one application."""
+def one_app(reference: str, *, spark_api: bool = True) -> Iterator[tuple[Loaded, App]]:
+    """Read the cluster and find one application (with Spark's executor list, unless not needed)."""
     from kubectl_spark.core.analyze import analyze
     from kubectl_spark.kube.sparkapi import read_views
 
     loaded = load()
     try:
         app = find_app(loaded.analysis, reference)
-        views = read_views(loaded.api, app, list(loaded.snapshot.pods))
+        views = read_views(loaded.api, app, list(loaded.snapshot.pods)) if spark_api else {}
         if views:  # Spark's own executor list, for this one application's live drivers
             snap = dataclasses.replace(loaded.snapshot, spark_views=views)
             loaded = Loaded(analyze(snap), loaded.namespace, loaded.api, snap)

@@ -49,6 +49,13 @@ async def until(pilot: Any, condition: Any, timeout: float = 15.0) -> None:
         await pilot.pause(0.1)
 
 
+async def select(pilot: Any, table: AppsTable, name: str) -> None:
+    """Put the apps table's cursor on the application whose name contains ``name``."""
+    row = next(i for i in range(table.row_count) if name in str(table.get_row_at(i)[1]))
+    table.move_cursor(row=row)
+    await pilot.pause(0.2)
+
+
 def text_of(widget: Any) -> str:
     return str(widget.render())
 
@@ -129,19 +136,9 @@ async def test_readonly_works_under_a_read_only_policy(cluster, tmp_path) -> Non
     limited = c.server.write_kubeconfig(
         tmp_path / "limited", user="oncall", token=c.server.add_user("oncall")
     )
-    c.server.set_policy(
-        {
-            "rules": [
-                {"effect": "allow", "verbs": ["create"], "resources": ["selfsubjectaccessreviews"]},
-                {
-                    "effect": "deny",
-                    "users": ["oncall"],
-                    "verbs": ["create", "update", "patch", "delete", "deletecollection"],
-                    "resources": ["*"],
-                },
-            ]
-        }
-    )
+    from tests.functional.test_permissions import WRITES, deny
+
+    c.server.set_policy(deny(WRITES, ["*"]))
     c.server.clear_audit()
     app = live_app(c, kubeconfig=limited, readonly=True)
     async with app.run_test(size=SIZE) as pilot:
@@ -164,9 +161,7 @@ async def test_previous_logs_of_a_restarted_executor_and_live_update(cluster) ->
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(AppsTable)
         await until(pilot, lambda: table.row_count == 2)
-        row = next(i for i in range(table.row_count) if "restarts" in str(table.get_row_at(i)[1]))
-        table.move_cursor(row=row)
-        await pilot.pause(0.2)
+        await select(pilot, table, "restarts")
         tree = app.query_one(AttemptTree)
         tree.focus()
         await until(pilot, lambda: tree.cursor_node is not None)
@@ -345,9 +340,7 @@ async def test_the_tree_is_updated_in_place_keeping_the_cursor() -> None:
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(AppsTable)
         await until(pilot, lambda: table.row_count == 2)
-        row = next(i for i in range(table.row_count) if "ingest" in str(table.get_row_at(i)[1]))
-        table.move_cursor(row=row)
-        await pilot.pause(0.1)
+        await select(pilot, table, "ingest")
         tree = app.query_one(AttemptTree)
         model = app.current_app()
         assert model is not None

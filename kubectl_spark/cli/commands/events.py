@@ -75,7 +75,8 @@ def run(
 ) -> None:
     """Show the Events of an application's pods, Job and SparkApplication, oldest first."""
     chosen = render.check_output(output, ("table", "json", "yaml"))
-    with common.one_app(app_ref) as (loaded, app):
+    # Events only: Spark's executor list (a request per live driver) would change nothing here.
+    with common.one_app(app_ref, spark_api=False) as (loaded, app):
         events = app_events(loaded.snapshot, app, datetime.now(UTC))
         if chosen in ("json", "yaml"):
             doc = {

@@ -84,7 +84,7 @@ def _terminating(group: AppGroup, uid: str | None) -> bool:
     return any(
         a.uid == uid
         and a.driver is not None
-        and raw.text(a.driver, "metadata", "deletionTimestamp")
+        and raw.text(a.driver.pod, "metadata", "deletionTimestamp")
         for a in group.attempts
     )
 
@@ -120,7 +120,7 @@ def _replacement_blocked(
     if current.state == "Pending" and current.driver_pod:
         driver = next((a.driver for a in group.attempts if a.uid == current.uid), None)
         attach = (
-            [e for e in index.events_for(driver) if raw.text(e, "reason") == "FailedAttachVolume"]
+            [e for e in index.pod_events(driver) if raw.text(e, "reason") == "FailedAttachVolume"]
             if driver
             else []
         )

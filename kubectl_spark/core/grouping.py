@@ -14,21 +14,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import raw, times
+from . import raw
 from .model import UngroupedPod
-
-OPERATOR_APP = "sparkoperator.k8s.io/app-name"
-SUBMISSION = "sparkoperator.k8s.io/submission-id"
+from .podfacts import PodFacts, facts
 
 
 @dataclass
 class AttemptGroup:
-    driver: dict[str, Any] | None  # None: the driver pod is gone (reconstructed)
+    driver: PodFacts | None  # None: the driver pod is gone (reconstructed)
     uid: str | None
     name: str | None
     created: str | None
     submission: str = ""
-    executors: list[dict[str, Any]] = field(default_factory=list)
+    executors: list[PodFacts] = field(default_factory=list)
     note: str = ""
 
 
@@ -43,9 +41,8 @@ class AppGroup:
     attempts: list[AttemptGroup] = field(default_factory=list)
 
 
-def _created(obj: Any) -> tuple[str, str]:
-    stamp = times.parse(raw.text(obj, "metadata", "creationTimestamp"))
-    return (times.rfc3339(stamp) or "", raw.name(obj))
+def _created(f: PodFacts) -> tuple[str, str]:
+    return (f.created, f.name)
 
 
 def group(
@@ -59,13 +56,12 @@ def group(
     ungrouped: list[UngroupedPod] = []
     jobs_by_uid = {raw.uid(j): j for j in jobs if raw.uid(j)}
     apps_by_name = {(raw.namespace(a), raw.name(a)): a for a in sparkapps if raw.name(a)}
-    spark_pods = [p for p in pods if isinstance(p, dict) and "spark-role" in raw.labels(p)]
-    drivers = sorted(
-        (p for p in spark_pods if raw.labels(p)["spark-role"] == "driver"), key=_created
-    )
-    executors = sorted(
-        (p for p in spark_pods if raw.labels(p)["spark-role"] != "driver"), key=_created
-    )
+    read = [facts(p) for p in pods if isinstance(p, dict)]
+    drivers = sorted((f for f in read if f.role == "driver"), key=_created)
+    # An empty spark-role still marks a Spark pod (kept, shown as ungrouped if nothing places it).
+    executors = [
+        f for f in read if f.role != "driver" and (f.role or "spark-role" in raw.labels(f.pod))
+    ]
 
     def app_group(
         key: tuple[str, str, str], name: str, app_id: str, source: str, owner: dict[str, Any] | None
@@ -75,91 +71,80 @@ def group(
             found = groups[key] = AppGroup(key, key[1], name, app_id, source, owner)
         return found
 
-    def by_labels(
-        labels: dict[str, str], ns: str, app_id: str, job_ref: dict[str, Any] | None
-    ) -> AppGroup | None:
+    def by_labels(f: PodFacts, job_uid: str | None) -> AppGroup | None:
         """The application a pod's labels (or its driver Job) put it in, by the rules' order."""
-        if group_by and labels.get(group_by):
-            return app_group(("label", ns, labels[group_by]), labels[group_by], app_id, "pod", None)
-        if labels.get(OPERATOR_APP):
-            name = labels[OPERATOR_APP]
+        ns = f.namespace
+        chosen = f.label(group_by) if group_by else ""
+        if chosen:
+            return app_group(("label", ns, chosen), chosen, f.app_id, "pod", None)
+        if f.operator_app:
+            name = f.operator_app
             return app_group(
                 ("sparkapplication", ns, name),
                 name,
-                app_id,
+                f.app_id,
                 "sparkapplication",
                 apps_by_name.get((ns, name)),
             )
-        if job_ref is not None:
-            job = jobs_by_uid.get(str(job_ref.get("uid")))
+        if job_uid is not None:
+            job = jobs_by_uid.get(job_uid)
             found = app_group(
-                ("job", ns, str(job_ref.get("uid"))),
-                labels.get("spark-app-name") or str(job_ref.get("name")),
-                app_id,
-                "job",
-                job,
+                ("job", ns, job_uid), f.app_name or f.owner_name, f.app_id, "job", job
             )
             found.owner = found.owner or job
             return found
-        if app_id:
-            return app_group(
-                ("pod", ns, app_id), labels.get("spark-app-name") or app_id, app_id, "pod", None
-            )
+        if f.app_id:
+            return app_group(("pod", ns, f.app_id), f.app_name or f.app_id, f.app_id, "pod", None)
         return None
 
     driver_attempt: dict[str, tuple[AppGroup, AttemptGroup]] = {}
-    for pod in drivers:
-        labels = raw.labels(pod)
-        app_id = labels.get("spark-app-selector", "")
-        ref = raw.controller_ref(pod)
-        g = by_labels(labels, raw.namespace(pod), app_id, ref if ref.get("kind") == "Job" else None)
+    for f in drivers:
+        g = by_labels(f, f.owner_uid if f.owner_kind == "Job" else None)
         if g is None:
             ungrouped.append(
                 UngroupedPod(
-                    raw.namespace(pod),
-                    raw.name(pod),
-                    raw.uid(pod),
+                    f.namespace,
+                    f.name,
+                    f.uid,
                     "driver",
                     "no spark-app-selector label, no spark-operator label and no owning Job",
                 )
             )
             continue
-        g.app_id = g.app_id or app_id
-        attempt = AttemptGroup(
-            pod, raw.uid(pod), raw.name(pod), _created(pod)[0] or None, labels.get(SUBMISSION, "")
-        )
+        g.app_id = g.app_id or f.app_id
+        attempt = AttemptGroup(f, f.uid, f.name, f.created or None, f.submission)
         g.attempts.append(attempt)
-        driver_attempt[raw.uid(pod)] = (g, attempt)
+        driver_attempt[f.uid] = (g, attempt)
 
-    for pod in executors:
-        labels = raw.labels(pod)
-        ns = raw.namespace(pod)
-        app_id = labels.get("spark-app-selector", "")
-        ref = raw.controller_ref(pod)
-        owner_uid = str(ref.get("uid", "")) if ref.get("kind") == "Pod" else ""
+    # Executors whose driver is gone are placed by time (the attempt current when they were
+    # created), so only they need sorting.
+    homeless: list[PodFacts] = []
+    for f in executors:
+        owner_uid = f.owner_uid if f.owner_kind == "Pod" else ""
         placed = driver_attempt.get(owner_uid) if owner_uid else None
         if placed is not None and not (
-            group_by and labels.get(group_by) and placed[0].key != ("label", ns, labels[group_by])
+            group_by
+            and f.label(group_by)
+            and placed[0].key != ("label", f.namespace, f.label(group_by))
         ):
-            placed[1].executors.append(pod)
-            continue
-        target = _fallback_group(groups, labels, ns, app_id, group_by) or by_labels(
-            labels, ns, app_id, None
-        )
+            placed[1].executors.append(f)
+        else:
+            homeless.append(f)
+    for f in sorted(homeless, key=_created):
+        owner_uid = f.owner_uid if f.owner_kind == "Pod" else ""
+        target = _fallback_group(groups, f, group_by) or by_labels(f, None)
         if target is None:
             ungrouped.append(
                 UngroupedPod(
-                    ns,
-                    raw.name(pod),
-                    raw.uid(pod),
-                    labels.get("spark-role", ""),
+                    f.namespace,
+                    f.name,
+                    f.uid,
+                    f.role,
                     "no driver owner, no spark-app-selector and no spark-operator label",
                 )
             )
             continue
-        _attach_executor(
-            target, labels, owner_uid, str(ref.get("name", "")) if owner_uid else "", pod
-        )
+        _attach_executor(target, owner_uid, f.owner_name if owner_uid else "", f)
 
     for (ns, app_name), app in apps_by_name.items():
         key = ("sparkapplication", ns, app_name)
@@ -190,41 +175,37 @@ def group(
 
 
 def _fallback_group(
-    groups: dict[tuple[str, str, str], AppGroup],
-    labels: dict[str, str],
-    ns: str,
-    app_id: str,
-    group_by: str | None,
+    groups: dict[tuple[str, str, str], AppGroup], f: PodFacts, group_by: str | None
 ) -> AppGroup | None:
     """An existing application for an executor whose driver pod is not in the cluster."""
-    if group_by and labels.get(group_by):
-        return groups.get(("label", ns, labels[group_by]))
-    if labels.get(OPERATOR_APP):
-        return groups.get(("sparkapplication", ns, labels[OPERATOR_APP]))
-    if not app_id:
+    ns = f.namespace
+    chosen = f.label(group_by) if group_by else ""
+    if chosen:
+        return groups.get(("label", ns, chosen))
+    if f.operator_app:
+        return groups.get(("sparkapplication", ns, f.operator_app))
+    if not f.app_id:
         return None
-    return next((g for g in groups.values() if g.namespace == ns and g.app_id == app_id), None)
+    return next((g for g in groups.values() if g.namespace == ns and g.app_id == f.app_id), None)
 
 
-def _attach_executor(
-    target: AppGroup, labels: dict[str, str], owner_uid: str, owner_name: str, pod: Any
-) -> None:
+def _attach_executor(target: AppGroup, owner_uid: str, owner_name: str, f: PodFacts) -> None:
     """Place an executor whose driver pod is not (or no longer) in the cluster."""
-    submission = labels.get(SUBMISSION, "")
+    submission = f.submission
     if submission:
         for attempt in target.attempts:
             if attempt.submission == submission:
-                attempt.executors.append(pod)
+                attempt.executors.append(f)
                 return
     if owner_uid:
         for attempt in target.attempts:
             if attempt.uid == owner_uid:
-                attempt.executors.append(pod)
+                attempt.executors.append(f)
                 return
-    created = _created(pod)[0]
+    created = f.created
     live = [a for a in target.attempts if a.driver is not None and (a.created or "") <= created]
     if live and not owner_uid and not submission:
-        live[-1].executors.append(pod)  # by app id and time window
+        live[-1].executors.append(f)  # by app id and time window
         return
     # The driver pod is gone: reconstruct the attempt from what the executor says of it.
     attempt = AttemptGroup(
@@ -235,5 +216,5 @@ def _attach_executor(
         submission,
         note="its driver pod is no longer in the cluster",
     )
-    attempt.executors.append(pod)
+    attempt.executors.append(f)
     target.attempts.append(attempt)

@@ -103,17 +103,16 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
                 )
             )
         if source.driver is not None:
-            entries.extend(_restarts(source.driver, n, None))
-            entries.extend(_pod_events(source.driver, n, None, index))
-            entries.extend(_actions(source.driver, n, index))
+            entries.extend(_restarts(source.driver.pod, n, None))
+            entries.extend(_pod_events(source.driver.pod, n, None, index))
+            entries.extend(_actions(source.driver.pod, n, index))
         elif attempt.driver_pod:
             # the pod is gone; Events that still name it tell part of its story
             ghost = {"metadata": {"name": attempt.driver_pod, "namespace": app.namespace}}
             entries.extend(_pod_events(ghost, n, None, index))
             entries.extend(_actions(ghost, n, index))
-        for executor, pod in zip(
-            attempt.executors, sorted(source.executors, key=_exec_key), strict=False
-        ):
+        pods = {f.uid: f for f in source.executors}
+        for executor in attempt.executors:
             entries.append(
                 HistoryEntry(
                     executor.created_at,
@@ -136,12 +135,21 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
                         f"({executor.reason.category}{', counts as a failure' if executor.reason.counts_as_failure else ''})",
                     )
                 )
-            entries.extend(_restarts(pod, n, executor.id))
-            entries.extend(
-                _pod_events(
-                    pod, n, executor.id, index, only=("Preempted", "Evicted", "FailedScheduling")
+            pod = pods.get(executor.uid) if executor.uid else None  # none: only Spark knew it
+            if pod is None:
+                continue
+            if pod.restarts:
+                entries.extend(_restarts(pod.pod, n, executor.id))
+            if index.pod_events(pod):
+                entries.extend(
+                    _pod_events(
+                        pod.pod,
+                        n,
+                        executor.id,
+                        index,
+                        only=("Preempted", "Evicted", "FailedScheduling"),
+                    )
                 )
-            )
     if group.owner is not None and app.source == "sparkapplication":
         for event in index.events_for(group.owner, "SparkApplication"):
             if raw.text(event, "reason") in APP_EVENTS:
@@ -165,11 +173,6 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
         effective[i] = following
     order = sorted(range(len(entries)), key=lambda i: (effective[i], i))
     return tuple(entries[i] for i in order)
-
-
-def _exec_key(pod: Any) -> tuple[int, str]:
-    exec_id = raw.labels(pod).get("spark-exec-id", "")
-    return (int(exec_id) if exec_id.isdecimal() else 1 << 30, raw.name(pod))
 
 
 def _lost_since(index: Index, node: str | None) -> str | None:

@@ -19,8 +19,8 @@ from typing import Any, NamedTuple
 
 from . import raw
 from .analyze import Snapshot, analyze, node_health
-from .grouping import OPERATOR_APP
 from .model import Analysis
+from .podfacts import OPERATOR_APP
 
 Key = tuple[str, str, str]  # ("id" | "op", namespace, app id | operator app name)
 Target = tuple[str, str, str]  # (namespace, kind, name) of an Event's involved object

@@ -1,4 +1,8 @@
-"""The core's answers: frozen dataclasses, and their JSON form (the public output contract).
+"""The core's answers: slotted dataclasses, and their JSON form (the public output contract).
+
+They are values: nothing changes one after ``analyze`` returns it (``dataclasses.replace`` makes
+a changed copy). They are not ``frozen`` because a frozen dataclass's ``__init__`` costs five
+times as much, and the core builds one or two per pod (the performance issue).
 
 The contract (``kubectl spark ls -o json`` → ``SparkAppList``, ``describe -o json`` → one App) is
 documented in the README; scripts depend on it: fields may be added, never renamed or removed.
@@ -47,7 +51,7 @@ ALERT_TYPES = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Reason:
     category: str
     code: str
@@ -67,7 +71,7 @@ class Reason:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Executor:
     id: str
     pod: str
@@ -97,7 +101,7 @@ class Executor:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Attempt:
     number: int
     driver_pod: str | None
@@ -134,7 +138,7 @@ class Attempt:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Alert:
     type: str
     message: str
@@ -145,7 +149,7 @@ class Alert:
         return {"type": self.type, "message": self.message, "attempts": list(self.attempts)}
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class HistoryEntry:
     time: str | None
     kind: str
@@ -163,7 +167,7 @@ class HistoryEntry:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class App:
     namespace: str
     name: str
@@ -197,7 +201,7 @@ class App:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class UngroupedPod:
     """A pod with a spark-role label that cannot be placed in an application: shown, never dropped."""
 
@@ -217,7 +221,7 @@ class UngroupedPod:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Analysis:
     apps: tuple[App, ...] = ()
     ungrouped: tuple[UngroupedPod, ...] = field(default_factory=tuple)

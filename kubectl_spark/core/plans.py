@@ -15,8 +15,8 @@ from typing import Any
 
 from . import raw
 from .model import App, Attempt
+from .podfacts import FENCE_LABEL
 
-FENCE_LABEL = "kubectl-spark.io/fenced"
 FENCE_ID = "kubectl-spark.io/fence-id"
 ACTION = "kubectl-spark.io/action"
 ACTOR = "kubectl-spark.io/actor"

@@ -20,6 +20,7 @@ from typing import Any
 
 from . import raw, times
 from .model import Reason
+from .podfacts import SPARK_CONTAINERS
 
 # ExecutorPodsLifecycleManager.describeExitCode, word for word.
 SPARK_EXIT_CODES = {
@@ -50,7 +51,6 @@ IMAGE_PULL = {
     "RegistryUnavailable",
 }
 CONFIG_ERRORS = {"CreateContainerConfigError", "CreateContainerError", "RunContainerError"}
-SPARK_CONTAINERS = ("spark-kubernetes-driver", "spark-kubernetes-executor")
 ACTION_ANNOTATION = "kubectl-spark.io/action"
 
 

@@ -18,11 +18,10 @@ from typing import Any
 
 from . import raw
 from .model import Attempt, Executor, Reason
+from .podfacts import KEPT, SOURCE
 from .reasons import PodContext, classify
 
-SOURCE = "kubectl-spark.io/source"  # watch | history
 SEEN_AT = "kubectl-spark.io/seen-at"
-KEPT = ("watch", "history")
 
 _EXIT = re.compile(r"exited with exit code (-?\d+)")
 

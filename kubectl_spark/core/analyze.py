@@ -19,7 +19,7 @@ from .alerts import find_alerts
 from .grouping import AppGroup, AttemptGroup, group
 from .history import build_history
 from .model import Analysis, App, Attempt, Executor, Reason
-from .podfacts import FENCE_LABEL, PodFacts
+from .podfacts import FENCE_LABEL, PodFacts, canonical_time
 from .reasons import NodeHealth, PodContext, classify, spark_container
 from .sparkview import kept_evidence, kept_source, with_spark_view
 
@@ -139,7 +139,7 @@ def pod_state(pod: Any, node: NodeHealth | None) -> str:
 def _ended(pod: Any) -> str | None:
     term = raw.mapping(spark_container(pod), "state", "terminated")
     value = raw.text(term, "finishedAt") or raw.text(pod, "metadata", "deletionTimestamp")
-    return times.rfc3339(times.parse(value))
+    return canonical_time(value) or None
 
 
 def _executor(f: PodFacts, index: Index, attempt: Attempt | None, owner_gone: bool) -> Executor:

@@ -171,7 +171,7 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
     for i in range(len(entries) - 1, -1, -1):
         following = entries[i].time or following
         effective[i] = following
-    order = sorted(range(len(entries)), key=lambda i: (effective[i], i))
+    order = sorted(range(len(entries)), key=effective.__getitem__)  # stable: ties keep their order
     return tuple(entries[i] for i in order)
 
 

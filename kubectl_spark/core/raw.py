@@ -2,7 +2,8 @@
 
 Cluster data is untrusted and may be partial or malformed (a proxy, an old server, a hostile
 label): every accessor here returns a typed default instead of raising, so the core never fails
-on bad input, it just knows less.
+on bad input, it just knows less. What they return may be the object's own dict or list (no
+copy when it is already the right shape): read it, never change it.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ def number(obj: Any, *path: str | int) -> int | None:
 
 def mapping(obj: Any, *path: str | int) -> dict[str, Any]:
     value = get(obj, *path)
+    if type(value) is dict:
+        return value
     return dict(value) if isinstance(value, Mapping) else {}
 
 
@@ -61,23 +64,25 @@ def items(obj: Any, *path: str | int) -> list[dict[str, Any]]:
     value = get(obj, *path)
     if not isinstance(value, list):
         return []
+    if all(type(v) is dict for v in value):
+        return value
     return [dict(v) for v in value if isinstance(v, Mapping)]
 
 
+def _strings(value: dict[str, Any]) -> dict[str, str]:
+    """Labels or annotations as text: the API sends only strings; numbers are kept as text."""
+    for k, v in value.items():
+        if type(k) is not str or type(v) is not str:
+            return {str(k): str(v) for k, v in value.items() if isinstance(v, (str, int, float))}
+    return value
+
+
 def labels(obj: Any) -> dict[str, str]:
-    return {
-        str(k): str(v)
-        for k, v in mapping(obj, "metadata", "labels").items()
-        if isinstance(v, (str, int, float))
-    }
+    return _strings(mapping(obj, "metadata", "labels"))
 
 
 def annotation_map(obj: Any) -> dict[str, str]:
-    return {
-        str(k): str(v)
-        for k, v in mapping(obj, "metadata", "annotations").items()
-        if isinstance(v, (str, int, float))
-    }
+    return _strings(mapping(obj, "metadata", "annotations"))
 
 
 def uid(obj: Any) -> str:

@@ -60,13 +60,13 @@ def describe_exit(code: int | None) -> str:
     return f"exit code {code} {SPARK_EXIT_CODES.get(code, '(unexpected)')}"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class NodeHealth:
     reachable: bool
     evidence: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PodContext:
     """What the classifier knows about a pod beyond the pod itself."""
 

@@ -124,12 +124,18 @@ def _exec_number(text: str) -> int | None:
 
 def with_spark_view(attempt: Attempt, view: Mapping[str, Any] | None) -> Attempt:
     """Add what Spark's driver knows to an attempt; count executor ids no source explains."""
-    executors = list(attempt.executors)
     summaries = [
         s
         for s in (view or {}).get("executors") or []
         if isinstance(s, Mapping) and str(s.get("id", "driver")) != "driver"
     ]
+    if not summaries:  # the usual case: only the pods' own ids to count (they are sorted)
+        numbers = {n for n in map(_exec_number, (e.id for e in attempt.executors)) if n}
+        unknown = (max(numbers) - len(numbers)) if numbers else 0
+        if unknown == attempt.unknown_losses:
+            return attempt
+        return dataclasses.replace(attempt, unknown_losses=unknown)
+    executors = list(attempt.executors)
     by_id = {e.id: i for i, e in enumerate(executors)}
     for summary in summaries:
         exec_id = str(summary.get("id"))

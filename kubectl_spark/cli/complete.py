@@ -63,24 +63,10 @@ TIMEOUT = 2.0
 
 
 def _commands() -> dict[str, tuple[str, list[str]]]:
-    """Subcommand → (help, its flags), read from the command tree itself."""
-    import typer.main
+    """Subcommand → (help, its flags): the command tree's table, written ahead (no typer import)."""
+    from kubectl_spark.cli.command_table import COMMANDS
 
-    from kubectl_spark.cli.app import build_app
-
-    group = typer.main.get_command(build_app())
-    out: dict[str, tuple[str, list[str]]] = {}
-    for name, command in getattr(group, "commands", {}).items():
-        if getattr(command, "hidden", False):
-            continue
-        flags = [
-            opt
-            for param in command.params
-            for opt in getattr(param, "opts", [])
-            if opt.startswith("-")
-        ]
-        out[name] = ((command.help or "").split("\n")[0], flags)
-    return out
+    return COMMANDS
 
 
 def _cluster_apps(preceding: list[str]) -> Any:

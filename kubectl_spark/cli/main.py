@@ -27,6 +27,8 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(f"kubectl spark v{__version__}\n")
         return 0
+    if args == ["--help"] and _print_top_help():
+        return 0
     from kubectl_spark.cli import globals as cli_globals
     from kubectl_spark.cli.app import build_app
 
@@ -49,6 +51,23 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - click's usage errors and anything unforeseen
         return render_unexpected(exc)
     return 0
+
+
+def _print_top_help() -> bool:
+    """Print the top-level help written ahead, when typer would print exactly that text.
+
+    Typer (click) wraps help at the terminal's width, capped at 80 columns, so the text is the
+    same on any terminal of 80 columns or more, or none; the usage line names the program as
+    ``kubectl spark``, which is how a kubectl plugin runs.
+    """
+    import shutil
+
+    from kubectl_spark.cli.command_table import TOP_HELP
+
+    if not TOP_HELP or prog_name() != "kubectl spark" or shutil.get_terminal_size().columns < 80:
+        return False
+    sys.stdout.write(TOP_HELP)
+    return True
 
 
 def render_error(exc: KubectlSparkError) -> None:

@@ -21,3 +21,14 @@ def escape(text: str) -> str:
 def json_safe(text: str) -> str:
     """JSON text with the unsafe characters as JSON's unicode escapes (only strings hold them)."""
     return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def continued(text: str, indent: str) -> str:
+    """Cluster text on a line of its own: any further lines it holds are marked as continuations.
+
+    A message or evidence string may hold newlines (a container's termination message often
+    does); printed as they are, a line of it could pass for one of ours ("Reason: …"). Each
+    continuation is indented and starts with "| ", as no line of our own does.
+    """
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return f"\n{indent}| ".join(lines)

@@ -151,3 +151,6 @@ def test_hostile_text_never_crashes_and_never_reaches_the_terminal_raw(snapshot:
         out.append(render.document(history.document(app), "yaml"))
     for text in out:
         assert not RAW.search(text), repr(RAW.search(text))
+    for text in out[:1] + [t for i, t in enumerate(out[1:]) if i % 4 in (0, 1)]:  # not JSON/YAML
+        forged = [line for line in text.splitlines() if line.lstrip().startswith("forged")]
+        assert not forged, forged  # "line\r\nforged: yes" never passes for a line of ours

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import typer
 
 from kubectl_spark.cli import common, render
-from kubectl_spark.cli.terminal import escape
+from kubectl_spark.cli.terminal import continued, escape
 from kubectl_spark.core.model import App, Reason
 from kubectl_spark.core.times import age, parse
 
@@ -23,34 +23,36 @@ FAULT = {
 
 def _reason_lines(reason: Reason, indent: str) -> list[str]:
     counted = "counts as a failure" if reason.counts_as_failure else "does not count as a failure"
+    more = indent + " " * 11
     lines = [
-        f"{indent}Reason:    {reason.code} — {reason.message}",
-        f"{indent}           {FAULT.get(reason.category, reason.category)}; {counted} (Spark's exitCausedByApp rule)",
+        f"{indent}Reason:    {reason.code} — {continued(reason.message, more)}",
+        f"{more}{FAULT.get(reason.category, reason.category)}; {counted} (Spark's exitCausedByApp rule)",
     ]
     if reason.evidence:
-        lines.append(f"{indent}Evidence:  {reason.evidence[0]}")
-        lines += [f"{indent}           {e}" for e in reason.evidence[1:]]
+        lines.append(f"{indent}Evidence:  {continued(reason.evidence[0], more)}")
+        lines += [f"{more}{continued(e, more)}" for e in reason.evidence[1:]]
     return lines
 
 
 def text(app: App, now: datetime, events: list[dict[str, str]]) -> str:
+    col = " " * 14
     lines = [
-        f"Name:         {app.name}",
-        f"Namespace:    {app.namespace}",
-        f"App ID:       {app.app_id or '<none>'}",
-        f"Source:       {app.source}" + (f" ({app.owner})" if app.owner else ""),
+        f"Name:         {continued(app.name, col)}",
+        f"Namespace:    {continued(app.namespace, col)}",
+        f"App ID:       {continued(app.app_id or '<none>', col)}",
+        f"Source:       {app.source}" + (f" ({continued(app.owner, col)})" if app.owner else ""),
         f"State:        {app.state}",
         f"Created:      {app.created_at or '<unknown>'} ({age(parse(app.created_at), now)} ago)",
         f"Read from:    {', '.join(app.sources)}",
     ]
-    lines += [f"  note: {n}" for n in app.notes]
+    lines += [f"  note: {continued(n, '    ')}" for n in app.notes]
     lines.append("Alerts:" + ("       <none>" if not app.alerts else ""))
-    lines += [f"  ! {a.type}: {a.message}" for a in app.alerts]
+    lines += [f"  ! {a.type}: {continued(a.message, '    ')}" for a in app.alerts]
     lines.append(f"Attempts:     {len(app.attempts)}")
     for attempt in app.attempts:
         where = f" on {attempt.node}" if attempt.node else ""
         lines.append(
-            f"  #{attempt.number} {attempt.state:<11} driver {attempt.driver_pod or '<gone>'}{where}"
+            f"  #{attempt.number} {attempt.state:<11} driver {continued(attempt.driver_pod or '<gone>' + where, '      ')}"
             + (f", {attempt.restarts} restart(s)" if attempt.restarts else "")
             + (" [fenced]" if attempt.fenced else "")
         )
@@ -85,7 +87,7 @@ def text(app: App, now: datetime, events: list[dict[str, str]]) -> str:
                     "Completed",
                     "OwnerGone",
                 ):
-                    lines.append(f"        exec-{executor.id}:")
+                    lines.append(f"        exec-{continued(executor.id, '          ')}:")
                     lines += _reason_lines(executor.reason, "          ")
     lines.append("Events:" + ("       <none>" if not events else ""))
     if events:

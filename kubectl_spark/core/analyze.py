@@ -1,6 +1,6 @@
 """From a snapshot of the cluster's JSON to applications, attempts, executors, reasons, alerts.
 
-``analyze`` is the core's entry point: plain dicts in, frozen dataclasses out, no I/O, O(n) in
+``analyze`` is the core's entry point: plain dicts in, dataclass values out, no I/O, O(n) in
 pods. Every front end (``ls``, ``describe``, the TUI) shows what it returns.
 """
 

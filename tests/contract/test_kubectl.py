@@ -305,3 +305,151 @@ def test_sparkapplications_and_nodes(kubectl) -> None:
         json.loads(kubectl("get", "node", "node-a", "-o", "json").stdout)["spec"]["unschedulable"]
         is True
     )
+
+
+def test_get_prints_the_servers_table_as_on_a_real_cluster(kubectl, api) -> None:
+    """kubectl asks for a Table; READY, STATUS and RESTARTS read as they would on a cluster."""
+    core = client.CoreV1Api(api)
+    kubectl("create", "--validate=false", "-f", "-", input=DRIVER)
+    for i in (1, 2):
+        kubectl(
+            "create", "--validate=false", "-f", "-", input=json.dumps(executor(f"pi-exec-{i}", i))
+        )
+    for name in ("pi-driver", "pi-exec-1", "pi-exec-2"):
+        bind(api, name, "node-a")
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 300))
+    statuses = {
+        "pi-driver": {
+            "phase": "Running",
+            "podIP": "10.0.0.7",
+            "containerStatuses": [
+                {
+                    "name": "spark-kubernetes-driver",
+                    "ready": True,
+                    "restartCount": 2,
+                    "state": {"running": {"startedAt": now}},
+                    "lastState": {"terminated": {"exitCode": 52, "finishedAt": now}},
+                }
+            ],
+        },
+        "pi-exec-1": {
+            "phase": "Failed",
+            "containerStatuses": [
+                {
+                    "name": "spark-kubernetes-executor",
+                    "ready": False,
+                    "restartCount": 0,
+                    "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}},
+                }
+            ],
+        },
+        "pi-exec-2": {
+            "phase": "Failed",
+            "containerStatuses": [
+                {
+                    "name": "spark-kubernetes-executor",
+                    "ready": False,
+                    "restartCount": 0,
+                    "state": {"terminated": {"exitCode": 143}},
+                }
+            ],
+        },
+    }
+    for name, status in statuses.items():
+        core.patch_namespaced_pod_status(
+            name, "default", {"status": status}, _preload_content=False
+        )
+    lines = kubectl("get", "pods").stdout.splitlines()
+    assert lines[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[1:]}
+    assert rows["pi-driver"][:4] == ["1/1", "Running", "2", "(5m"]  # "2 (5m ago)"
+    assert rows["pi-exec-1"][:3] == ["0/1", "OOMKilled", "0"]
+    assert rows["pi-exec-2"][:3] == ["0/1", "ExitCode:143", "0"]
+    wide = kubectl("get", "pod", "pi-driver", "-o", "wide").stdout.splitlines()
+    assert wide[0].split()[-6:] == ["IP", "NODE", "NOMINATED", "NODE", "READINESS", "GATES"]
+    assert wide[1].split()[-4:] == ["10.0.0.7", "node-a", "<none>", "<none>"]
+    kubectl("delete", "pod", "pi-driver", "--wait=false")
+    assert kubectl("get", "pod", "pi-driver").stdout.splitlines()[1].split()[2] == "Terminating"
+    # the object behind each row is there for -o name, --show-labels and -A's NAMESPACE
+    assert "spark-role=executor" in kubectl("get", "pod", "pi-exec-1", "--show-labels").stdout
+    assert kubectl("get", "pods", "-A").stdout.splitlines()[1].split()[0] == "default"
+
+
+def test_get_nodes_and_events_tables(kubectl, api) -> None:
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "node-b", "labels": {"node-role.kubernetes.io/worker": ""}},
+    }
+    kubectl("create", "--validate=false", "-f", "-", input=json.dumps(node))
+    client.CoreV1Api(api).patch_node_status(
+        "node-b",
+        {
+            "status": {
+                "conditions": [
+                    {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown"}
+                ],
+                "nodeInfo": {"kubeletVersion": "v1.32.0"},
+            }
+        },
+        _preload_content=False,
+    )
+    kubectl("cordon", "node-b")
+    lines = kubectl("get", "nodes").stdout.splitlines()
+    assert lines[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+    assert lines[1].split()[:3] == ["node-b", "NotReady,SchedulingDisabled", "worker"]
+    assert lines[1].split()[-1] == "v1.32.0"
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "pi-driver.1"},
+        "involvedObject": {"kind": "Pod", "name": "pi-driver", "namespace": "default"},
+        "reason": "Evicted",
+        "message": "The node was low on resource: memory.",
+        "type": "Warning",
+        "count": 3,
+        "firstTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 600)),
+        "lastTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60)),
+    }
+    kubectl("create", "--validate=false", "-f", "-", input=json.dumps(event))
+    lines = kubectl("get", "events").stdout.splitlines()
+    assert lines[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert lines[1].split()[:4] == ["60s", "Warning", "Evicted", "pod/pi-driver"]
+    assert lines[1].endswith("The node was low on resource: memory.")
+
+
+def test_watch_prints_table_rows_as_pods_change(kubectl, api) -> None:
+    kubectl("create", "--validate=false", "-f", "-", input=DRIVER)
+    watch = kubectl.popen("get", "pods", "-w", "--output-watch-events")
+    try:
+        time.sleep(1.5)  # let kubectl list and start watching
+        bind(api, "pi-driver", "node-a")
+        client.CoreV1Api(api).patch_namespaced_pod_status(
+            "pi-driver",
+            "default",
+            {
+                "status": {
+                    "phase": "Failed",
+                    "containerStatuses": [
+                        {
+                            "name": "spark-kubernetes-driver",
+                            "ready": False,
+                            "restartCount": 0,
+                            "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}},
+                        }
+                    ],
+                }
+            },
+            _preload_content=False,
+        )
+        lines: list[str] = []
+        deadline = time.monotonic() + 10
+        assert watch.stdout is not None
+        while time.monotonic() < deadline and not any("OOMKilled" in line for line in lines):
+            lines.append(watch.stdout.readline())
+    finally:
+        watch.kill()
+        watch.communicate()
+    assert lines[0].split() == ["EVENT", "NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    assert lines[1].split()[:4] == ["ADDED", "pi-driver", "0/1", "Pending"]
+    assert any(line.split()[:4] == ["MODIFIED", "pi-driver", "0/1", "OOMKilled"] for line in lines)

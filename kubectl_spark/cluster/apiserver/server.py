@@ -22,7 +22,7 @@ from aiohttp import web
 
 from kubectl_spark.cluster.clock import Clock
 
-from . import patching, protobuf
+from . import patching, protobuf, tables
 from .authz import Attributes, AuditLog, Policy, forbidden_message
 from .errors import (
     ApiError,
@@ -321,12 +321,19 @@ class ApiServer:
             return await self._logs(request, route, query)
         if sub == "proxy":
             return await self._proxy(route, query)
+        as_table = tables.requested(request.headers.get("Accept"))
+        if as_table and query.get("includeObject", "") not in ("", "None", "Metadata", "Object"):
+            raise bad_request(f"invalid includeObject: {query['includeObject']!r}")
         if verb == "get":
-            return _json(store.get(rt, ns, name))
+            obj = store.get(rt, ns, name)
+            if as_table:
+                meta = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
+                return _json(self._table(rt.plural, [obj], as_table, query, meta))
+            return _json(obj)
         if verb == "list":
-            return self._list(route, query)
+            return self._list(route, query, as_table)
         if verb == "watch":
-            return await self._watch(request, route, query)
+            return await self._watch(request, route, query, as_table)
         if verb == "create":
             body = await self._body(request)
             if sub == "binding":
@@ -388,7 +395,27 @@ class ApiServer:
             raise bad_request(f"couldn't get version/kind; json parse error: {exc}") from exc
 
     # ------------------------------------------------------------------------------ list
-    def _list(self, route: Route, query: dict[str, str]) -> web.Response:
+    def _table(
+        self,
+        plural: str,
+        objects: list[dict[str, Any]],
+        version: str,
+        query: dict[str, str],
+        list_meta: dict[str, Any],
+        *,
+        columns: bool = True,
+    ) -> dict[str, Any]:
+        return tables.table(
+            plural,
+            objects,
+            self.clock.now(),
+            version=version,
+            include_object=query.get("includeObject") or None,
+            list_meta=list_meta,
+            columns=columns,
+        )
+
+    def _list(self, route: Route, query: dict[str, str], as_table: str | None) -> web.Response:
         rt = route.rt
         labels = parse_label_selector(query.get("labelSelector"))
         fields = parse_field_selector(
@@ -416,6 +443,9 @@ class ApiServer:
             meta["continue"] = result.continue_token
         if result.remaining is not None:
             meta["remainingItemCount"] = result.remaining
+        if as_table:
+            objects = [i.obj if isinstance(i, Stored) else i for i in result.items]
+            return _json(self._table(rt.plural, objects, as_table, query, meta))
         head = orjson.dumps(
             {"kind": f"{rt.kind}List", "apiVersion": rt.api_version, "metadata": meta}
         )
@@ -425,7 +455,7 @@ class ApiServer:
 
     # ----------------------------------------------------------------------------- watch
     async def _watch(
-        self, request: web.Request, route: Route, query: dict[str, str]
+        self, request: web.Request, route: Route, query: dict[str, str], as_table: str | None
     ) -> web.StreamResponse:
         rt = route.rt
         labels = parse_label_selector(query.get("labelSelector"))
@@ -462,6 +492,7 @@ class ApiServer:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.faults.watch_seconds(timeout)
         last_bookmark = loop.time()
+        first = True  # a Table watch sends the column definitions with its first event only
         try:
             while not self.stopping.is_set():
                 remaining = deadline - loop.time()
@@ -477,7 +508,12 @@ class ApiServer:
                         watcher.allow_bookmarks
                         and loop.time() - last_bookmark >= self.config.bookmark_interval
                     ):
-                        await response.write(watcher.bookmark_line(self.store.rv))
+                        bookmark = watcher.bookmark_line(self.store.rv)
+                        if as_table:
+                            bookmark = self._table_line(
+                                rt.plural, bookmark, as_table, query, first=False
+                            )
+                        await response.write(bookmark)
                         last_bookmark = loop.time()
                     continue
                 if line is None:
@@ -492,6 +528,12 @@ class ApiServer:
                         break
                     chunk.append(more)
                     size += len(more)
+                if as_table:
+                    chunk = [
+                        self._table_line(rt.plural, line, as_table, query, first=i == 0 and first)
+                        for i, line in enumerate(chunk)
+                    ]
+                    first = False
                 await response.write(b"".join(chunk))
                 if ended:
                     break
@@ -503,6 +545,19 @@ class ApiServer:
         with contextlib.suppress(ConnectionResetError, RuntimeError):
             await response.write_eof()
         return response
+
+    def _table_line(
+        self, plural: str, line: bytes, version: str, query: dict[str, str], *, first: bool
+    ) -> bytes:
+        """A watch event whose object is a one-row Table (an ERROR's Status stays as it is)."""
+        event = orjson.loads(line)
+        obj = event.get("object") or {}
+        if event.get("type") == "ERROR":
+            return line
+        meta = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
+        rows = [] if event.get("type") == "BOOKMARK" else [obj]
+        event["object"] = self._table(plural, rows, version, query, meta, columns=first)
+        return orjson.dumps(event) + b"\n"
 
     # ----------------------------------------------------------------------------- patch
     async def _patch(

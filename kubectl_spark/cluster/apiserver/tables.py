@@ -1,0 +1,324 @@
+"""Server-side printing: the ``Table`` kubectl asks for with ``Accept: …;as=Table;g=meta.k8s.io``.
+
+``kubectl get`` prints whatever columns the server's table holds; without one it falls back to
+NAME and AGE. kube-apiserver builds the table with its own printers (pkg/printers/internalversion,
+always with the wide columns, which kubectl shows under ``-o wide``); these are ports of the ones
+for the kinds a Spark user looks at — pods (READY, STATUS as kubectl shows it: OOMKilled, Error,
+Terminating…, RESTARTS with how long ago), nodes, namespaces and events — and the default for the
+rest (Name and Age, as for a custom resource without printer columns). AGE is computed against
+the emulator's clock, like the server's ``translateTimestampSince``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+from kubectl_spark.cluster.clock import parse_time
+from kubectl_spark.durations import human_duration
+
+TABLE_GROUP = "meta.k8s.io"
+Column = tuple[str, str, int]  # (name, format, priority)
+Row = list[Any]
+
+_NAME: Column = ("Name", "name", 0)
+_AGE: Column = ("Age", "", 0)
+
+
+def requested(accept: str | None) -> str | None:
+    """The Table apiVersion the client prefers (``meta.k8s.io/v1``…), or None for plain JSON.
+
+    Media types are taken in the client's order, as kube-apiserver negotiates: kubectl lists the
+    Table forms first and plain JSON last.
+    """
+    for part in (accept or "").split(","):
+        media, *params = (p.strip() for p in part.split(";"))
+        options = dict(p.split("=", 1) for p in params if "=" in p)
+        if media not in ("application/json", "application/*", "*/*"):
+            continue
+        if options.get("as") == "Table":
+            if options.get("g") == TABLE_GROUP and options.get("v") in ("v1", "v1beta1"):
+                return f"{TABLE_GROUP}/{options['v']}"
+            continue
+        return None
+    return None
+
+
+def _since(value: Any, now: datetime) -> str:
+    """translateTimestampSince: <unknown> for a missing or unreadable time."""
+    if not isinstance(value, str) or not value:
+        return "<unknown>"
+    try:
+        return human_duration((now - parse_time(value)).total_seconds())
+    except ValueError:
+        return "<unknown>"
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+# ------------------------------------------------------------------------------------- pods
+POD_COLUMNS: list[Column] = [
+    _NAME,
+    ("Ready", "", 0),
+    ("Status", "", 0),
+    ("Restarts", "", 0),
+    _AGE,
+    ("IP", "", 1),
+    ("Node", "", 1),
+    ("Nominated Node", "", 1),
+    ("Readiness Gates", "", 1),
+]
+
+
+def _pod_row(pod: dict[str, Any], now: datetime) -> Row:
+    """printPod: the STATUS kubectl shows is the last container's waiting or terminated reason."""
+    meta, spec, status = (
+        _dict(pod.get("metadata")),
+        _dict(pod.get("spec")),
+        _dict(pod.get("status")),
+    )
+    phase = str(status.get("phase") or "")
+    reason = str(status.get("reason") or "") or phase
+    conditions = _list(status.get("conditions"))
+    if any(
+        c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated" for c in conditions
+    ):
+        reason = "SchedulingGated"
+    restarts, ready, last_restart = 0, 0, ""
+    has_running = False
+    statuses = _list(status.get("containerStatuses"))
+    for container in reversed(statuses):
+        count = container.get("restartCount")
+        restarts += count if type(count) is int else 0
+        finished = _dict(_dict(container.get("lastState")).get("terminated")).get("finishedAt")
+        if isinstance(finished, str) and finished > last_restart:
+            last_restart = finished
+        state = _dict(container.get("state"))
+        waiting, terminated = state.get("waiting"), state.get("terminated")
+        if isinstance(waiting, dict) and waiting.get("reason"):
+            reason = str(waiting["reason"])
+        elif isinstance(terminated, dict) and terminated.get("reason"):
+            reason = str(terminated["reason"])
+        elif isinstance(terminated, dict):
+            signal = terminated.get("signal")
+            reason = f"Signal:{signal}" if signal else f"ExitCode:{terminated.get('exitCode', 0)}"
+        elif container.get("ready") and isinstance(state.get("running"), dict):
+            has_running = True
+            ready += 1
+    if reason == "Completed" and has_running:
+        ready_condition = any(
+            c.get("type") == "Ready" and c.get("status") == "True" for c in conditions
+        )
+        reason = "Running" if ready_condition else "NotReady"
+    if meta.get("deletionTimestamp") and status.get("reason") == "NodeLost":
+        reason = "Unknown"
+    elif meta.get("deletionTimestamp") and phase not in ("Succeeded", "Failed"):
+        reason = "Terminating"
+    restarts_text = str(restarts)
+    if restarts and last_restart:
+        restarts_text = f"{restarts} ({_since(last_restart, now)} ago)"
+    ips = _list(status.get("podIPs"))
+    ip = str(ips[0].get("ip") or "") if ips else str(status.get("podIP") or "")
+    gates = _list(spec.get("readinessGates"))
+    if gates:
+        true = {c.get("type") for c in conditions if c.get("status") == "True"}
+        gates_text = f"{sum(1 for g in gates if g.get('conditionType') in true)}/{len(gates)}"
+    else:
+        gates_text = "<none>"
+    return [
+        meta.get("name", ""),
+        f"{ready}/{len(_list(spec.get('containers')))}",
+        reason,
+        restarts_text,
+        _since(meta.get("creationTimestamp"), now),
+        ip or "<none>",
+        spec.get("nodeName") or "<none>",
+        status.get("nominatedNodeName") or "<none>",
+        gates_text,
+    ]
+
+
+# ------------------------------------------------------------------------------------ nodes
+NODE_COLUMNS: list[Column] = [
+    _NAME,
+    ("Status", "", 0),
+    ("Roles", "", 0),
+    _AGE,
+    ("Version", "", 0),
+    ("Internal-IP", "", 1),
+    ("External-IP", "", 1),
+    ("OS-Image", "", 1),
+    ("Kernel-Version", "", 1),
+    ("Container-Runtime", "", 1),
+]
+
+
+def _node_row(node: dict[str, Any], now: datetime) -> Row:
+    meta, spec, status = (_dict(node.get(k)) for k in ("metadata", "spec", "status"))
+    ready = next((c for c in _list(status.get("conditions")) if c.get("type") == "Ready"), None)
+    states = [
+        "Unknown" if ready is None else "Ready" if ready.get("status") == "True" else "NotReady"
+    ]
+    if spec.get("unschedulable"):
+        states.append("SchedulingDisabled")
+    roles = sorted(
+        {
+            key.split("/", 1)[1]
+            for key in _dict(meta.get("labels"))
+            if key.startswith("node-role.kubernetes.io/") and key.split("/", 1)[1]
+        }
+        | {str(v) for k, v in _dict(meta.get("labels")).items() if k == "kubernetes.io/role" and v}
+    )
+    info = _dict(status.get("nodeInfo"))
+
+    def address(kind: str) -> str:
+        found = [a.get("address") for a in _list(status.get("addresses")) if a.get("type") == kind]
+        return str(found[0]) if found and found[0] else "<none>"
+
+    return [
+        meta.get("name", ""),
+        ",".join(states),
+        ",".join(roles) or "<none>",
+        _since(meta.get("creationTimestamp"), now),
+        info.get("kubeletVersion", ""),
+        address("InternalIP"),
+        address("ExternalIP"),
+        info.get("osImage") or "<unknown>",
+        info.get("kernelVersion") or "<unknown>",
+        info.get("containerRuntimeVersion") or "<unknown>",
+    ]
+
+
+# ------------------------------------------------------------------------------- namespaces
+NAMESPACE_COLUMNS: list[Column] = [_NAME, ("Status", "", 0), _AGE]
+
+
+def _namespace_row(ns: dict[str, Any], now: datetime) -> Row:
+    meta = _dict(ns.get("metadata"))
+    return [
+        meta.get("name", ""),
+        _dict(ns.get("status")).get("phase", ""),
+        _since(meta.get("creationTimestamp"), now),
+    ]
+
+
+# ----------------------------------------------------------------------------------- events
+EVENT_COLUMNS: list[Column] = [
+    ("Last Seen", "", 0),
+    ("Type", "", 0),
+    ("Reason", "", 0),
+    ("Object", "", 0),
+    ("Subobject", "", 1),
+    ("Source", "", 1),
+    ("Message", "", 0),
+    ("First Seen", "", 1),
+    ("Count", "", 1),
+    ("Name", "name", 1),
+]
+
+
+def _event_row(event: dict[str, Any], now: datetime) -> Row:
+    """printEvent: LAST SEEN falls back to the first time, and a series' last observation wins."""
+    involved = _dict(event.get("involvedObject"))
+    first = (
+        _since(event.get("firstTimestamp"), now)
+        if event.get("firstTimestamp")
+        else _since(event.get("eventTime"), now)
+    )
+    last = _since(event.get("lastTimestamp"), now) if event.get("lastTimestamp") else first
+    count = event.get("count") or 0
+    series = _dict(event.get("series"))
+    if series:
+        last = _since(series.get("lastObservedTime"), now)
+        count = series.get("count") or 0
+    elif not count:
+        count = 1
+    kind = str(involved.get("kind") or "").lower()
+    target = f"{kind}/{involved['name']}" if involved.get("name") else kind
+    source = _dict(event.get("source"))
+    component = source.get("component") or event.get("reportingComponent") or ""
+    host = source.get("host") or event.get("reportingInstance") or ""
+    return [
+        last,
+        event.get("type", ""),
+        event.get("reason", ""),
+        target,
+        involved.get("fieldPath", ""),
+        f"{component}, {host}" if component and host else component or host,
+        str(event.get("message") or "").strip(),
+        first,
+        count,
+        _dict(event.get("metadata")).get("name", ""),
+    ]
+
+
+# ---------------------------------------------------------------------------------- default
+def _default_row(obj: dict[str, Any], now: datetime) -> Row:
+    meta = _dict(obj.get("metadata"))
+    return [meta.get("name", ""), _since(meta.get("creationTimestamp"), now)]
+
+
+PRINTERS: dict[str, tuple[list[Column], Callable[[dict[str, Any], datetime], Row]]] = {
+    "pods": (POD_COLUMNS, _pod_row),
+    "nodes": (NODE_COLUMNS, _node_row),
+    "namespaces": (NAMESPACE_COLUMNS, _namespace_row),
+    "events": (EVENT_COLUMNS, _event_row),
+}
+DEFAULT: tuple[list[Column], Callable[[dict[str, Any], datetime], Row]] = (
+    [_NAME, _AGE],
+    _default_row,
+)
+
+
+def _row_object(obj: dict[str, Any], include: str, version: str) -> dict[str, Any] | None:
+    """includeObject: Metadata (kube's default for tables), Object, or None."""
+    if include == "None":
+        return None
+    if include == "Object":
+        return obj
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": version,
+        "metadata": _dict(obj.get("metadata")),
+    }
+
+
+def table(
+    plural: str,
+    objects: Iterable[dict[str, Any]],
+    now: datetime,
+    *,
+    version: str,
+    include_object: str | None,
+    list_meta: dict[str, Any],
+    columns: bool = True,
+) -> dict[str, Any]:
+    """A Table of ``objects``; ``columns=False`` for watch events after the first."""
+    definitions, row_of = PRINTERS.get(plural, DEFAULT)
+    include = include_object or "Metadata"
+    rows = []
+    for obj in objects:
+        row: dict[str, Any] = {"cells": row_of(obj, now)}
+        shown = _row_object(obj, include, version)
+        if shown is not None:
+            row["object"] = shown
+        rows.append(row)
+    return {
+        "kind": "Table",
+        "apiVersion": version,
+        "metadata": list_meta,
+        "columnDefinitions": [
+            {"name": n, "type": "string", "format": f, "description": "", "priority": p}
+            for n, f, p in definitions
+        ]
+        if columns
+        else [],
+        "rows": rows,
+    }

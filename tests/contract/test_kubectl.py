@@ -289,6 +289,9 @@ def test_sparkapplications_and_nodes(kubectl) -> None:
     )
     got = json.loads(kubectl("get", "sparkapplications", "pi", "-o", "json").stdout)
     assert got["status"]["applicationState"]["state"] == "RUNNING"
+    lines = kubectl("get", "sparkapp").stdout.splitlines()  # the operator CRD's printer columns
+    assert lines[0].split() == ["NAME", "STATUS", "ATTEMPTS", "START", "FINISH", "AGE"]
+    assert lines[1].split()[:2] == ["pi", "RUNNING"]
     proc = kubectl("patch", "sparkapp", "pi", "-p", '{"spec":{"mode":"client"}}', check=False)
     assert (
         proc.returncode != 0 and "UnsupportedMediaType" in proc.stderr

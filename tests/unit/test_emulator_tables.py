@@ -181,8 +181,105 @@ def test_hostile_shapes_still_make_a_row() -> None:
         {"metadata": [], "status": "x"},
         {"status": {"containerStatuses": ["x", {"state": 3, "restartCount": "2"}]}},
     ):
-        for plural in ("pods", "nodes", "namespaces", "events", "leases"):
+        for plural in (
+            "pods",
+            "nodes",
+            "namespaces",
+            "events",
+            "jobs",
+            "sparkapplications",
+            "leases",
+        ):
             doc = tables.table(
                 plural, [odd], NOW, version="meta.k8s.io/v1", include_object="None", list_meta={}
             )
             assert len(doc["rows"]) == 1 and "object" not in doc["rows"][0]
+
+
+@pytest.mark.parametrize(
+    ("status", "spec", "cells"),
+    [
+        ({}, {}, ["Running", "0/1", ""]),
+        (
+            {"startTime": "2026-03-01T02:50:00Z", "failed": 2},
+            {"completions": 1},
+            ["Running", "0/1", "10m"],
+        ),
+        (
+            {
+                "startTime": "2026-03-01T02:00:00Z",
+                "completionTime": "2026-03-01T02:07:00Z",
+                "succeeded": 1,
+                "conditions": [{"type": "Complete", "status": "True"}],
+            },
+            {"completions": 1},
+            ["Complete", "1/1", "7m"],
+        ),
+        (
+            {"conditions": [{"type": "FailureTarget", "status": "True"}]},
+            {"parallelism": 3},
+            ["FailureTarget", "0/1 of 3", ""],
+        ),
+        (
+            {
+                "conditions": [
+                    {"type": "Failed", "status": "True"},
+                    {"type": "Suspended", "status": "True"},
+                ]
+            },
+            {},
+            ["Failed", "0/1", ""],
+        ),
+    ],
+)
+def test_job_rows_read_as_kubectl_prints_them(
+    status: dict[str, Any], spec: dict[str, Any], cells: list[str]
+) -> None:
+    job = {
+        "metadata": {"name": "pi-driver", "creationTimestamp": "2026-03-01T02:00:00Z"},
+        "spec": {
+            **spec,
+            "selector": {
+                "matchLabels": {"batch.kubernetes.io/controller-uid": "u"},
+                "matchExpressions": [{"key": "app", "operator": "In", "values": ["b", "a"]}],
+            },
+            "template": {
+                "spec": {"containers": [{"name": "spark-kubernetes-driver", "image": "spark:3.5"}]}
+            },
+        },
+        "status": status,
+    }
+    doc = tables.table(
+        "jobs", [job], NOW, version="meta.k8s.io/v1", include_object=None, list_meta={}
+    )
+    row = doc["rows"][0]["cells"]
+    assert row[1:4] == cells
+    assert row[4] == "60m"
+    assert row[5:] == [
+        "spark-kubernetes-driver",
+        "spark:3.5",
+        "app in (a,b),batch.kubernetes.io/controller-uid=u",
+    ]
+
+
+def test_sparkapplication_rows_follow_the_operators_printer_columns() -> None:
+    app = {
+        "metadata": {"name": "pi", "creationTimestamp": "2026-03-01T02:58:00Z"},
+        "status": {
+            "applicationState": {"state": "FAILING"},
+            "executionAttempts": 2,
+            "lastSubmissionAttemptTime": "2026-03-01T02:59:00Z",
+        },
+    }
+    doc = tables.table(
+        "sparkapplications", [app], NOW, version="meta.k8s.io/v1", include_object=None, list_meta={}
+    )
+    assert [c["name"] for c in doc["columnDefinitions"]] == [
+        "Name",
+        "Status",
+        "Attempts",
+        "Start",
+        "Finish",
+        "Age",
+    ]
+    assert doc["rows"][0]["cells"] == ["pi", "FAILING", "2", "2026-03-01T02:59:00Z", None, "2m"]

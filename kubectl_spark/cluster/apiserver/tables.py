@@ -4,9 +4,10 @@
 NAME and AGE. kube-apiserver builds the table with its own printers (pkg/printers/internalversion,
 always with the wide columns, which kubectl shows under ``-o wide``); these are ports of the ones
 for the kinds a Spark user looks at — pods (READY, STATUS as kubectl shows it: OOMKilled, Error,
-Terminating…, RESTARTS with how long ago), nodes, namespaces and events — and the default for the
-rest (Name and Age, as for a custom resource without printer columns). AGE is computed against
-the emulator's clock, like the server's ``translateTimestampSince``.
+Terminating…, RESTARTS with how long ago), driver Jobs, nodes, namespaces, events and the
+spark-operator's SparkApplications (its CRD's printer columns) — and the default for the rest
+(Name and Age, as for a custom resource without printer columns). AGE is computed against the
+emulator's clock, like the server's ``translateTimestampSince``.
 """
 
 from __future__ import annotations
@@ -259,6 +260,113 @@ def _event_row(event: dict[str, Any], now: datetime) -> Row:
     ]
 
 
+# ------------------------------------------------------------------------------------- jobs
+JOB_COLUMNS: list[Column] = [
+    _NAME,
+    ("Status", "", 0),
+    ("Completions", "", 0),
+    ("Duration", "", 0),
+    _AGE,
+    ("Containers", "", 1),
+    ("Images", "", 1),
+    ("Selector", "", 1),
+]
+
+
+def _selector(selector: Any) -> str:
+    """metav1.FormatLabelSelector: requirements sorted by key, values sorted; <none> if empty."""
+    if not isinstance(selector, dict):
+        return "<none>"
+    parts: list[tuple[str, str]] = [
+        (str(k), f"{k}={v}") for k, v in _dict(selector.get("matchLabels")).items()
+    ]
+    for expr in _list(selector.get("matchExpressions")):
+        key, op = str(expr.get("key", "")), expr.get("operator")
+        values = ",".join(sorted(str(v) for v in expr.get("values") or []))
+        text = {
+            "In": f"{key} in ({values})",
+            "NotIn": f"{key} notin ({values})",
+            "Exists": key,
+            "DoesNotExist": f"!{key}",
+        }.get(str(op))
+        if text is None:
+            return "<error>"
+        parts.append((key, text))
+    return ",".join(text for _, text in sorted(parts, key=lambda p: p[0])) or "<none>"
+
+
+def _job_row(job: dict[str, Any], now: datetime) -> Row:
+    """printJob: STATUS from the first true condition in kube's order, DURATION start to finish."""
+    meta, spec, status = (_dict(job.get(k)) for k in ("metadata", "spec", "status"))
+    succeeded = status.get("succeeded") or 0
+    completions = spec.get("completions")
+    parallelism = spec.get("parallelism") or 0
+    if isinstance(completions, int):
+        done = f"{succeeded}/{completions}"
+    elif isinstance(parallelism, int) and parallelism > 1:
+        done = f"{succeeded}/1 of {parallelism}"
+    else:
+        done = f"{succeeded}/1"
+    true = {c.get("type") for c in _list(status.get("conditions")) if c.get("status") == "True"}
+    if "Complete" in true:
+        state = "Complete"
+    elif "Failed" in true:
+        state = "Failed"
+    elif meta.get("deletionTimestamp"):
+        state = "Terminating"
+    else:
+        state = next(
+            (s for s in ("Suspended", "FailureTarget", "SuccessCriteriaMet") if s in true),
+            "Running",
+        )
+    try:
+        start = parse_time(str(status["startTime"]))
+        end = parse_time(str(status["completionTime"])) if status.get("completionTime") else now
+        elapsed = human_duration((end - start).total_seconds())
+    except (KeyError, ValueError):
+        elapsed = ""
+    containers = _list(_dict(_dict(spec.get("template")).get("spec")).get("containers"))
+    return [
+        meta.get("name", ""),
+        state,
+        done,
+        elapsed,
+        _since(meta.get("creationTimestamp"), now),
+        ",".join(str(c.get("name", "")) for c in containers),
+        ",".join(str(c.get("image", "")) for c in containers),
+        _selector(spec.get("selector")),
+    ]
+
+
+# ------------------------------------------------------------------------ sparkapplications
+# The spark-operator CRD's additionalPrinterColumns (v1beta2); a missing value is a null cell, as
+# from the CRD table convertor (kubectl leaves it blank).
+SPARKAPP_COLUMNS: list[Column] = [
+    _NAME,
+    ("Status", "", 0),
+    ("Attempts", "", 0),
+    ("Start", "", 0),
+    ("Finish", "", 0),
+    _AGE,
+]
+
+
+def _sparkapp_row(app: dict[str, Any], now: datetime) -> Row:
+    meta, status = _dict(app.get("metadata")), _dict(app.get("status"))
+
+    def text(value: Any) -> str | None:
+        return None if value is None or isinstance(value, (dict, list)) else str(value)
+
+    return [
+        meta.get("name", ""),
+        text(_dict(status.get("applicationState")).get("state")),
+        text(status.get("executionAttempts")),
+        text(status.get("lastSubmissionAttemptTime")),
+        text(status.get("terminationTime")),
+        _since(meta.get("creationTimestamp"), now),
+    ]
+
+
 # ---------------------------------------------------------------------------------- default
 def _default_row(obj: dict[str, Any], now: datetime) -> Row:
     meta = _dict(obj.get("metadata"))
@@ -270,6 +378,8 @@ PRINTERS: dict[str, tuple[list[Column], Callable[[dict[str, Any], datetime], Row
     "nodes": (NODE_COLUMNS, _node_row),
     "namespaces": (NAMESPACE_COLUMNS, _namespace_row),
     "events": (EVENT_COLUMNS, _event_row),
+    "jobs": (JOB_COLUMNS, _job_row),
+    "sparkapplications": (SPARKAPP_COLUMNS, _sparkapp_row),
 }
 DEFAULT: tuple[list[Column], Callable[[dict[str, Any], datetime], Row]] = (
     [_NAME, _AGE],

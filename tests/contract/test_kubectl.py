@@ -71,14 +71,23 @@ def test_create_and_get_executors_as_json(kubectl, api) -> None:
     assert out.split() == ["pod/pi-driver"]
 
 
-def test_create_needs_validate_false_without_openapi(kubectl) -> None:
-    # The emulator serves no OpenAPI document: kubectl's default --validate=strict needs one.
-    proc = kubectl("create", "-f", "-", input=DRIVER, check=False)
-    assert proc.returncode != 0
-    assert "openapi" in proc.stderr.lower()
+def test_create_and_apply_validate_through_the_servers_openapi(kubectl) -> None:
+    """kubectl's default --validate=strict finds fieldValidation in /openapi/v3 and uses it."""
+    proc = kubectl("create", "-f", "-", "-v=6", input=DRIVER)
+    assert "pod/pi-driver created" in proc.stdout
+    assert "/openapi/v3/api/v1?hash=" in proc.stderr
+    assert "fieldValidation=Strict" in proc.stderr
+    changed = DRIVER.replace("spark-app-name: pi}", "spark-app-name: pi, color: blue}")
+    assert kubectl("apply", "-f", "-", input=changed).stdout.strip() == "pod/pi-driver configured"
+    assert kubectl("apply", "-f", "-", input=changed).stdout.strip() == "pod/pi-driver unchanged"
+    labels = json.loads(kubectl("get", "pod", "pi-driver", "-o", "json").stdout)["metadata"][
+        "labels"
+    ]
+    assert labels["color"] == "blue"
+    app = "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: pi}\nspec: {mode: cluster}\n"
+    assert "created" in kubectl("apply", "-f", "-", input=app).stdout
     assert (
-        kubectl("create", "--validate=false", "-f", "-", input=DRIVER).stdout.strip()
-        == "pod/pi-driver created"
+        "configured" in kubectl("apply", "-f", "-", input=app.replace("cluster", "client")).stdout
     )
 
 
@@ -320,7 +329,7 @@ def test_get_prints_the_servers_table_as_on_a_real_cluster(kubectl, api) -> None
         )
     for name in ("pi-driver", "pi-exec-1", "pi-exec-2"):
         bind(api, name, "node-a")
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 300))
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 1200))
     statuses = {
         "pi-driver": {
             "phase": "Running",
@@ -365,7 +374,7 @@ def test_get_prints_the_servers_table_as_on_a_real_cluster(kubectl, api) -> None
     lines = kubectl("get", "pods").stdout.splitlines()
     assert lines[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
     rows = {line.split()[0]: line.split()[1:] for line in lines[1:]}
-    assert rows["pi-driver"][:4] == ["1/1", "Running", "2", "(5m"]  # "2 (5m ago)"
+    assert rows["pi-driver"][:4] == ["1/1", "Running", "2", "(20m"]  # "2 (20m ago)"
     assert rows["pi-exec-1"][:3] == ["0/1", "OOMKilled", "0"]
     assert rows["pi-exec-2"][:3] == ["0/1", "ExitCode:143", "0"]
     wide = kubectl("get", "pod", "pi-driver", "-o", "wide").stdout.splitlines()
@@ -411,13 +420,13 @@ def test_get_nodes_and_events_tables(kubectl, api) -> None:
         "message": "The node was low on resource: memory.",
         "type": "Warning",
         "count": 3,
-        "firstTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 600)),
-        "lastTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60)),
+        "firstTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 3000)),
+        "lastTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 1200)),
     }
     kubectl("create", "--validate=false", "-f", "-", input=json.dumps(event))
     lines = kubectl("get", "events").stdout.splitlines()
     assert lines[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
-    assert lines[1].split()[:4] == ["60s", "Warning", "Evicted", "pod/pi-driver"]
+    assert lines[1].split()[:4] == ["20m", "Warning", "Evicted", "pod/pi-driver"]  # whole minutes
     assert lines[1].endswith("The node was low on resource: memory.")
 
 

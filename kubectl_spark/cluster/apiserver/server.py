@@ -22,7 +22,7 @@ from aiohttp import web
 
 from kubectl_spark.cluster.clock import Clock
 
-from . import patching, protobuf, tables
+from . import openapi, patching, protobuf, tables
 from .authz import Attributes, AuditLog, Policy, forbidden_message
 from .errors import (
     ApiError,
@@ -199,6 +199,19 @@ class ApiServer:
                 {"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version"]}
             )
         head = parts[0]
+        if head == "openapi" and parts[1:2] == ["v3"]:
+            if len(parts) == 2:
+                return _json(openapi.root(self.registry))
+            gv = parts[2:]
+            group, version = (
+                ("", gv[1])
+                if gv[:1] == ["api"] and len(gv) == 2
+                else ((gv[1], gv[2]) if gv[:1] == ["apis"] and len(gv) == 3 else ("?", "?"))
+            )
+            doc = openapi.document(self.registry, group, version)
+            if doc is None:
+                raise _no_resource()
+            return _json(doc)
         if head == "x-emulator":
             return await self._admin(request, user, parts[2:] if len(parts) > 1 else [])
         if head == "api":

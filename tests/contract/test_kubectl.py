@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 
 import pytest
@@ -51,6 +52,16 @@ def bind(api, name: str, node: str, namespace: str = "default") -> None:
     client.CoreV1Api(api).create_namespaced_pod_binding(
         name, namespace, body, _preload_content=False
     )
+
+
+def _lines_until(watch: subprocess.Popen[str], word: str, seconds: float = 10) -> list[str]:
+    """A watching kubectl's lines, up to the first that holds ``word`` (or the deadline)."""
+    lines: list[str] = []
+    deadline = time.monotonic() + seconds
+    assert watch.stdout is not None
+    while time.monotonic() < deadline and not any(word in line for line in lines):
+        lines.append(watch.stdout.readline())
+    return lines
 
 
 def test_create_and_get_executors_as_json(kubectl, api) -> None:
@@ -107,11 +118,7 @@ def test_watch_receives_a_change_made_by_another_client(kubectl, api) -> None:
             "pi-driver", "default", {"metadata": {"labels": {"color": "blue"}}}
         )
         client.CoreV1Api(api).delete_namespaced_pod("pi-driver", "default")
-        lines: list[str] = []
-        deadline = time.monotonic() + 10
-        assert watch.stdout is not None
-        while time.monotonic() < deadline and not any("DELETED" in line for line in lines):
-            lines.append(watch.stdout.readline())
+        lines = _lines_until(watch, "DELETED")
     finally:
         watch.kill()
         watch.communicate()
@@ -454,11 +461,7 @@ def test_watch_prints_table_rows_as_pods_change(kubectl, api) -> None:
             },
             _preload_content=False,
         )
-        lines: list[str] = []
-        deadline = time.monotonic() + 10
-        assert watch.stdout is not None
-        while time.monotonic() < deadline and not any("OOMKilled" in line for line in lines):
-            lines.append(watch.stdout.readline())
+        lines = _lines_until(watch, "OOMKilled")
     finally:
         watch.kill()
         watch.communicate()

@@ -5,10 +5,9 @@ from __future__ import annotations
 import typer
 
 from kubectl_spark.cli import act, common
+from kubectl_spark.cli.commands.action_options import DryRun, PlanOutput, Yes
 from kubectl_spark.cli.commands.actions_common import lease, node_reachable
 from kubectl_spark.core.plans import fence_plan, unfence_plan
-
-DRY_RUN_HELP = "Only print the plan (client), or send every write with dryRun=All (server)."
 
 
 def run(
@@ -21,11 +20,9 @@ def run(
     keep_executors: bool = typer.Option(
         False, "--keep-executors", help="Do not delete the fenced attempt's executors."
     ),
-    dry_run: str = typer.Option("none", "--dry-run", help=DRY_RUN_HELP),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Apply without asking."),
-    output: str = typer.Option(
-        "", "--output", "-o", help="With --dry-run: print the plan as json or yaml."
-    ),
+    dry_run: DryRun = "none",
+    yes: Yes = False,
+    output: PlanOutput = "",
 ) -> None:
     """Fence an attempt: label its pods, deny-all NetworkPolicy, take the fencing Lease, stop its executors."""
     mode = act.check_dry_run(dry_run)
@@ -46,11 +43,9 @@ def run(
 
 def unfence(
     reference: str = typer.Argument(..., metavar="APP/ATTEMPT", help="The fenced attempt."),
-    dry_run: str = typer.Option("none", "--dry-run", help=DRY_RUN_HELP),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Apply without asking."),
-    output: str = typer.Option(
-        "", "--output", "-o", help="With --dry-run: print the plan as json or yaml."
-    ),
+    dry_run: DryRun = "none",
+    yes: Yes = False,
+    output: PlanOutput = "",
 ) -> None:
     """Undo a fence: remove the labels and the deny-all NetworkPolicy."""
     mode = act.check_dry_run(dry_run)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import typer
 
 from kubectl_spark.cli import act, common
+from kubectl_spark.cli.commands.action_options import DryRun, PlanOutput, Yes
 from kubectl_spark.cli.commands.actions_common import kill_context
-from kubectl_spark.cli.commands.fence import DRY_RUN_HELP
 from kubectl_spark.core.plans import force_kill_plan
 
 
@@ -28,11 +28,9 @@ def run(
     no_replace: bool = typer.Option(
         False, "--no-replace", help="Suspend the driver Job so that it starts no new attempt."
     ),
-    dry_run: str = typer.Option("none", "--dry-run", help=DRY_RUN_HELP),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Apply without asking."),
-    output: str = typer.Option(
-        "", "--output", "-o", help="With --dry-run: print the plan as json or yaml."
-    ),
+    dry_run: DryRun = "none",
+    yes: Yes = False,
+    output: PlanOutput = "",
 ) -> None:
     """Delete an attempt's executors and driver with grace 0 and UID preconditions."""
     mode = act.check_dry_run(dry_run)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import typer
 
 from kubectl_spark.cli import act, common
+from kubectl_spark.cli.commands.action_options import DryRun, Yes
 from kubectl_spark.cli.commands.actions_common import resubmit_inputs
-from kubectl_spark.cli.commands.fence import DRY_RUN_HELP
 from kubectl_spark.core.plans import resubmit_plan
 
 
@@ -15,8 +15,8 @@ def run(
     force: bool = typer.Option(
         False, "--force", help="Resubmit even while a live, unfenced attempt exists."
     ),
-    dry_run: str = typer.Option("none", "--dry-run", help=DRY_RUN_HELP),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Apply without asking."),
+    dry_run: DryRun = "none",
+    yes: Yes = False,
     output: str = typer.Option(
         "",
         "--output",

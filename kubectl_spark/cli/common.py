@@ -35,10 +35,12 @@ def load(
     group_by: str | None = None,
     all_namespaces: bool | None = None,
     history: bool = True,
+    slim_pods: bool = False,
 ) -> Loaded:
     """Read the cluster (plus, for reading commands, the local history store) and analyze it.
 
     Actions pass ``history=False``: a plan is made from the cluster as it is, nothing else.
+    ``slim_pods`` (``ls``) keeps only the fields the core reads of each pod.
     """
     from kubectl_spark.core.analyze import analyze
     from kubectl_spark.kube import snapshot
@@ -49,7 +51,7 @@ def load(
     everywhere = g.all_namespaces if all_namespaces is None else all_namespaces
     namespace = None if everywhere else api.namespace
     try:
-        snap = snapshot.read(api, namespace, selector=selector)
+        snap = snapshot.read(api, namespace, selector=selector, slim_pods=slim_pods)
         if history and not g.no_history:
             snap = with_history(api, snap, namespace, selector)
     except BaseException:

@@ -23,6 +23,7 @@ from kubernetes.config.config_exception import ConfigException
 from urllib3.exceptions import HTTPError as Urllib3Error
 
 from kubectl_spark import errors
+from kubectl_spark.memory import collector_paused
 
 from .config import Resolved, Selection, load
 
@@ -184,7 +185,8 @@ class Api:
         """
         for restart in range(LIST_RESTARTS + 1):
             try:
-                return self._list_once(path, label_selector, field_selector, limit, what, keep)
+                with collector_paused():  # pages of JSON: no cycles for a collection to find
+                    return self._list_once(path, label_selector, field_selector, limit, what, keep)
             except errors.Gone:
                 # A continue token expired (410): the pages read so far belong to a snapshot
                 # that is gone; start over rather than mix two snapshots.

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubectl_spark import errors
+from kubectl_spark.core import slim
 from kubectl_spark.core.analyze import Snapshot
 
 from .client import Api
@@ -33,13 +34,23 @@ def check_namespace(api: Api, namespace: str) -> None:
         return  # may list pods there without reading the namespace object
 
 
-def read(api: Api, namespace: str | None, *, selector: str | None = None) -> Snapshot:
+def read(
+    api: Api, namespace: str | None, *, selector: str | None = None, slim_pods: bool = False
+) -> Snapshot:
+    """Everything the core reads, in one paged LIST per resource.
+
+    ``slim_pods`` keeps only what the core reads of each pod, page by page (``core.slim``): for
+    commands that show the analysis alone; plans and Spark's UI ports need whole pods.
+    """
     where = f"in namespace {namespace}" if namespace else "in all namespaces"
     if namespace:
         check_namespace(api, namespace)
     spark_selector = "spark-role" + (f",{selector}" if selector else "")
     pods, pods_rv = api.list(
-        _path("", "v1", "pods", namespace), label_selector=spark_selector, what=f"list pods {where}"
+        _path("", "v1", "pods", namespace),
+        label_selector=spark_selector,
+        what=f"list pods {where}",
+        keep=slim.pod if slim_pods else None,
     )
     optional: dict[str, list[dict[str, Any]]] = {}
     for key, group, version, plural, scoped in (

@@ -117,7 +117,7 @@ def run(
     """List Spark applications: attempts, executors, losses, alerts."""
     chosen = render.check_output(output)
     everywhere = cli_globals.current().all_namespaces
-    loaded = common.load(selector=selector or None, group_by=group_by or None)
+    loaded = common.load(selector=selector or None, group_by=group_by or None, slim_pods=True)
     try:
         now = datetime.now(UTC)
         text = render_analysis(
@@ -239,7 +239,7 @@ def _rewatch(
     loaded: common.Loaded, output: str, everywhere: bool, selector: str | None, group_by: str | None
 ) -> None:
     """A 410 on the watch: list again (a fresh snapshot) and watch from there."""
-    fresh = common.load(selector=selector, group_by=group_by)
+    fresh = common.load(selector=selector, group_by=group_by, slim_pods=True)
     loaded.api.close()
     try:
         _watch(fresh, output, everywhere, selector, group_by)

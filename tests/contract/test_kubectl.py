@@ -468,3 +468,16 @@ def test_watch_prints_table_rows_as_pods_change(kubectl, api) -> None:
     assert lines[0].split() == ["EVENT", "NAME", "READY", "STATUS", "RESTARTS", "AGE"]
     assert lines[1].split()[:4] == ["ADDED", "pi-driver", "0/1", "Pending"]
     assert any(line.split()[:4] == ["MODIFIED", "pi-driver", "0/1", "OOMKilled"] for line in lines)
+
+
+def test_replace_with_the_creation_manifest_is_defaulted_like_create(kubectl) -> None:
+    """The update body is defaulted as it is decoded, so only real changes are compared."""
+    kubectl("create", "-f", "-", input=DRIVER)
+    assert kubectl("replace", "-f", "-", input=DRIVER).stdout.strip() == "pod/pi-driver replaced"
+    newer = DRIVER.replace("3.5.1", "3.5.2")
+    kubectl("replace", "-f", "-", input=newer)
+    pod = json.loads(kubectl("get", "pod", "pi-driver", "-o", "json").stdout)
+    assert pod["spec"]["containers"][0]["image"] == "apache/spark:3.5.2"
+    renamed = newer.replace("name: spark-kubernetes-driver", "name: other")
+    proc = kubectl("replace", "-f", "-", input=renamed, check=False)
+    assert proc.returncode != 0 and "pod updates may not change fields" in proc.stderr

@@ -750,6 +750,10 @@ class Store:
                     result.pop("status", None)
             if srt.plural == "namespaces":
                 result["spec"] = copy.deepcopy(old.get("spec", {}))
+            if srt.plural == "pods" and isinstance(result.get("spec"), dict):
+                # Defaulting runs as every write is decoded, so a replace with the manifest the
+                # pod was created from compares equal to the stored (defaulted) spec.
+                kinds.default_pod_spec(result["spec"])
         meta = result.setdefault("metadata", {})
         old_meta = old["metadata"]
         for fixed in (

@@ -428,3 +428,12 @@ def test_snapshot_timeline(snap_compare) -> None:
 
 def test_snapshot_help(snap_compare) -> None:
     assert snap_compare(_snap_app(), terminal_size=SIZE, press=["_", "question_mark", "_"])
+
+
+def test_cluster_newlines_cannot_forge_a_line_of_the_screen() -> None:
+    from kubectl_spark.tui.widgets.attempt_tree import _label
+    from kubectl_spark.tui.widgets.safe import safe
+
+    assert safe("lost\r\nattempt 2 Running\n").plain == "lost\n  | attempt 2 Running\n"
+    label = _label("exec-1 pod\nexec-9 forged", "Running", None).plain
+    assert [line for line in label.splitlines() if line.startswith("exec-9")] == []

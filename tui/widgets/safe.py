@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from kubectl_spark.cli.terminal import escape
+from kubectl_spark.cli.terminal import continued, escape
 
 
 def safe(value: object, style: str = "") -> Text:
-    return Text(escape(str(value)), style=style)
+    """Escaped text, newlines inside it marked as continuations (``continued``).
+
+    Cluster text then cannot forge a line of the screen's own; trailing newlines are the
+    caller's and stay as they are.
+    """
+    text = str(value)
+    body = text.rstrip("\n")
+    return Text(escape(continued(body, "  ") + text[len(body) :]), style=style)

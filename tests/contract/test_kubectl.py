@@ -481,3 +481,30 @@ def test_replace_with_the_creation_manifest_is_defaulted_like_create(kubectl) ->
     renamed = newer.replace("name: spark-kubernetes-driver", "name: other")
     proc = kubectl("replace", "-f", "-", input=renamed, check=False)
     assert proc.returncode != 0 and "pod updates may not change fields" in proc.stderr
+
+
+TYPO = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: typo
+  lables: {spark-role: driver}
+spec:
+  containers: [{name: c, image: "apache/spark:3.5.1", imagePullPolicyy: Always}]
+"""
+
+
+def test_unknown_fields_are_refused_warned_or_ignored_as_kubectl_asks(kubectl) -> None:
+    proc = kubectl("create", "-f", "-", input=TYPO, check=False)  # --validate=strict
+    assert proc.returncode != 0
+    assert (
+        'Pod in version "v1" cannot be handled as a Pod: strict decoding error: '
+        'unknown field "metadata.lables", unknown field "spec.containers[0].imagePullPolicyy"'
+    ) in proc.stderr
+    assert kubectl("get", "pods", "-o", "name").stdout.strip() == ""
+    proc = kubectl("create", "--validate=warn", "-f", "-", input=TYPO)
+    assert 'Warning: unknown field "metadata.lables"' in proc.stderr
+    assert "pod/typo created" in proc.stdout
+    kubectl("delete", "pod", "typo", "--wait=false")
+    proc = kubectl("create", "--validate=false", "-f", "-", input=TYPO)
+    assert "Warning" not in proc.stderr and "pod/typo created" in proc.stdout

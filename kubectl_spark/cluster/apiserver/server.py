@@ -22,7 +22,7 @@ from aiohttp import web
 
 from kubectl_spark.cluster.clock import Clock
 
-from . import openapi, patching, protobuf, tables
+from . import fieldvalidation, openapi, patching, protobuf, tables
 from .authz import Attributes, AuditLog, Policy, forbidden_message
 from .errors import (
     ApiError,
@@ -70,6 +70,13 @@ def truthy(value: str | None) -> bool:
 
 def _json(body: Any, status: int = 200) -> web.Response:
     return web.Response(body=orjson.dumps(body), status=status, content_type=JSON)
+
+
+def _warned(response: web.Response, warnings: list[str]) -> web.Response:
+    """Warning headers, one per message, as kube-apiserver sends them (kubectl prints each)."""
+    for warning in warnings:
+        response.headers.add("Warning", warning)
+    return response
 
 
 def _error(err: ApiError) -> web.Response:
@@ -355,10 +362,17 @@ class ApiServer:
                 return _json(self._evict(route, body), 201)
             if rt.plural == "selfsubjectaccessreviews":
                 return _json(self._review(body, user), 201)
-            return _json(store.create(rt, ns, body, dry_run=dry_run), 201)
+            warnings = fieldvalidation.check(
+                query.get("fieldValidation"), rt.kind, rt.api_version, body
+            )
+            return _warned(_json(store.create(rt, ns, body, dry_run=dry_run), 201), warnings)
         if verb == "update":
             body = await self._body(request)
-            return _json(store.update(rt, ns, name, body, subresource=sub or None, dry_run=dry_run))
+            warnings = fieldvalidation.check(
+                query.get("fieldValidation"), rt.kind, rt.api_version, body
+            )
+            updated = store.update(rt, ns, name, body, subresource=sub or None, dry_run=dry_run)
+            return _warned(_json(updated), warnings)
         if verb == "patch":
             return await self._patch(request, route, query, dry_run)
         if verb == "delete":

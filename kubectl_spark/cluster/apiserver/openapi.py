@@ -74,3 +74,14 @@ def root(registry: Registry) -> dict[str, Any]:
         path = _gv_path(group, version)
         paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}
     return {"paths": paths}
+
+
+def at(registry: Registry, rest: list[str]) -> dict[str, Any] | None:
+    """The document at ``/openapi/v3/<rest>``: the root, ``api/v1`` or ``apis/<group>/<version>``."""
+    if not rest:
+        return root(registry)
+    if rest[0] == "api" and len(rest) == 2:
+        return document(registry, "", rest[1])
+    if rest[0] == "apis" and len(rest) == 3:
+        return document(registry, rest[1], rest[2])
+    return None

@@ -207,15 +207,7 @@ class ApiServer:
             )
         head = parts[0]
         if head == "openapi" and parts[1:2] == ["v3"]:
-            if len(parts) == 2:
-                return _json(openapi.root(self.registry))
-            gv = parts[2:]
-            group, version = (
-                ("", gv[1])
-                if gv[:1] == ["api"] and len(gv) == 2
-                else ((gv[1], gv[2]) if gv[:1] == ["apis"] and len(gv) == 3 else ("?", "?"))
-            )
-            doc = openapi.document(self.registry, group, version)
+            doc = openapi.at(self.registry, parts[2:])
             if doc is None:
                 raise _no_resource()
             return _json(doc)

@@ -4,7 +4,9 @@ Parsing a list of 50,000 pods and analyzing it allocate millions of dicts and li
 allocation burst sets off collections that walk every container object alive, which grows
 with every page read — a third of ``ls``'s time at 50,000 pods. The API's JSON and the core's
 answers hold no reference cycles, so nothing is left for a collection to find meanwhile.
-Shared by the gateway (lists) and the core (analysis), which import nothing of each other.
+Shared by the gateway (lists) and the core (analysis), which import nothing of each other. The
+pause is process-wide: a TUI's background re-list pauses collection for its main thread too, for
+as long as the list takes (seconds at 50,000 pods), which costs memory for a moment, nothing more.
 """
 
 from __future__ import annotations

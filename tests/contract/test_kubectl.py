@@ -508,3 +508,6 @@ def test_unknown_fields_are_refused_warned_or_ignored_as_kubectl_asks(kubectl) -
     kubectl("delete", "pod", "typo", "--wait=false")
     proc = kubectl("create", "--validate=false", "-f", "-", input=TYPO)
     assert "Warning" not in proc.stderr and "pod/typo created" in proc.stdout
+    stored = json.loads(kubectl("get", "pod", "typo", "-o", "json").stdout)
+    assert "lables" not in stored["metadata"]  # dropped, as a typed decode drops it
+    assert "imagePullPolicyy" not in stored["spec"]["containers"][0]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from kubectl_spark.cluster.apiserver.errors import ApiError
@@ -30,7 +32,7 @@ JOB = {
 
 
 def test_unknown_fields_are_named_by_their_path() -> None:
-    assert unknown_fields("Job", JOB) == [
+    assert unknown_fields("Job", JOB, "batch/v1") == [
         "extra",
         "spec.backofLimit",
         "spec.template.metadata.annotaions",
@@ -39,13 +41,19 @@ def test_unknown_fields_are_named_by_their_path() -> None:
     ]
     event = {"metadata": {"name": "e"}, "involvedObject": {}, "reason": "x", "count": 2}
     assert unknown_fields("Event", event) == []
+    new_event = {"metadata": {"name": "e"}, "regarding": {}, "note": "x", "involvedObject": {}}
+    assert unknown_fields("Event", new_event, "events.k8s.io/v1") == ["involvedObject"]
     # deeper fields and custom resources' specs are not checked (no schemas are held)
     assert unknown_fields("SparkApplication", {"spec": {"anything": 1}}) == []
 
 
 def test_modes() -> None:
-    assert check("Ignore", "Job", "batch/v1", JOB) == []
-    assert check(None, "Job", "batch/v1", JOB)[0] == '299 - "unknown field \\"extra\\""'  # Warn
+    ignored, warned = copy.deepcopy(JOB), copy.deepcopy(JOB)
+    assert check("Ignore", "Job", "batch/v1", ignored) == []
+    assert check(None, "Job", "batch/v1", warned)[0] == '299 - "unknown field \\"extra\\""'  # Warn
+    for kept in (ignored, warned):  # stored without them, as a typed decode drops them
+        assert unknown_fields("Job", kept, "batch/v1") == []
+        assert kept["spec"]["template"]["spec"]["initContainers"][0] == {"name": "i", "image": "x"}
     with pytest.raises(ApiError) as err:
         check("Strict", "Job", "batch/v1", JOB)
     assert err.value.code == 400

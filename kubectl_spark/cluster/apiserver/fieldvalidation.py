@@ -46,30 +46,37 @@ JOB_SPEC = {
     "template", "ttlSecondsAfterFinished",
 }  # fmt: skip
 TOP = {"apiVersion", "kind", "metadata", "spec", "status"}
-# Kinds whose top level holds more than spec and status.
+# Kinds whose top level holds more than spec and status, by (apiVersion, kind).
 TOP_EXTRA = {
-    "Event": {
+    ("v1", "Event"): {
         "action", "count", "eventTime", "firstTimestamp", "involvedObject", "lastTimestamp",
         "message", "reason", "related", "reportingComponent", "reportingInstance", "series",
         "source", "type",
     },
-    "ConfigMap": {"binaryData", "data", "immutable"},
-    "Secret": {"data", "immutable", "stringData", "type"},
-    "Binding": {"target"},
-    "Eviction": {"deleteOptions"},
-    "PriorityClass": {"description", "globalDefault", "preemptionPolicy", "value"},
+    ("events.k8s.io/v1", "Event"): {
+        "action", "deprecatedCount", "deprecatedFirstTimestamp", "deprecatedLastTimestamp",
+        "deprecatedSource", "eventTime", "note", "reason", "regarding", "related",
+        "reportingController", "reportingInstance", "series", "type",
+    },
+    ("v1", "ConfigMap"): {"binaryData", "data", "immutable"},
+    ("v1", "Secret"): {"data", "immutable", "stringData", "type"},
+    ("v1", "Binding"): {"target"},
+    ("policy/v1", "Eviction"): {"deleteOptions"},
 }  # fmt: skip
 MODES = ("Ignore", "Warn", "Strict")
 
 
-def _unknown(obj: Any, known: set[str], where: str) -> Iterator[str]:
+Unknown = tuple[str, dict[str, Any], str]  # (path as kube names it, the dict holding it, its key)
+
+
+def _unknown(obj: Any, known: set[str], where: str) -> Iterator[Unknown]:
     if isinstance(obj, dict):
         for key in obj:
             if key not in known:
-                yield f"{where}{key}"
+                yield f"{where}{key}", obj, key
 
 
-def _pod_spec(spec: Any, where: str) -> Iterator[str]:
+def _pod_spec(spec: Any, where: str) -> Iterator[Unknown]:
     yield from _unknown(spec, POD_SPEC, where)
     if not isinstance(spec, dict):
         return
@@ -78,11 +85,10 @@ def _pod_spec(spec: Any, where: str) -> Iterator[str]:
             yield from _unknown(container, CONTAINER, f"{where}{group}[{i}].")
 
 
-def unknown_fields(kind: str, obj: Any) -> list[str]:
-    """The fields of ``obj`` its kind does not have, as kube-apiserver names them."""
+def _found(kind: str, obj: Any, api_version: str) -> list[Unknown]:
     if not isinstance(obj, dict):
         return []
-    found = list(_unknown(obj, TOP | TOP_EXTRA.get(kind, set()), ""))
+    found = list(_unknown(obj, TOP | TOP_EXTRA.get((api_version, kind), set()), ""))
     found += _unknown(obj.get("metadata"), OBJECT_META, "metadata.")
     spec = obj.get("spec")
     if kind == "Pod":
@@ -97,17 +103,28 @@ def unknown_fields(kind: str, obj: Any) -> list[str]:
     return found
 
 
+def unknown_fields(kind: str, obj: Any, api_version: str = "v1") -> list[str]:
+    """The fields of ``obj`` its kind does not have, as kube-apiserver names them."""
+    return [path for path, _, _ in _found(kind, obj, api_version)]
+
+
 def check(mode: str | None, kind: str, api_version: str, obj: Any) -> list[str]:
-    """Raise for Strict; return the Warning header values for Warn (the default); none for Ignore."""
+    """Raise for Strict; otherwise drop the unknown fields and say so for Warn (the default).
+
+    A typed decode has nowhere to keep an unknown field, so kube-apiserver stores the object
+    without it; Warn returns the ``Warning`` header values, Ignore none.
+    """
     mode = mode or "Warn"
     if mode not in MODES:
         raise bad_request(
             f'fieldValidation must be one of "Ignore", "Warn", or "Strict", not "{mode}"'
         )
-    if mode == "Ignore":
-        return []
-    unknown = unknown_fields(kind, obj)
-    if not unknown:
+    found = _found(kind, obj, api_version)
+    unknown = [path for path, _, _ in found]
+    if mode != "Strict":
+        for _, holder, key in reversed(found):  # innermost first: outer ones may hold them
+            holder.pop(key, None)
+    if mode == "Ignore" or not unknown:
         return []
     if mode == "Strict":
         listed = ", ".join(f'unknown field "{f}"' for f in unknown)

@@ -41,6 +41,23 @@ class Snapshot:
     # Spark's own executor list per live driver pod uid: {"executors": [...]} or {"note": why not}
     spark_views: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
+    @classmethod
+    def of(
+        cls, lists: Mapping[str, Sequence[Any]], *, now: datetime, pods_resource_version: str = ""
+    ) -> Snapshot:
+        """A snapshot from lists keyed by the field names (a gateway's reads); missing ones empty."""
+        return cls(
+            pods=lists.get("pods", ()),
+            jobs=lists.get("jobs", ()),
+            events=lists.get("events", ()),
+            nodes=lists.get("nodes", ()),
+            sparkapplications=lists.get("sparkapplications", ()),
+            volumeattachments=lists.get("volumeattachments", ()),
+            pvcs=lists.get("pvcs", ()),
+            now=now,
+            pods_resource_version=pods_resource_version,
+        )
+
 
 @dataclass
 class Index:

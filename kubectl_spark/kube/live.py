@@ -115,16 +115,7 @@ class LiveCluster:
         copies["events"] += [
             e for uid, e in self.kept_events.items() if uid not in self.objects["events"]
         ]
-        return Snapshot(
-            pods=copies["pods"],
-            jobs=copies["jobs"],
-            events=copies["events"],
-            nodes=copies["nodes"],
-            sparkapplications=copies["sparkapplications"],
-            volumeattachments=copies["volumeattachments"],
-            pvcs=copies["pvcs"],
-            now=datetime.now(UTC),
-        )
+        return Snapshot.of(copies, now=datetime.now(UTC))
 
     def _bury(self, uid: str, pod: dict[str, Any], changes: dict[str, Change]) -> None:
         """Keep a deleted pod's last state (under the lock); forget the oldest beyond the bound."""

@@ -67,14 +67,6 @@ def read(
             )
         except (errors.Forbidden, errors.NotFound):
             optional[key] = []
-    return Snapshot(
-        pods=pods,
-        jobs=optional["jobs"],
-        events=optional["events"],
-        nodes=optional["nodes"],
-        sparkapplications=optional["sparkapplications"],
-        volumeattachments=optional["volumeattachments"],
-        pvcs=optional["pvcs"],
-        now=datetime.now(UTC),
-        pods_resource_version=pods_rv,
+    return Snapshot.of(
+        {**optional, "pods": pods}, now=datetime.now(UTC), pods_resource_version=pods_rv
     )

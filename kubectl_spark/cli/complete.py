@@ -12,6 +12,8 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from kubectl_spark.cli.command_table import COMMANDS  # written ahead from the tree: no typer
+
 NO_FILE = 4
 VALUE_FLAGS = {
     "-n",
@@ -60,13 +62,6 @@ OUTPUTS = {
     "version": ("json", "yaml"),
 }
 TIMEOUT = 2.0
-
-
-def _commands() -> dict[str, tuple[str, list[str]]]:
-    """Subcommand → (help, its flags): the command tree's table, written ahead (no typer import)."""
-    from kubectl_spark.cli.command_table import COMMANDS
-
-    return COMMANDS
 
 
 def _cluster_apps(preceding: list[str]) -> Any:
@@ -165,12 +160,11 @@ def candidates(words: list[str]) -> tuple[list[str], int]:
         return [], 0  # file completion
     if previous in VALUE_FLAGS:
         return [], NO_FILE
-    commands = _commands()
     if current.startswith("-"):
-        flags = commands.get(subcommand, ("", []))[1] if subcommand else []
+        flags = COMMANDS.get(subcommand, ("", []))[1] if subcommand else []
         return [*flags, *GLOBAL_FLAGS, "--help"], NO_FILE
     if not subcommand:
-        return [f"{name}\t{help_}" for name, (help_, _) in commands.items()], NO_FILE
+        return [f"{name}\t{help_}" for name, (help_, _) in COMMANDS.items()], NO_FILE
     positional = [w for w in preceding[preceding.index(subcommand) + 1 :] if not w.startswith("-")]
     if positional:
         return [], NO_FILE

@@ -104,12 +104,12 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
             )
         if source.driver is not None:
             entries.extend(_restarts(source.driver.pod, n, None))
-            entries.extend(_pod_events(source.driver.pod, n, None, index))
+            entries.extend(_pod_events(index.pod_events(source.driver), n, None))
             entries.extend(_actions(source.driver.pod, n, index))
         elif attempt.driver_pod:
             # the pod is gone; Events that still name it tell part of its story
             ghost = {"metadata": {"name": attempt.driver_pod, "namespace": app.namespace}}
-            entries.extend(_pod_events(ghost, n, None, index))
+            entries.extend(_pod_events(index.events_for(ghost), n, None))
             entries.extend(_actions(ghost, n, index))
         pods = {f.uid: f for f in source.executors}
         for executor in attempt.executors:
@@ -140,14 +140,11 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
                 continue
             if pod.restarts:
                 entries.extend(_restarts(pod.pod, n, executor.id))
-            if index.pod_events(pod):
+            events = index.pod_events(pod)
+            if events:
                 entries.extend(
                     _pod_events(
-                        pod.pod,
-                        n,
-                        executor.id,
-                        index,
-                        only=("Preempted", "Evicted", "FailedScheduling"),
+                        events, n, executor.id, only=("Preempted", "Evicted", "FailedScheduling")
                     )
                 )
     if group.owner is not None and app.source == "sparkapplication":
@@ -205,11 +202,14 @@ def _restarts(pod: Any, attempt: int, executor: str | None) -> list[HistoryEntry
 
 
 def _pod_events(
-    pod: Any, attempt: int, executor: str | None, index: Index, only: tuple[str, ...] = POD_EVENTS
+    events: list[dict[str, Any]],
+    attempt: int,
+    executor: str | None,
+    only: tuple[str, ...] = POD_EVENTS,
 ) -> list[HistoryEntry]:
     out = []
     seen: set[str] = set()
-    for event in index.events_for(pod):
+    for event in events:
         reason = raw.text(event, "reason")
         if reason not in only or reason in seen:
             continue

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from kubectl_spark.memory import collector_paused
@@ -396,11 +397,58 @@ def _reconstruct_operator_attempts(app: AppGroup) -> None:
         )
 
 
-def _reconstruct_job_attempts(app: AppGroup, snapshot: Snapshot) -> None:
+def job_of_pod(namespace: str, pod: str, jobs: Set[tuple[str, str]]) -> str | None:
+    """The Job among ``jobs`` (namespace, name) whose pods are named like ``pod``: the longest.
+
+    A Job names its pods ``<job>-<suffix>``: Job ``etl`` does not make pod ``etl-daily-x7k2p``
+    when Job ``etl-daily`` exists.
+    """
+    owner = pod
+    while "-" in owner:
+        owner = owner.rsplit("-", 1)[0]
+        if (namespace, owner) in jobs:
+            return owner
+    return None
+
+
+def job_pods_in_events(snapshot: Snapshot) -> dict[tuple[str, str], dict[str, str]]:
+    """Pod names Events mention, by the driver Job that made them: (namespace, Job) -> {name: first seen}.
+
+    Which Job a name belongs to is ``job_of_pod``'s answer. Read once per analysis: scanning
+    every Event for every Job would be quadratic.
+    """
+    jobs = {(raw.namespace(j), raw.name(j)) for j in snapshot.jobs if raw.name(j)}
+    found: dict[tuple[str, str], dict[str, str]] = {}
+    if not jobs:
+        return found
+    for event in snapshot.events:
+        involved = raw.mapping(event, "involvedObject")
+        name = raw.text(involved, "name")
+        if raw.text(involved, "kind") != "Pod" or "-" not in name:
+            continue
+        namespace = raw.text(involved, "namespace")
+        owner = job_of_pod(namespace, name, jobs)
+        if owner is None:
+            continue
+        stamp = (
+            times.rfc3339(
+                times.parse(raw.text(event, "firstTimestamp") or raw.text(event, "eventTime"))
+            )
+            or ""
+        )
+        named = found.setdefault((namespace, owner), {})
+        if name not in named or (stamp and stamp < named[name]):
+            named[name] = stamp
+    return found
+
+
+def _reconstruct_job_attempts(
+    app: AppGroup, named_by_job: Callable[[], dict[tuple[str, str], dict[str, str]]]
+) -> None:
     """Reconstruct a Job's attempts whose driver pods are gone.
 
-    The Job counted them (status.failed/succeeded), and Events may still name them (their
-    generated names start with the Job's name).
+    The Job counted them (status.failed/succeeded), and Events may still name them
+    (``job_pods_in_events``).
     """
     if app.source != "job" or app.owner is None:
         return
@@ -421,25 +469,11 @@ def _reconstruct_job_attempts(app: AppGroup, snapshot: Snapshot) -> None:
     missing = counted - finished_present
     if missing <= 0:
         return
-    prefix = raw.name(job) + "-"
-    named: dict[str, str] = {}
-    for event in snapshot.events:
-        involved = raw.mapping(event, "involvedObject")
-        name = raw.text(involved, "name")
-        if (
-            raw.text(involved, "kind") == "Pod"
-            and name.startswith(prefix)
-            and name not in present
-            and raw.text(involved, "namespace") == app.namespace
-        ):
-            stamp = (
-                times.rfc3339(
-                    times.parse(raw.text(event, "firstTimestamp") or raw.text(event, "eventTime"))
-                )
-                or ""
-            )
-            if name not in named or (stamp and stamp < named[name]):
-                named[name] = stamp
+    named = {
+        name: stamp
+        for name, stamp in named_by_job().get((app.namespace, raw.name(job)), {}).items()
+        if name not in present
+    }
     gone = sorted(named.items(), key=lambda kv: kv[1])[-missing:] if named else []
     for name, stamp in gone:
         app.attempts.append(
@@ -477,9 +511,10 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
         snapshot.pods, snapshot.jobs, snapshot.sparkapplications, group_by=group_by
     )
     apps = []
+    named_by_job = lru_cache(maxsize=1)(lambda: job_pods_in_events(snapshot))
     for app in groups:
         _reconstruct_operator_attempts(app)
-        _reconstruct_job_attempts(app, snapshot)
+        _reconstruct_job_attempts(app, named_by_job)
         attempts = tuple(
             with_spark_view(
                 _attempt(i + 1, a, app, index),

@@ -130,9 +130,14 @@ def group(
             placed[1].executors.append(f)
         else:
             homeless.append(f)
+    # The first application of each (namespace, app id), kept current as groups are added, so
+    # that placing an executor whose driver is gone is a lookup, not a scan of every application.
+    first_by_app_id: dict[tuple[str, str], AppGroup] = {}
+    for g in groups.values():
+        first_by_app_id.setdefault((g.namespace, g.app_id), g)
     for f in sorted(homeless, key=_created):
         owner_uid = f.owner_uid if f.owner_kind == "Pod" else ""
-        target = _fallback_group(groups, f, group_by) or by_labels(f, None)
+        target = _fallback_group(groups, first_by_app_id, f, group_by) or by_labels(f, None)
         if target is None:
             ungrouped.append(
                 UngroupedPod(
@@ -144,6 +149,7 @@ def group(
                 )
             )
             continue
+        first_by_app_id.setdefault((target.namespace, target.app_id), target)
         _attach_executor(target, owner_uid, f.owner_name if owner_uid else "", f)
 
     for (ns, app_name), app in apps_by_name.items():
@@ -175,7 +181,10 @@ def group(
 
 
 def _fallback_group(
-    groups: dict[tuple[str, str, str], AppGroup], f: PodFacts, group_by: str | None
+    groups: dict[tuple[str, str, str], AppGroup],
+    first_by_app_id: dict[tuple[str, str], AppGroup],
+    f: PodFacts,
+    group_by: str | None,
 ) -> AppGroup | None:
     """An existing application for an executor whose driver pod is not in the cluster."""
     ns = f.namespace
@@ -186,7 +195,7 @@ def _fallback_group(
         return groups.get(("sparkapplication", ns, f.operator_app))
     if not f.app_id:
         return None
-    return next((g for g in groups.values() if g.namespace == ns and g.app_id == f.app_id), None)
+    return first_by_app_id.get((ns, f.app_id))
 
 
 def _attach_executor(target: AppGroup, owner_uid: str, owner_name: str, f: PodFacts) -> None:

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from . import raw
-from .analyze import Snapshot, analyze, node_health
+from .analyze import Snapshot, analyze, job_of_pod, node_health
 from .model import Analysis
 from .podfacts import OPERATOR_APP
 
@@ -247,10 +247,12 @@ class LiveAnalysis:
             events.update(
                 index.by_target.get((raw.namespace(app), "SparkApplication", raw.name(app))) or {}
             )
-        for job in jobs:  # a Job's attempts whose pods are gone are still named by Events
-            prefix, ns = raw.name(job) + "-", raw.namespace(job)
-            for target, found in index.by_target.items():
-                if target[0] == ns and target[1] == "Pod" and target[2].startswith(prefix):
+        if jobs:  # a Job's attempts whose pods are gone are still named by Events
+            mine = {(raw.namespace(j), raw.name(j)) for j in jobs}
+            every_job = {(raw.namespace(j), raw.name(j)) for j in snapshot.jobs}
+            for (ns, kind, name), found in index.by_target.items():
+                owner = job_of_pod(ns, name, every_job) if kind == "Pod" else None
+                if owner is not None and (ns, owner) in mine:
                     events.update(found)
         part = analyze(
             Snapshot(

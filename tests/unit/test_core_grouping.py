@@ -311,3 +311,58 @@ def test_malformed_json_never_makes_the_core_raise(pods: list[Any], other: list[
             now=NOW,
         )
     )
+
+
+def _driver_job(name: str, uid: str, failed: int) -> dict[str, Any]:
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": "ns",
+            "uid": uid,
+            "creationTimestamp": "2026-03-01T00:00:00Z",
+        },
+        "spec": {"template": {"metadata": {"labels": {"spark-role": "driver"}}}},
+        "status": {"failed": failed, "active": 1},
+    }
+
+
+def _pod_event(pod: str, reason: str, at: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": f"{pod}.{reason}", "namespace": "ns", "uid": f"ev-{pod}-{reason}"},
+        "involvedObject": {"kind": "Pod", "name": pod, "namespace": "ns", "uid": f"gone-{pod}"},
+        "reason": reason,
+        "message": "m",
+        "firstTimestamp": at,
+    }
+
+
+def job_pair() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Jobs ``etl`` and ``etl-daily``, each with a live driver and one attempt whose pod is gone."""
+    pods, jobs = [], []
+    for name, uid in (("etl", "job-etl"), ("etl-daily", "job-daily")):
+        jobs.append(_driver_job(name, uid, failed=1))
+        labels = {"spark-app-selector": f"spark-{name}", "spark-app-name": name}
+        pods.append(
+            mk(
+                f"{name}-live1",
+                "driver",
+                "2026-03-01T00:10:00Z",
+                labels=labels,
+                owner=ref("Job", name, uid),
+            )
+        )
+    events = [
+        _pod_event("etl-gone1", "Killing", "2026-03-01T00:01:00Z"),
+        _pod_event("etl-daily-gone2", "Killing", "2026-03-01T00:02:00Z"),
+    ]
+    return pods, jobs, events
+
+
+def test_a_jobs_gone_attempts_are_the_events_of_its_own_pods_not_a_longer_named_jobs() -> None:
+    pods, jobs, events = job_pair()
+    apps = {a.name: a for a in analyze(Snapshot(pods=pods, jobs=jobs, events=events, now=NOW)).apps}
+    assert [a.driver_pod for a in apps["etl"].attempts] == ["etl-gone1", "etl-live1"]
+    assert [a.driver_pod for a in apps["etl-daily"].attempts] == [
+        "etl-daily-gone2",
+        "etl-daily-live1",
+    ]

@@ -82,3 +82,18 @@ def test_time_alone_brings_a_full_analysis_after_max_age() -> None:
     assert live.full_runs == 1
     live.update(dataclasses.replace(snapshot, now=NOW + timedelta(seconds=61)), {})
     assert live.full_runs == 2, "alerts that depend on the time alone must not go stale"
+
+
+def test_a_change_to_one_of_two_jobs_sharing_a_name_prefix_equals_a_full_analysis() -> None:
+    from tests.unit.test_core_grouping import job_pair
+
+    pods, jobs, events = job_pair()
+    live = LiveAnalysis()
+    live.update(Snapshot(pods=pods, jobs=jobs, events=events, now=NOW), None)
+    after = copy.deepcopy(pods)
+    etl = next(p for p in after if p["metadata"]["name"] == "etl-live1")
+    etl["status"]["phase"] = "Pending"
+    snapshot = Snapshot(pods=after, jobs=jobs, events=events, now=NOW)
+    fast = live.update(snapshot, {"pods": {etl["metadata"]["uid"]: Change(etl)}})
+    assert live.full_runs == 1, "one pod's change must take the partial path"
+    assert fast.to_json() == analyze(snapshot).to_json()

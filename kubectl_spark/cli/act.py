@@ -29,8 +29,10 @@ def suffix() -> str:
 
 
 def actor(api: Any) -> str:
+    """Who acts, as recorded on what an action changes: the kubeconfig user, and whom it impersonates."""
     users = api.resolved.config.get("users") or [{}]
-    return str(users[0].get("name") or os.environ.get("USER") or "kubectl-spark")
+    name = str(users[0].get("name") or os.environ.get("USER") or "kubectl-spark")
+    return f"{name} as {api.acting_as}" if api.acting_as else name
 
 
 def check_dry_run(value: str) -> str:

@@ -26,7 +26,8 @@ def build_app() -> typer.Typer:
         help=(
             "Spark on Kubernetes: driver attempts, executor loss reasons, split brain, safe actions.\n\n"
             "kubectl's connection flags work before or after the command: --kubeconfig, --context, --cluster, "
-            "--user, -n/--namespace, -A/--all-namespaces, --request-timeout."
+            "--user, -n/--namespace, -A/--all-namespaces, --request-timeout, -s/--server, --token, "
+            "--insecure-skip-tls-verify, --as, --as-group (repeatable), --as-uid."
         ),
         add_completion=False,
         no_args_is_help=True,

@@ -26,7 +26,20 @@ def connection() -> Any:
     from kubectl_spark.kube.client import Connection
 
     g = cli_globals.current()
-    return Connection(g.kubeconfig, g.context, g.cluster, g.user, g.namespace, g.request_timeout)
+    return Connection(
+        g.kubeconfig,
+        g.context,
+        g.cluster,
+        g.user,
+        g.namespace,
+        g.request_timeout,
+        g.server,
+        g.token,
+        g.insecure_skip_tls_verify,
+        g.impersonate,
+        g.impersonate_groups,
+        g.impersonate_uid,
+    )
 
 
 def load(

@@ -23,6 +23,12 @@ VALUE_FLAGS = {
     "--user",
     "--kubeconfig",
     "--request-timeout",
+    "-s",
+    "--server",
+    "--token",
+    "--as",
+    "--as-group",
+    "--as-uid",
     "-o",
     "--output",
     "-l",
@@ -49,6 +55,12 @@ GLOBAL_FLAGS = (
     "-A",
     "--all-namespaces",
     "--request-timeout",
+    "--server",
+    "--token",
+    "--insecure-skip-tls-verify",
+    "--as",
+    "--as-group",
+    "--as-uid",
     "--history-db",
     "--no-history",
 )
@@ -65,6 +77,8 @@ TIMEOUT = 2.0
 
 
 def _cluster_apps(preceding: list[str]) -> Any:
+    import dataclasses
+
     from kubectl_spark.cli import globals as cli_globals
     from kubectl_spark.cli.common import connection
     from kubectl_spark.core.analyze import analyze
@@ -73,23 +87,21 @@ def _cluster_apps(preceding: list[str]) -> Any:
 
     options, _ = cli_globals.split(preceding)
     cli_globals.use(options)
-    conn = connection()
-    conn = type(conn)(
-        conn.kubeconfig, conn.context, conn.cluster, conn.user, conn.namespace, TIMEOUT
-    )
+    conn = dataclasses.replace(connection(), request_timeout=TIMEOUT)
     with connect(conn) as api:
         return analyze(snapshot.read(api, None if options.all_namespaces else api.namespace)).apps
 
 
 def _namespaces(preceding: list[str]) -> list[str]:
+    import dataclasses
+
     from kubectl_spark.cli import globals as cli_globals
     from kubectl_spark.cli.common import connection
     from kubectl_spark.kube.client import connect
 
     options, _ = cli_globals.split([w for w in preceding if w not in ("-n", "--namespace")])
     cli_globals.use(options)
-    conn = connection()
-    conn = type(conn)(conn.kubeconfig, conn.context, conn.cluster, conn.user, None, TIMEOUT)
+    conn = dataclasses.replace(connection(), namespace=None, request_timeout=TIMEOUT)
     with connect(conn) as api:
         items, _ = api.list("/api/v1/namespaces", what="list namespaces")
     return sorted(str(i["metadata"]["name"]) for i in items)

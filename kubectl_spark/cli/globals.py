@@ -20,13 +20,21 @@ VALUE_FLAGS = {
     "--user": "user",
     "-n": "namespace",
     "--namespace": "namespace",
+    "-s": "server",
+    "--server": "server",
+    "--token": "token",
+    "--as": "impersonate",
+    "--as-uid": "impersonate_uid",
     "--request-timeout": "request_timeout",
     "--history-db": "history_db",
 }
+SHORT_VALUE_FLAGS = ("-n", "-s")  # also written -nNAME and -sURL
+GROUP_FLAG = "--as-group"  # repeatable: one group each
 BOOL_FLAGS = {
     "-A": "all_namespaces",
     "--all-namespaces": "all_namespaces",
     "--no-history": "no_history",
+    "--insecure-skip-tls-verify": "insecure_skip_tls_verify",
 }
 
 
@@ -39,6 +47,12 @@ class Globals:
     namespace: str | None = None
     all_namespaces: bool = False
     request_timeout: float | None = None
+    server: str | None = None
+    token: str | None = None
+    insecure_skip_tls_verify: bool = False
+    impersonate: str | None = None  # --as
+    impersonate_groups: tuple[str, ...] = ()  # --as-group, repeated
+    impersonate_uid: str | None = None  # --as-uid
     history_db: str | None = None  # the local history store (default: under XDG_STATE_HOME)
     no_history: bool = False
 
@@ -77,6 +91,7 @@ def parse_timeout(text: str) -> float | None:
 def split(argv: list[str]) -> tuple[Globals, list[str]]:
     values: dict[str, object] = {}
     rest: list[str] = []
+    groups: list[str] = []
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -84,7 +99,9 @@ def split(argv: list[str]) -> tuple[Globals, list[str]]:
             rest.extend(argv[i:])
             break
         name, eq, inline = arg.partition("=")
-        if name in VALUE_FLAGS and (eq or name.startswith("--") or name == "-n"):
+        if (name in VALUE_FLAGS or name == GROUP_FLAG) and (
+            eq or name.startswith("--") or name in SHORT_VALUE_FLAGS
+        ):
             if eq:
                 value = inline
             elif i + 1 < len(argv):
@@ -92,18 +109,23 @@ def split(argv: list[str]) -> tuple[Globals, list[str]]:
                 value = argv[i]
             else:
                 raise UsageError(f"flag needs an argument: {name}")
-            values[VALUE_FLAGS[name]] = value
-        elif arg.startswith("-n") and len(arg) > 2 and not arg.startswith("--"):
-            values["namespace"] = arg[2:]
-        elif arg in BOOL_FLAGS:
-            values[BOOL_FLAGS[arg]] = True
+            if name == GROUP_FLAG:
+                groups.append(value)
+            else:
+                values[VALUE_FLAGS[name]] = value
+        elif arg[:2] in SHORT_VALUE_FLAGS and len(arg) > 2 and not arg.startswith("--"):
+            values[VALUE_FLAGS[arg[:2]]] = arg[2:]
+        elif name in BOOL_FLAGS and (not eq or inline in ("true", "false")):
+            values[BOOL_FLAGS[name]] = not eq or inline == "true"
+        elif name in BOOL_FLAGS:
+            raise UsageError(f'invalid argument "{inline}" for "{name}" flag: use true or false')
         elif arg == "--dry-run":
             rest.append("--dry-run=client")  # kubectl: a bare --dry-run means client
         else:
             rest.append(arg)
         i += 1
     timeout = values.pop("request_timeout", None)
-    globals_ = replace(Globals(), **values)  # type: ignore[arg-type]
+    globals_ = replace(Globals(), impersonate_groups=tuple(groups), **values)  # type: ignore[arg-type]
     if isinstance(timeout, str):
         globals_ = replace(globals_, request_timeout=parse_timeout(timeout))
     if globals_.namespace is not None and not re.fullmatch(

@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
+from urllib3 import HTTPHeaderDict
 from urllib3.exceptions import HTTPError as Urllib3Error
 
 from kubectl_spark import errors
@@ -30,7 +32,7 @@ from .config import Resolved, Selection, load
 
 @dataclass(frozen=True)
 class Connection:
-    """Where to connect: kubeconfig path(s), overrides, and the request timeout."""
+    """Where to connect: kubeconfig path(s), kubectl's overrides, and the request timeout."""
 
     kubeconfig: str | None = None
     context: str | None = None
@@ -38,6 +40,24 @@ class Connection:
     user: str | None = None
     namespace: str | None = None
     request_timeout: float | None = None
+    server: str | None = None
+    token: str | None = None
+    insecure_skip_tls_verify: bool = False
+    impersonate: str | None = None
+    impersonate_groups: tuple[str, ...] = ()
+    impersonate_uid: str | None = None
+
+    def selection(self) -> Selection:
+        return Selection(
+            self.kubeconfig,
+            self.context,
+            self.cluster,
+            self.user,
+            self.namespace,
+            self.server,
+            self.token,
+            self.insecure_skip_tls_verify,
+        )
 
 
 READ_ATTEMPTS = 5
@@ -52,6 +72,7 @@ class Api:
     client: Any
     resolved: Resolved
     timeout: float | None
+    acting_as: str = ""  # the user impersonated (--as, or the kubeconfig's), if any
     _closed: bool = field(default=False, repr=False)
 
     @property
@@ -248,9 +269,7 @@ class _Captured(logging.Handler):
 
 
 def connect(conn: Connection) -> Api:
-    resolved = load(
-        Selection(conn.kubeconfig, conn.context, conn.cluster, conn.user, conn.namespace)
-    )
+    resolved = load(conn.selection())
     captured = _Captured()
     root = logging.getLogger()
     root.addHandler(captured)
@@ -269,7 +288,74 @@ def connect(conn: Connection) -> Api:
             f"the kubeconfig's exec credential plugin failed (context {resolved.context!r}): "
             f"{detail}"
         )
-    return Api(client, resolved, conn.request_timeout)
+    acting_as = _impersonate(client, conn, resolved)
+    if client.configuration.verify_ssl is False:
+        # Asked for (flag or kubeconfig): kubectl does not warn on every request either.
+        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+    return Api(client, resolved, conn.request_timeout, acting_as)
+
+
+IMPERSONATE_USER = "Impersonate-User"
+IMPERSONATE_GROUP = "Impersonate-Group"
+IMPERSONATE_UID = "Impersonate-Uid"
+
+
+def _impersonate(client: Any, conn: Connection, resolved: Resolved) -> str:
+    """Act as --as/--as-group/--as-uid, or as the kubeconfig user's ``as`` fields, as kubectl does.
+
+    Returns the user acted as ("" for none).
+
+    Each flag, when given, wins over its kubeconfig field. The server checks that the
+    authenticated user may impersonate; a group is one ``Impersonate-Group`` header each.
+    """
+    entry = resolved.user_entry
+    user = conn.impersonate or _text(entry.get("as"))
+    groups = conn.impersonate_groups or tuple(
+        str(g) for g in entry.get("as-groups") or () if isinstance(g, str)
+    )
+    uid = conn.impersonate_uid or _text(entry.get("as-uid"))
+    if not user:
+        if groups or uid:
+            raise errors.UsageError(
+                "--as-group and --as-uid need a user to impersonate: pass --as "
+                "(or set `as` in the kubeconfig's user)"
+            )
+        return ""
+    client.set_default_header(IMPERSONATE_USER, user)
+    if uid:
+        client.set_default_header(IMPERSONATE_UID, uid)
+    if groups:
+        rest = client.rest_client
+        rest.pool_manager = _RepeatedHeader(rest.pool_manager, IMPERSONATE_GROUP, groups)
+    return user
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+class _RepeatedHeader:
+    """The client's urllib3 pool, sending one header line per value of a header.
+
+    The kubernetes client keeps headers in a plain dict, one value per name, but kube-apiserver
+    reads each ``Impersonate-Group`` line as one group (a comma-joined line would be one group
+    named "a,b"). urllib3 sends every value of an ``HTTPHeaderDict``.
+    """
+
+    def __init__(self, pool: Any, name: str, values: tuple[str, ...]) -> None:
+        self._pool = pool
+        self._name = name
+        self._values = values
+
+    def request(self, method: str, url: str, *args: Any, headers: Any = None, **kw: Any) -> Any:
+        merged = HTTPHeaderDict(headers or {})
+        merged.discard(self._name)
+        for value in self._values:
+            merged.add(self._name, value)
+        return self._pool.request(method, url, *args, headers=merged, **kw)
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._pool, attr)
 
 
 def history_scope(api: Api) -> Any:

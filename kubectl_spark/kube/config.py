@@ -2,7 +2,9 @@
 
 kubectl merges ``KUBECONFIG``'s colon-separated files with the *first* file that sets a value
 winning (the Python client lets the last ``current-context`` win), then applies ``--context``,
-``--cluster``, ``--user`` and ``--namespace``. We merge ourselves and hand the client one dict.
+``--cluster``, ``--user``, ``--namespace``, ``--server``, ``--token`` and
+``--insecure-skip-tls-verify``. We merge ourselves and hand the client one dict. With
+``--server`` a kubeconfig is not needed at all, as with kubectl.
 Relative file paths in a kubeconfig are resolved against the file that names them.
 """
 
@@ -27,6 +29,9 @@ class Selection:
     cluster: str | None = None
     user: str | None = None
     namespace: str | None = None
+    server: str | None = None
+    token: str | None = None
+    insecure_skip_tls_verify: bool = False
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,13 @@ class Resolved:
     cluster: str
     namespace: str
     files: tuple[str, ...]
+
+    @property
+    def user_entry(self) -> dict[str, Any]:
+        """The chosen kubeconfig user's fields (token, certificates, ``as``…)."""
+        users = self.config.get("users") or [{}]
+        entry = users[0].get("user")
+        return entry if isinstance(entry, dict) else {}
 
 
 def _files(selection: Selection) -> list[Path]:
@@ -86,6 +98,8 @@ def load(selection: Selection) -> Resolved:
                     )
         if not current and doc.get("current-context"):
             current = str(doc["current-context"])
+    if not read and selection.server and not selection.context:
+        return _from_flags(selection)
     if not read:
         raise ConfigError(
             "no kubeconfig found (looked at " + ", ".join(str(f) for f in files) + ")",
@@ -115,8 +129,51 @@ def load(selection: Selection) -> Resolved:
         "apiVersion": "v1",
         "kind": "Config",
         "current-context": context_name,
-        "clusters": [{"name": cluster_name, "cluster": merged["clusters"][cluster_name]}],
-        "users": [{"name": user_name, "user": merged["users"].get(user_name, {})}],
+        "clusters": [
+            {"name": cluster_name, "cluster": _cluster(merged["clusters"][cluster_name], selection)}
+        ],
+        "users": [
+            {"name": user_name, "user": _user(merged["users"].get(user_name, {}), selection)}
+        ],
         "contexts": [{"name": context_name, "context": context}],
     }
     return Resolved(config, context_name, cluster_name, namespace, tuple(read))
+
+
+def _cluster(entry: dict[str, Any], selection: Selection) -> dict[str, Any]:
+    """The cluster entry with --server and --insecure-skip-tls-verify applied.
+
+    Skipping verification drops the kubeconfig's CA, as kubectl does when the flag comes
+    without a CA of its own (client-go refuses a CA together with the insecure flag).
+    """
+    out = dict(entry)
+    if selection.server:
+        out["server"] = selection.server
+    if selection.insecure_skip_tls_verify:
+        out["insecure-skip-tls-verify"] = True
+        out.pop("certificate-authority", None)
+        out.pop("certificate-authority-data", None)
+    return out
+
+
+def _user(entry: dict[str, Any], selection: Selection) -> dict[str, Any]:
+    """The user entry with --token applied: the token then wins over the kubeconfig's plugins."""
+    if not selection.token:
+        return entry
+    out = {k: v for k, v in entry.items() if k not in ("tokenFile", "exec", "auth-provider")}
+    out["token"] = selection.token
+    return out
+
+
+def _from_flags(selection: Selection) -> Resolved:
+    """No kubeconfig, but --server (and maybe --token): kubectl connects with the flags alone."""
+    name = "flags"
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": name,
+        "clusters": [{"name": name, "cluster": _cluster({}, selection)}],
+        "users": [{"name": name, "user": _user({}, selection)}],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+    }
+    return Resolved(config, name, name, selection.namespace or "default", ())

@@ -282,6 +282,39 @@ def test_wrong_token_is_401_and_forbidden_is_403(
     assert kubectl("auth", "can-i", "get", "pods").stdout.strip() == "yes"
 
 
+def test_impersonation_as_kubectl_sends_it(kubectl, emulator: EmbeddedApiServer, tmp_path) -> None:
+    """kubectl's --as/--as-group: one Impersonate-Group header per group, the user's policy."""
+    emulator.set_policy(
+        {
+            "rules": [
+                {"effect": "allow", "users": ["oncall"], "groups": ["spark-admins"]},
+                {"effect": "deny", "users": ["oncall"], "verbs": ["delete"]},
+                {"effect": "deny", "users": ["oncall"], "verbs": ["impersonate"]},
+            ]
+        }
+    )
+    kubectl("create", "-f", "-", input=DRIVER)
+    proc = kubectl("delete", "pod", "pi-driver", "--as", "oncall", "--dry-run=server", check=False)
+    assert proc.returncode != 0
+    assert 'User "oncall" cannot delete resource "pods"' in proc.stderr
+    proc = kubectl(
+        "delete", "pod", "pi-driver", "--dry-run=server",
+        "--as", "oncall", "--as-group", "other", "--as-group", "spark-admins",
+    )  # fmt: skip
+    assert "deleted (server dry run)" in proc.stdout
+    proc = kubectl("get", "pods", "--as", "oncall", "--as", "someone", check=False)
+    assert proc.returncode == 0  # kubectl keeps the last --as: the admin may impersonate anyone
+    oncall = emulator.write_kubeconfig(
+        tmp_path / "oncall", user="oncall", token=emulator.add_user("oncall")
+    )
+    proc = kubectl("--kubeconfig", str(oncall), "get", "pods", "--as", "root", check=False)
+    assert proc.returncode != 0
+    assert (
+        'users "root" is forbidden: User "oncall" cannot impersonate resource "users" in API '
+        'group "" at the cluster scope' in proc.stderr
+    )
+
+
 def test_sparkapplications_and_nodes(kubectl) -> None:
     app = {
         "apiVersion": "sparkoperator.k8s.io/v1beta2",

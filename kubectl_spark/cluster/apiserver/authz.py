@@ -21,15 +21,54 @@ def _set(values: Iterable[str] | str | None) -> frozenset[str]:
     return frozenset(values)
 
 
+AUTHENTICATED = "system:authenticated"
+UNAUTHENTICATED = "system:unauthenticated"
+ANONYMOUS = "system:anonymous"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a request acts as: a user name and the groups it is in."""
+
+    name: str
+    groups: frozenset[str] = frozenset({AUTHENTICATED})
+    impersonated_by: str = ""  # the authenticated user, when the request impersonates ``name``
+
+
 @dataclass(frozen=True)
 class Attributes:
     user: str
     verb: str
-    group: str
+    group: str  # the API group
     resource: str
     subresource: str = ""
     namespace: str = ""
     name: str = ""
+    user_groups: frozenset[str] = frozenset()
+    impersonated_by: str = ""
+
+    @classmethod
+    def of(
+        cls,
+        who: Identity,
+        verb: str,
+        group: str,
+        resource: str,
+        subresource: str = "",
+        namespace: str = "",
+        name: str = "",
+    ) -> Attributes:
+        return cls(
+            who.name,
+            verb,
+            group,
+            resource,
+            subresource,
+            namespace,
+            name,
+            who.groups,
+            who.impersonated_by,
+        )
 
     @property
     def resource_path(self) -> str:
@@ -44,6 +83,7 @@ class Rule:
     api_groups: frozenset[str] = frozenset({"*"})
     namespaces: frozenset[str] = frozenset({"*"})
     users: frozenset[str] = frozenset({"*"})
+    groups: frozenset[str] = frozenset({"*"})  # the user's groups (RBAC's Group subjects)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Rule:
@@ -57,6 +97,7 @@ class Rule:
             api_groups=_set(data.get("apiGroups")),
             namespaces=_set(data.get("namespaces")),
             users=_set(data.get("users")),
+            groups=_set(data.get("groups")),
         )
 
     def matches(self, a: Attributes) -> bool:
@@ -74,6 +115,7 @@ class Rule:
             and hit(self.api_groups, a.group)
             and hit(self.namespaces, a.namespace)
             and hit(self.users, a.user)
+            and ("*" in self.groups or not self.groups.isdisjoint(a.user_groups))
         )
 
 
@@ -117,6 +159,7 @@ class AuditLog:
                 "name": a.name,
                 "code": code,
                 "dryRun": dry_run,
+                "impersonatedBy": a.impersonated_by,
             }
         )
 

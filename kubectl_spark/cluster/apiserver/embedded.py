@@ -314,6 +314,10 @@ class EmbeddedApiServer:
     def audit_writes(self) -> list[dict[str, Any]]:
         return self.call(self.api.audit.writes)
 
+    def audit_entries(self) -> list[dict[str, Any]]:
+        """Every request the policy judged, oldest first (dry runs and refusals included)."""
+        return self.call(lambda: list(self.api.audit.entries))
+
     def clear_audit(self) -> None:
         self.call(self.api.audit.entries.clear)
 

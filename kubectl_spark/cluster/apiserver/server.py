@@ -23,7 +23,15 @@ from aiohttp import web
 from kubectl_spark.cluster.clock import Clock
 
 from . import fieldvalidation, openapi, patching, protobuf, tables
-from .authz import Attributes, AuditLog, Policy, forbidden_message
+from .authz import (
+    ANONYMOUS,
+    UNAUTHENTICATED,
+    Attributes,
+    AuditLog,
+    Identity,
+    Policy,
+    forbidden_message,
+)
 from .errors import (
     ApiError,
     bad_request,
@@ -37,6 +45,7 @@ from .errors import (
     unsupported_media_type,
 )
 from .faults import FaultProfile, Faults
+from .impersonation import impersonated
 from .kinds import field_getters
 from .logs import LogStore, PodLogs
 from .resources import Registry, ResourceType
@@ -141,6 +150,7 @@ class ApiServer:
             return web.Response(text="ok", content_type="text/plain")
         try:
             user = self._authenticate(request)
+            user = impersonated(request.headers, user, self.policy.allows) or user
             if self.faults.active and not self.faults.spares(request.headers.get("User-Agent", "")):
                 injected = await self._fault(request)
                 if injected is not None:
@@ -190,16 +200,16 @@ class ApiServer:
             return response
         return None
 
-    def _authenticate(self, request: web.Request) -> str:
+    def _authenticate(self, request: web.Request) -> Identity:
         if not self.config.require_auth:
-            return "system:anonymous"
+            return Identity(ANONYMOUS, frozenset({UNAUTHENTICATED}))
         header = request.headers.get("Authorization", "")
         scheme, _, token = header.partition(" ")
         if scheme.lower() == "bearer" and token.strip() in self.config.tokens:
-            return self.config.tokens[token.strip()]
+            return Identity(self.config.tokens[token.strip()])
         raise unauthorized()
 
-    async def _dispatch(self, request: web.Request, user: str) -> web.StreamResponse:
+    async def _dispatch(self, request: web.Request, user: Identity) -> web.StreamResponse:
         parts = [p for p in request.path.split("/") if p]
         if not parts:
             return _json(
@@ -264,8 +274,8 @@ class ApiServer:
             raise _no_resource()
         return Route(group, version, rt, namespace, name, subresource, extra, legacy_watch)
 
-    def _authorize(self, user: str, verb: str, route: Route) -> Attributes:
-        attrs = Attributes(
+    def _authorize(self, user: Identity, verb: str, route: Route) -> Attributes:
+        attrs = Attributes.of(
             user, verb, route.group, route.rt.plural, route.subresource, route.namespace, route.name
         )
         if not self.policy.allows(attrs):
@@ -273,7 +283,7 @@ class ApiServer:
         return attrs
 
     async def _resource(
-        self, request: web.Request, user: str, group: str, version: str, rest: list[str]
+        self, request: web.Request, user: Identity, group: str, version: str, rest: list[str]
     ) -> web.StreamResponse:
         route = self._route(group, version, rest)
         query = dict(request.query)
@@ -306,7 +316,7 @@ class ApiServer:
         dry_run = query.get("dryRun") == "All"
         if "dryRun" in query and query["dryRun"] not in ("All", ""):
             raise bad_request(f"Invalid dryRun value: {query['dryRun']!r}, supported values: All")
-        attrs = Attributes(
+        attrs = Attributes.of(
             user, verb, group, route.rt.plural, route.subresource, route.namespace, route.name
         )
         try:
@@ -325,7 +335,7 @@ class ApiServer:
         verb: str,
         query: dict[str, str],
         dry_run: bool,
-        user: str,
+        user: Identity,
     ) -> web.StreamResponse:
         rt, ns, name, sub = route.rt, route.namespace, route.name, route.subresource
         store = self.store
@@ -757,7 +767,7 @@ class ApiServer:
                 },
             )
 
-    def _review(self, body: Any, user: str) -> dict[str, Any]:
+    def _review(self, body: Any, user: Identity) -> dict[str, Any]:
         spec = (body or {}).get("spec") or {}
         ra = spec.get("resourceAttributes")
         if not isinstance(ra, dict):
@@ -766,7 +776,7 @@ class ApiServer:
                 "Invalid",
                 'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified',
             )
-        attrs = Attributes(
+        attrs = Attributes.of(
             user,
             str(ra.get("verb", "")),
             str(ra.get("group", "")),
@@ -921,10 +931,12 @@ class ApiServer:
         return web.Response(status=status, body=body, content_type=content_type)
 
     # ------------------------------------------------------------------------------ admin
-    async def _admin(self, request: web.Request, user: str, parts: list[str]) -> web.StreamResponse:
+    async def _admin(
+        self, request: web.Request, user: Identity, parts: list[str]
+    ) -> web.StreamResponse:
         """Emulator controls (logs, policy, GC, compaction) for the simulator and tests."""
-        if self.config.require_auth and user not in self.config.admin_users:
-            raise ApiError(403, "Forbidden", f'User "{user}" cannot use the emulator controls')
+        if self.config.require_auth and user.name not in self.config.admin_users:
+            raise ApiError(403, "Forbidden", f'User "{user.name}" cannot use the emulator controls')
         what = "/".join(parts)
         method = request.method
         body = await self._body(request, allow_empty=True) if method in ("POST", "PUT") else None

@@ -27,7 +27,8 @@ def build_app() -> typer.Typer:
             "Spark on Kubernetes: driver attempts, executor loss reasons, split brain, safe actions.\n\n"
             "kubectl's connection flags work before or after the command: --kubeconfig, --context, --cluster, "
             "--user, -n/--namespace, -A/--all-namespaces, --request-timeout, -s/--server, --token, "
-            "--insecure-skip-tls-verify, --as, --as-group (repeatable), --as-uid."
+            "--insecure-skip-tls-verify, --as, --as-group (repeatable), --as-uid; -v=6 prints each "
+            "request to the API server, as kubectl -v=6 does."
         ),
         add_completion=False,
         no_args_is_help=True,

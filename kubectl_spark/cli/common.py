@@ -39,6 +39,7 @@ def connection() -> Any:
         g.impersonate,
         g.impersonate_groups,
         g.impersonate_uid,
+        g.verbosity,
     )
 
 

@@ -29,6 +29,8 @@ VALUE_FLAGS = {
     "--as",
     "--as-group",
     "--as-uid",
+    "-v",
+    "--v",
     "-o",
     "--output",
     "-l",
@@ -61,6 +63,7 @@ GLOBAL_FLAGS = (
     "--as",
     "--as-group",
     "--as-uid",
+    "--v",
     "--history-db",
     "--no-history",
 )

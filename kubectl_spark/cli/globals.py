@@ -26,9 +26,11 @@ VALUE_FLAGS = {
     "--as": "impersonate",
     "--as-uid": "impersonate_uid",
     "--request-timeout": "request_timeout",
+    "-v": "verbosity",
+    "--v": "verbosity",
     "--history-db": "history_db",
 }
-SHORT_VALUE_FLAGS = ("-n", "-s")  # also written -nNAME and -sURL
+SHORT_VALUE_FLAGS = ("-n", "-s", "-v")  # also written -nNAME, -sURL and -v6
 GROUP_FLAG = "--as-group"  # repeatable: one group each
 BOOL_FLAGS = {
     "-A": "all_namespaces",
@@ -53,6 +55,7 @@ class Globals:
     impersonate: str | None = None  # --as
     impersonate_groups: tuple[str, ...] = ()  # --as-group, repeated
     impersonate_uid: str | None = None  # --as-uid
+    verbosity: int = 0  # -v: 6 prints every request (kube/trace.py)
     history_db: str | None = None  # the local history store (default: under XDG_STATE_HOME)
     no_history: bool = False
 
@@ -125,6 +128,12 @@ def split(argv: list[str]) -> tuple[Globals, list[str]]:
             rest.append(arg)
         i += 1
     timeout = values.pop("request_timeout", None)
+    level = values.pop("verbosity", "0")
+    if not (isinstance(level, str) and level.isdecimal()):
+        raise UsageError(
+            f'invalid argument "{level}" for "-v, --v" flag: a whole number (6: requests)'
+        )
+    values["verbosity"] = int(level)
     globals_ = replace(Globals(), impersonate_groups=tuple(groups), **values)  # type: ignore[arg-type]
     if isinstance(timeout, str):
         globals_ = replace(globals_, request_timeout=parse_timeout(timeout))

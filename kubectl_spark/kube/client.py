@@ -27,6 +27,7 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 from kubectl_spark import errors
 from kubectl_spark.memory import collector_paused
 
+from . import trace
 from .config import Resolved, Selection, load
 
 
@@ -46,6 +47,7 @@ class Connection:
     impersonate: str | None = None
     impersonate_groups: tuple[str, ...] = ()
     impersonate_uid: str | None = None
+    verbosity: int = 0  # -v: at trace.REQUESTS every request is printed
 
     def selection(self) -> Selection:
         return Selection(
@@ -73,6 +75,7 @@ class Api:
     resolved: Resolved
     timeout: float | None
     acting_as: str = ""  # the user impersonated (--as, or the kubeconfig's), if any
+    verbosity: int = 0
     _closed: bool = field(default=False, repr=False)
 
     @property
@@ -136,6 +139,47 @@ class Api:
         raise AssertionError("unreachable")
 
     def _once(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, Any]] | None,
+        body: Any,
+        content_type: str,
+        stream: bool,
+        what: str,
+        timeout: float | None,
+    ) -> Any:
+        if self.verbosity >= trace.REQUESTS:
+            return self._traced(method, path, query, body, content_type, stream, what, timeout)
+        return self._call(method, path, query, body, content_type, stream, what, timeout)
+
+    def _traced(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, Any]] | None,
+        body: Any,
+        content_type: str,
+        stream: bool,
+        what: str,
+        timeout: float | None,
+    ) -> Any:
+        """``_call``, printing the request's line (-v) whether it was answered or not."""
+        target = trace.url(str(self.client.configuration.host), path, query)
+        start = time.monotonic()
+        status: int | None = 200
+        try:
+            return self._call(method, path, query, body, content_type, stream, what, timeout)
+        except errors.ApiRequestError as exc:
+            status = exc.status or None
+            raise
+        except errors.KubectlSparkError:
+            status = None
+            raise
+        finally:
+            trace.request(method, target, status, time.monotonic() - start)
+
+    def _call(
         self,
         method: str,
         path: str,
@@ -270,6 +314,9 @@ class _Captured(logging.Handler):
 
 def connect(conn: Connection) -> Api:
     resolved = load(conn.selection())
+    if conn.verbosity >= trace.REQUESTS:
+        for path in resolved.files:
+            trace.line("config.py", f"Config loaded from file:  {path}")
     captured = _Captured()
     root = logging.getLogger()
     root.addHandler(captured)
@@ -292,7 +339,7 @@ def connect(conn: Connection) -> Api:
     if client.configuration.verify_ssl is False:
         # Asked for (flag or kubeconfig): kubectl does not warn on every request either.
         urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-    return Api(client, resolved, conn.request_timeout, acting_as)
+    return Api(client, resolved, conn.request_timeout, acting_as, conn.verbosity)
 
 
 IMPERSONATE_USER = "Impersonate-User"

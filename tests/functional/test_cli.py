@@ -44,6 +44,9 @@ def test_version() -> None:
         (["demo", "--port", "70000"], "--port must be between 0 and 65535"),
         (["demo", "--speed", "0"], "--speed must be above 0"),
         (["demo", "--speed", "fast"], "Invalid value for '--speed'"),
+        (["ls", "-v", "loud"], 'invalid argument "loud" for "-v, --v" flag'),
+        (["ls", "--v=-1"], 'invalid argument "-1" for "-v, --v" flag'),
+        (["ls", "--insecure-skip-tls-verify=maybe"], "use true or false"),
     ],
 )
 def test_bad_input_is_one_line_and_non_zero(args: list[str], message: str) -> None:

@@ -149,59 +149,15 @@ class Api:
         what: str,
         timeout: float | None,
     ) -> Any:
-        if self.verbosity >= trace.REQUESTS:
-            return self._traced(method, path, query, body, content_type, stream, what, timeout)
-        return self._call(method, path, query, body, content_type, stream, what, timeout)
-
-    def _traced(
-        self,
-        method: str,
-        path: str,
-        query: list[tuple[str, Any]] | None,
-        body: Any,
-        content_type: str,
-        stream: bool,
-        what: str,
-        timeout: float | None,
-    ) -> Any:
-        """``_call``, printing the request's line (-v) whether it was answered or not."""
-        target = trace.url(str(self.client.configuration.host), path, query)
-        start = time.monotonic()
-        status: int | None = 200
-        try:
-            return self._call(method, path, query, body, content_type, stream, what, timeout)
-        except errors.ApiRequestError as exc:
-            status = exc.status or None
-            raise
-        except errors.KubectlSparkError:
-            status = None
-            raise
-        finally:
-            trace.request(method, target, status, time.monotonic() - start)
-
-    def _call(
-        self,
-        method: str,
-        path: str,
-        query: list[tuple[str, Any]] | None,
-        body: Any,
-        content_type: str,
-        stream: bool,
-        what: str,
-        timeout: float | None,
-    ) -> Any:
         with translated(what or f"{method} {path}"):
-            response = self.client.call_api(
-                path,
+            raw = self._send(
                 method,
-                query_params=query or [],
-                body=body,
-                header_params={"Accept": "application/json", "Content-Type": content_type},
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _request_timeout=None if stream else _shorter(self.timeout, timeout),
+                path,
+                query or [],
+                body,
+                content_type,
+                None if stream else _shorter(self.timeout, timeout),  # a stream has no deadline
             )
-            raw = response[0] if isinstance(response, tuple) else response
             if stream:
                 return raw
             data = raw.data
@@ -211,6 +167,41 @@ class Api:
                 return orjson.loads(data)
             except orjson.JSONDecodeError:
                 return data.decode("utf-8", "replace")
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, Any]],
+        body: Any,
+        content_type: str,
+        request_timeout: float | None,
+    ) -> Any:
+        """The client's raw response (headers read, body not); with -v=6 its line is printed."""
+        start = time.monotonic()
+        status: int | None = None  # none: no answer came
+        try:
+            response = self.client.call_api(
+                path,
+                method,
+                query_params=query,
+                body=body,
+                header_params={"Accept": "application/json", "Content-Type": content_type},
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=request_timeout,
+            )
+        except ApiException as exc:
+            status = exc.status or None
+            raise
+        else:
+            raw = response[0] if isinstance(response, tuple) else response
+            status = raw.status
+            return raw
+        finally:
+            if self.verbosity >= trace.REQUESTS:
+                target = trace.url(str(self.client.configuration.host), path, query)
+                trace.request(method, target, status, time.monotonic() - start)
 
     def watch(
         self, path: str, query: builtins.list[tuple[str, Any]], *, what: str = ""

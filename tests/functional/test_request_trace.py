@@ -43,6 +43,23 @@ def test_v6_traces_each_request_and_changes_nothing_else(
     assert c.server.token not in err
     _, _, below = run(capsys, *base, "-v", "5")
     assert below == ""
+    # Writes show their own status: an Event created is 201 Created.
+    kill = [
+        "--kubeconfig",
+        str(c.kubeconfig),
+        "force-kill",
+        "networkwordcount/2",
+        "--yes",
+        "--force",
+    ]
+    code, _, err = run(capsys, *kill, "-v6")
+    assert code == 0, err
+    written = [m for line in err.splitlines() if (m := LINE.fullmatch(line))]
+    assert {(m["method"], m["status"]) for m in written} >= {
+        ("POST", "201 Created"),
+        ("DELETE", "200 OK"),
+        ("PATCH", "200 OK"),
+    }
 
 
 def test_v6_traces_refusals_and_unanswered_requests(

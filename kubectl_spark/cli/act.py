@@ -42,7 +42,7 @@ def check_dry_run(value: str) -> str:
 
 
 def show(plan: Plan, output: str) -> None:
-    if output in ("json", "yaml"):
+    if render.is_document(output):
         doc: Any = plan.to_json()
         if plan.action == "resubmit" and plan.created:
             doc = {"apiVersion": "v1", "kind": "List", "items": list(plan.created)}

@@ -11,16 +11,65 @@ from kubectl_spark.cli.terminal import escape, json_safe
 from kubectl_spark.errors import UsageError
 
 OUTPUTS = ("table", "wide", "json", "yaml", "name")
+TEMPLATED = ("jsonpath", "custom-columns")  # -o jsonpath=…, -o custom-columns=…: where json is
 
 
 def check_output(output: str, allowed: Sequence[str] = OUTPUTS) -> str:
+    """The chosen format; a template is parsed now, so that a bad one fails before any request."""
     chosen = output or "table"
+    kind, eq, spec = chosen.partition("=")
+    if "json" in allowed and kind in TEMPLATED:
+        if not eq or not spec:
+            raise UsageError(f"{kind} expects a template: -o {kind}=…")
+        _templated(kind, spec)
+        return chosen
     if chosen not in allowed:
+        formats = [a for a in allowed if a != "table"] + (
+            list(TEMPLATED) if "json" in allowed else []
+        )
         raise UsageError(
             f'unable to match a printer suitable for the output format "{output}", allowed formats are: '
-            + ",".join(a for a in allowed if a != "table")
+            + ",".join(sorted(formats))
         )
     return chosen
+
+
+def is_document(output: str) -> bool:
+    """Whether the output is made from the JSON document (json, yaml, or a template over it)."""
+    return output in ("json", "yaml") or output.partition("=")[0] in TEMPLATED
+
+
+def _templated(kind: str, spec: str) -> Any:
+    from kubectl_spark.cli import jsonpath
+
+    if kind == "jsonpath":
+        return jsonpath.Template(spec)
+    columns = []
+    for part in spec.split(","):
+        header, colon, path = part.partition(":")
+        if not colon or not header or not path:
+            raise UsageError(
+                f"unexpected custom-columns spec: {part}, expected <header>:<json-path-expr>"
+            )
+        source = path if path.startswith("{") else "{" + path + "}"
+        columns.append((header, jsonpath.Template(source)))
+    return columns
+
+
+def custom_columns(doc: Any, spec: str, *, no_headers: bool = False) -> str:
+    """One row per item of a list (or the document itself): kubectl's custom-columns."""
+    from kubectl_spark.cli.jsonpath import text
+
+    columns = _templated("custom-columns", spec)
+    items = doc.get("items") if isinstance(doc, dict) and "items" in doc else [doc]
+    rows = [
+        [
+            ",".join(text(v) for v in template.results(item) if v is not None) or "<none>"
+            for _, template in columns
+        ]
+        for item in items or []
+    ]
+    return table([h for h, _ in columns], rows, no_headers=no_headers)
 
 
 def table(
@@ -36,8 +85,8 @@ def table(
     return "\n".join(lines) + "\n"
 
 
-def document(doc: Any, output: str) -> str:
-    """JSON or YAML, with the characters a terminal would act on written as escapes.
+def document(doc: Any, output: str, *, no_headers: bool = False) -> str:
+    """JSON, YAML or a template's text, with the characters a terminal would act on escaped.
 
     JSON encoders leave DEL, C1 and bidi controls raw, as does YAML with allow_unicode; the
     escapes used here read back to the same values.
@@ -45,6 +94,11 @@ def document(doc: Any, output: str) -> str:
     if output == "json":
         text = orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"
         return json_safe(text)
+    kind, _, spec = output.partition("=")
+    if kind == "jsonpath":
+        return str(_templated(kind, spec).render(doc))
+    if kind == "custom-columns":
+        return custom_columns(doc, spec, no_headers=no_headers)
     import yaml
 
     text = str(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))

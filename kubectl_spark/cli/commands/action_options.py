@@ -14,6 +14,21 @@ DryRun = Annotated[
     ),
 ]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Apply without asking.")]
+
+
+def plan_output(value: str) -> str:
+    """Checked before anything is read: an unknown format is refused, not ignored."""
+    from kubectl_spark.cli import render
+
+    return "" if render.check_output(value, ("table", "json", "yaml")) == "table" else value
+
+
 PlanOutput = Annotated[
-    str, typer.Option("--output", "-o", help="With --dry-run: print the plan as json or yaml.")
+    str,
+    typer.Option(
+        "--output",
+        "-o",
+        help="With --dry-run: print the plan as json, yaml, jsonpath=… or custom-columns=….",
+        callback=plan_output,
+    ),
 ]

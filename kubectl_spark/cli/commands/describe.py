@@ -104,7 +104,10 @@ def run(
         ..., metavar="APP", help="Application name, app id or driver pod name."
     ),
     output: str = typer.Option(
-        "", "--output", "-o", help="Output format: json or yaml (default: text)."
+        "",
+        "--output",
+        "-o",
+        help="Output format: json, yaml, jsonpath=… or custom-columns=… (default: text).",
     ),
 ) -> None:
     """Show one application: attempts, executors, loss reasons with evidence, alerts, events."""
@@ -112,7 +115,7 @@ def run(
 
     chosen = render.check_output(output, ("table", "json", "yaml"))
     with common.one_app(app_ref) as (loaded, app):
-        if chosen in ("json", "yaml"):
+        if render.is_document(chosen):
             sys.stdout.write(render.document(app.to_json(), chosen))
         else:
             now = datetime.now(UTC)

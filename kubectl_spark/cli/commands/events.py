@@ -67,7 +67,10 @@ def app_events(snapshot: Any, app: App, now: datetime) -> list[dict[str, str]]:
 def run(
     app_ref: str = typer.Argument(..., metavar="APP", help="Application name or app id."),
     output: str = typer.Option(
-        "", "--output", "-o", help="Output format: json or yaml (default: a table)."
+        "",
+        "--output",
+        "-o",
+        help="Output format: json, yaml, jsonpath=… or custom-columns=… (default: a table).",
     ),
     no_headers: bool = typer.Option(
         False, "--no-headers", help="Do not print the table's header line."
@@ -78,7 +81,7 @@ def run(
     # Events only: Spark's executor list (a request per live driver) would change nothing here.
     with common.one_app(app_ref, spark_api=False) as (loaded, app):
         events = app_events(loaded.snapshot, app, datetime.now(UTC))
-        if chosen in ("json", "yaml"):
+        if render.is_document(chosen):
             doc = {
                 "apiVersion": "kubectl-spark/v1",
                 "kind": "SparkAppEventList",

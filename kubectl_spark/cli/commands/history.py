@@ -39,7 +39,10 @@ def document(app: App) -> dict[str, Any]:
 def run(
     app_ref: str = typer.Argument(..., metavar="APP", help="Application name or app id."),
     output: str = typer.Option(
-        "", "--output", "-o", help="Output format: json or yaml (default: a table)."
+        "",
+        "--output",
+        "-o",
+        help="Output format: json, yaml, jsonpath=… or custom-columns=… (default: a table).",
     ),
     no_headers: bool = typer.Option(
         False, "--no-headers", help="Do not print the table's header line."
@@ -48,7 +51,7 @@ def run(
     """Show what happened to an application, in time order: attempts, losses, restarts, actions."""
     chosen = render.check_output(output, ("table", "json", "yaml"))
     with common.one_app(app_ref) as (_, app):
-        if chosen in ("json", "yaml"):
+        if render.is_document(chosen):
             sys.stdout.write(render.document(document(app), chosen))
         else:
             sys.stdout.write(render.table(HEADERS, rows(app), no_headers=no_headers))

@@ -76,10 +76,10 @@ def render_analysis(
     analysis: Analysis, output: str, *, all_namespaces: bool, no_headers: bool, now: datetime
 ) -> str:
     apps = sorted(analysis.apps, key=sort_key)
-    if output in ("json", "yaml"):
+    if render.is_document(output):
         doc = analysis.to_json()
         doc["items"] = [a.to_json() for a in apps]
-        return render.document(doc, output)
+        return render.document(doc, output, no_headers=no_headers)
     if output == "name":
         return "".join(f"sparkapp/{app.name}\n" for app in apps)
     wide = output == "wide"
@@ -99,7 +99,10 @@ def render_analysis(
 
 def run(
     output: str = typer.Option(
-        "", "--output", "-o", help="Output format: wide, json, yaml or name (default: a table)."
+        "",
+        "--output",
+        "-o",
+        help="Output format: wide, json, yaml, name, jsonpath=… or custom-columns=… (default: a table).",
     ),
     selector: str = typer.Option(
         "", "--selector", "-l", help="Label selector (=, ==, !=, in, notin, exists) on the pods."
@@ -222,8 +225,8 @@ def _reprint(
         key = (app.namespace, app.name)
         if shown.get(key, [])[:-1] != cells[:-1]:  # AGE alone changing is no news
             shown[key] = cells
-            if output in ("json", "yaml"):
-                sys.stdout.write(render.document(app.to_json(), output))
+            if render.is_document(output):  # a custom-columns header was printed with the list
+                sys.stdout.write(render.document(app.to_json(), output, no_headers=True))
             else:
                 sys.stdout.write(
                     render.table(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from kubectl_spark.cli import act, common
-from kubectl_spark.cli.commands.action_options import DryRun, Yes
+from kubectl_spark.cli.commands.action_options import DryRun, Yes, plan_output
 from kubectl_spark.cli.commands.actions_common import resubmit_inputs
 from kubectl_spark.core.plans import resubmit_plan
 
@@ -22,6 +22,7 @@ def run(
         "--output",
         "-o",
         help="With --dry-run: print the objects it would create, as json or yaml.",
+        callback=plan_output,
     ),
 ) -> None:
     """Start a fresh attempt: a new Job, a new driver pod (with a new executor name prefix), or an operator re-run."""

@@ -1,0 +1,94 @@
+"""-o jsonpath=… and -o custom-columns=… on every command that prints JSON, as kubectl's; a bad
+template or an unknown format is refused before any request is sent."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from kubectl_spark.cli.main import main
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from tests.conftest import ScenarioCluster
+
+    c = ScenarioCluster("s2-partition", tmp_path_factory.mktemp("s2"))
+    c.player.play()
+    yield c
+    c.close()
+
+
+def run(played: Any, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["--kubeconfig", str(played.kubeconfig), *args])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err
+
+
+def test_jsonpath_and_custom_columns_read_the_json_output(
+    played: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out, _ = run(played, capsys, "ls", "-A", "-o", "json")
+    apps = json.loads(out)["items"]
+    code, out, err = run(
+        played, capsys, "ls", "-A", "-o",
+        'jsonpath={range .items[*]}{.namespace}/{.name} {.attempts[-1].driverPod}{"\\n"}{end}',
+    )  # fmt: skip
+    assert code == 0, err
+    assert out == "".join(
+        f"{a['namespace']}/{a['name']} {a['attempts'][-1]['driverPod']}\n" for a in apps
+    )
+    code, out, err = run(
+        played, capsys, "ls", "-A", "--no-headers", "-o",
+        "custom-columns=APP:.name,ALERTS:.alerts[*].type,NONE:.nothing",
+    )  # fmt: skip
+    assert code == 0, err
+    rows = [line.split() for line in out.splitlines()]
+    assert rows == [
+        [a["name"], ",".join(x["type"] for x in a["alerts"]) or "<none>", "<none>"] for a in apps
+    ]
+    # The README's example: the applications with an alert.
+    code, out, err = run(
+        played, capsys, "ls", "-A", "-o",
+        'jsonpath={range .items[?(@.alerts[*])]}{.namespace}/{.name}{"\\n"}{end}',
+    )  # fmt: skip
+    alerted = [f"{a['namespace']}/{a['name']}" for a in apps if a["alerts"]]
+    assert alerted and out.splitlines() == alerted, err
+    code, out, err = run(
+        played, capsys, "describe", "networkwordcount", "-o", "jsonpath={.attempts[*].number}"
+    )
+    assert (code, out) == (0, " ".join(str(a["number"]) for a in apps[0]["attempts"])), err
+
+
+def test_a_bad_template_or_format_is_refused_before_any_request(
+    played: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    played.server.clear_audit()
+    for args, message in [
+        (
+            ["ls", "-o", "jsonpath={.items[}"],
+            "error parsing jsonpath {.items[}, unterminated array",
+        ),
+        (["ls", "-o", "jsonpath="], "jsonpath expects a template"),
+        (["history", "networkwordcount", "-o", "custom-columns=NAME"], "expected <header>:<json"),
+        (["force-kill", "networkwordcount/1", "--dry-run", "-o", "xml"], 'format "xml"'),
+        (["resubmit", "networkwordcount", "--dry-run", "-o", "xml"], 'format "xml"'),
+    ]:
+        code, out, err = run(played, capsys, *args)
+        assert code != 0 and out == "", args
+        assert err.startswith("error: ") and message in err and err.count("\n") == 1, err
+    assert played.server.audit_entries() == []
+
+
+def test_an_action_plan_prints_through_a_template(
+    played: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(
+        played, capsys, "force-kill", "networkwordcount/1", "--dry-run", "-o",
+        'jsonpath={range .operations[?(@.verb=="delete")]}{.name}{"\\n"}{end}',
+    )  # fmt: skip
+    assert code == 0, err
+    assert out and all(line.startswith("networkwordcount-") for line in out.splitlines())

@@ -18,6 +18,8 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
             "--group-by",
             "--watch",
             "-w",
+            "--watch-only",
+            "--sort-by",
         ],
     ),
     "describe": (

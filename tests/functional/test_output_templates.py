@@ -92,3 +92,21 @@ def test_an_action_plan_prints_through_a_template(
     )  # fmt: skip
     assert code == 0, err
     assert out and all(line.startswith("networkwordcount-") for line in out.splitlines())
+
+
+def test_sort_by_orders_the_applications_by_a_path(
+    cluster: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mixed = cluster("mixed")
+    mixed.player.play()
+    _, out, _ = run(mixed, capsys, "ls", "-A", "-o", "json")
+    apps = json.loads(out)["items"]  # by namespace and name
+    expected = [a["name"] for a in sorted(apps, key=lambda a: a["attempts"][-1]["number"])]
+    assert expected != [a["name"] for a in apps], "the scenario must give something to sort"
+    for path in (".attempts[-1].number", "{.attempts[-1].number}"):
+        code, out, err = run(
+            mixed, capsys, "ls", "-A", "--sort-by", path, "-o", "jsonpath={.items[*].name}"
+        )
+        assert (code, out.split()) == (0, expected), err
+    code, out, err = run(mixed, capsys, "ls", "--sort-by", "{.attempts[}")
+    assert code != 0 and out == "" and "unterminated array" in err

@@ -274,7 +274,8 @@ def test_cluster_errors(tmp_path: Path, capsys) -> None:
     assert "does not exist" in capsys.readouterr().err
 
 
-def test_ls_watch_prints_changed_rows_from_a_watch(cluster) -> None:
+@pytest.mark.parametrize("flag", ["-w", "--watch-only"])
+def test_ls_watch_prints_changed_rows_from_a_watch(cluster, flag: str) -> None:
     import subprocess
     import sys
     import threading
@@ -284,7 +285,7 @@ def test_ls_watch_prints_changed_rows_from_a_watch(cluster) -> None:
     c.player.play_until(20)
     binary = Path(sys.executable).parent / "kubectl-spark"
     proc = subprocess.Popen(
-        [str(binary), "--kubeconfig", str(c.kubeconfig), "ls", "-w"],
+        [str(binary), "--kubeconfig", str(c.kubeconfig), "ls", flag],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -298,13 +299,14 @@ def test_ls_watch_prints_changed_rows_from_a_watch(cluster) -> None:
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
+        listed = 2 if flag == "-w" else 1  # --watch-only: the header, no list first
         deadline = time.monotonic() + 20
-        while len(lines) < 2 and time.monotonic() < deadline:
+        while len(lines) < listed and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert lines[0].split()[0] == "APP" and lines[1].split()[:2] == [
-            "restarting-driver",
-            "Running",
-        ]
+        time.sleep(0.5)  # anything more would have been printed by now
+        assert lines[0].split()[0] == "APP" and len(lines) == listed, lines
+        if flag == "-w":
+            assert lines[1].split()[:2] == ["restarting-driver", "Running"]
         (executor,) = [
             p
             for p in c.world.find_pods("default", spark_role="executor")
@@ -316,9 +318,9 @@ def test_ls_watch_prints_changed_rows_from_a_watch(cluster) -> None:
         while not any("1 app" in line for line in lines) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert any(
-            line.startswith("restarting-driver") and "1 app" in line for line in lines[2:]
+            line.startswith("restarting-driver") and "1 app" in line for line in lines[listed:]
         ), lines
-        assert not any(line.startswith("APP") for line in lines[2:])  # rows only, as kubectl get -w
+        assert not any(line.startswith("APP") for line in lines[1:])  # rows only, as kubectl get -w
     finally:
         proc.terminate()
         proc.communicate(timeout=10)

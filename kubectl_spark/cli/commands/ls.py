@@ -72,10 +72,43 @@ def sort_key(app: App) -> tuple[str, str, str]:
     return (app.namespace, app.name, app.created_at or "")
 
 
+def sorted_by(apps: list[App], path: str) -> list[App]:
+    """Sorted as kubectl's --sort-by: by a JSONPath's value in each app's JSON (missing first)."""
+    template = by_path(path)
+
+    def key(app: App) -> tuple[int, Any]:
+        values = template.results(app.to_json())
+        value = values[0] if values else None
+        if value is None:
+            return (0, "")
+        if isinstance(value, (bool, int, float)):
+            return (1, float(value))
+        if isinstance(value, str):
+            return (2, value)
+        return (3, str(value))
+
+    return sorted(apps, key=key)
+
+
+def by_path(path: str) -> Any:
+    """A --sort-by path as a template; kubectl takes it with or without braces."""
+    from kubectl_spark.cli.jsonpath import Template
+
+    return Template(path if path.startswith("{") else "{" + path + "}")
+
+
 def render_analysis(
-    analysis: Analysis, output: str, *, all_namespaces: bool, no_headers: bool, now: datetime
+    analysis: Analysis,
+    output: str,
+    *,
+    all_namespaces: bool,
+    no_headers: bool,
+    now: datetime,
+    sort_by: str = "",
 ) -> str:
     apps = sorted(analysis.apps, key=sort_key)
+    if sort_by:
+        apps = sorted_by(apps, sort_by)
     if render.is_document(output):
         doc = analysis.to_json()
         doc["items"] = [a.to_json() for a in apps]
@@ -116,25 +149,47 @@ def run(
     watch: bool = typer.Option(
         False, "--watch", "-w", help="Keep the table live: reprint rows as applications change."
     ),
+    watch_only: bool = typer.Option(
+        False, "--watch-only", help="Like --watch, without listing the applications first."
+    ),
+    sort_by: str = typer.Option(
+        "", "--sort-by", help="Sort by a JSONPath into each application's JSON, e.g. .createdAt."
+    ),
 ) -> None:
     """List Spark applications: attempts, executors, losses, alerts."""
     chosen = render.check_output(output)
+    if sort_by:
+        by_path(sort_by)  # a bad path is refused before anything is read
     everywhere = cli_globals.current().all_namespaces
     loaded = common.load(selector=selector or None, group_by=group_by or None, slim_pods=True)
     try:
         now = datetime.now(UTC)
-        text = render_analysis(
-            loaded.analysis, chosen, all_namespaces=everywhere, no_headers=no_headers, now=now
-        )
-        if not loaded.analysis.apps and chosen in ("table", "wide"):
+        if watch_only:
+            text = (
+                "" if no_headers or chosen not in ("table", "wide") else _header(chosen, everywhere)
+            )
+        else:
+            text = render_analysis(
+                loaded.analysis,
+                chosen,
+                all_namespaces=everywhere,
+                no_headers=no_headers,
+                now=now,
+                sort_by=sort_by,
+            )
+        if not loaded.analysis.apps and chosen in ("table", "wide") and not watch_only:
             where = "any namespace" if loaded.namespace is None else f"{loaded.namespace} namespace"
             sys.stderr.write(f"No Spark applications found in {where}.\n")
         sys.stdout.write(text)
         sys.stdout.flush()
-        if watch:
+        if watch or watch_only:
             _watch(loaded, chosen, everywhere, selector or None, group_by or None)
     finally:
         loaded.api.close()
+
+
+def _header(output: str, everywhere: bool) -> str:
+    return render.table(headers(all_namespaces=everywhere, wide=output == "wide"), [])
 
 
 class _Relist(Exception):

@@ -544,3 +544,26 @@ def test_unknown_fields_are_refused_warned_or_ignored_as_kubectl_asks(kubectl) -
     stored = json.loads(kubectl("get", "pod", "typo", "-o", "json").stdout)
     assert "lables" not in stored["metadata"]  # dropped, as a typed decode drops it
     assert "imagePullPolicyy" not in stored["spec"]["containers"][0]
+
+
+def test_create_namespace_and_configmap_as_kubectl_sends_them(kubectl, tmp_path) -> None:
+    """kubectl's generators post protobuf for built-in kinds; what they send is what is kept."""
+    kubectl("create", "namespace", "spark-team")
+    assert (
+        json.loads(kubectl("get", "namespace", "spark-team", "-o", "json").stdout)["metadata"][
+            "name"
+        ]
+        == "spark-team"
+    )
+    binary = tmp_path / "blob"
+    binary.write_bytes(b"\xff\x00spark")
+    kubectl(
+        "create", "configmap", "conf", "-n", "spark-team",
+        "--from-literal=spark.executor.memory=4g", "--from-literal=note=two words",
+        f"--from-file=blob={binary}",
+    )  # fmt: skip
+    conf = json.loads(kubectl("get", "configmap", "conf", "-n", "spark-team", "-o", "json").stdout)
+    assert conf["data"] == {"spark.executor.memory": "4g", "note": "two words"}
+    assert conf["binaryData"] == {"blob": "/wBzcGFyaw=="}
+    proc = kubectl("create", "job", "j", "--image=busybox", check=False)
+    assert proc.returncode != 0 and "send application/json" in proc.stderr

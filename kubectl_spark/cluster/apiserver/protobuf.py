@@ -1,14 +1,16 @@
-"""The two protobuf request bodies kubectl's typed clients send.
+"""The protobuf request bodies kubectl's typed clients send, for the kinds a demo user creates.
 
-They are SelfSubjectAccessReview (``kubectl auth can-i``) and Eviction (``kubectl drain``):
+They are SelfSubjectAccessReview (``kubectl auth can-i``), Eviction (``kubectl drain``),
+Namespace (``kubectl create namespace``) and ConfigMap (``kubectl create configmap``):
 client-go's typed clientsets post ``application/vnd.kubernetes.protobuf`` for built-in kinds;
-the emulator answers in JSON (which the same requests accept) and decodes only these two
-messages, by field number from ``k8s.io/api``'s ``generated.proto``. Any other protobuf body is
-refused with 415. A schema-less wire reader is enough: no generated code is needed.
+the emulator answers in JSON (which the same requests accept) and decodes only these messages,
+by field number from ``k8s.io/api``'s ``generated.proto``. Any other protobuf body is refused
+with 415. A schema-less wire reader is enough: no generated code is needed.
 """
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from .errors import ApiError
@@ -64,6 +66,30 @@ def _msg(f: Fields, n: int) -> Fields:
     return fields(bytes(f[n][0])) if n in f else {}
 
 
+def _map(f: Fields, n: int, *, binary: bool = False) -> dict[str, str]:
+    """A map<string, string> (or map<string, bytes>, as JSON's base64) field: entries key=1, value=2."""
+    out = {}
+    for entry in f.get(n, []):
+        kv = fields(bytes(entry))
+        value = bytes(kv[2][0]) if 2 in kv else b""
+        out[_str(kv, 1)] = base64.b64encode(value).decode() if binary else value.decode()
+    return out
+
+
+def _object_meta(f: Fields) -> dict[str, Any]:
+    """The ObjectMeta fields a create sets (name, generateName, namespace, labels, finalizers…)."""
+    meta: dict[str, Any] = {}
+    for n, key in ((1, "name"), (2, "generateName"), (3, "namespace")):
+        if n in f:
+            meta[key] = _str(f, n)
+    for n, key in ((11, "labels"), (12, "annotations")):
+        if n in f:
+            meta[key] = _map(f, n)
+    if 14 in f:
+        meta["finalizers"] = [bytes(v).decode() for v in f[14]]
+    return meta
+
+
 def decode(body: bytes) -> dict[str, Any]:
     """Turn a protobuf-encoded SelfSubjectAccessReview or Eviction into its JSON form."""
     if not body.startswith(MAGIC):
@@ -91,6 +117,24 @@ def decode(body: bytes) -> dict[str, Any]:
                 "metadata": {},
                 "spec": {"resourceAttributes": attrs} if 1 in spec else {},
             }
+        if kind == "Namespace":
+            spec = _msg(raw, 2)
+            finalizers = [bytes(v).decode() for v in spec.get(1, [])]
+            return {
+                "apiVersion": "v1",
+                "kind": kind,
+                "metadata": _object_meta(meta),
+                **({"spec": {"finalizers": finalizers}} if finalizers else {}),
+            }
+        if kind == "ConfigMap":
+            doc: dict[str, Any] = {"apiVersion": "v1", "kind": kind, "metadata": _object_meta(meta)}
+            if 2 in raw:
+                doc["data"] = _map(raw, 2)
+            if 3 in raw:
+                doc["binaryData"] = _map(raw, 3, binary=True)
+            if 4 in raw:
+                doc["immutable"] = bool(raw[4][0])
+            return doc
         if kind == "Eviction":
             opts = _msg(raw, 2)
             delete_options: dict[str, Any] = {}
@@ -120,6 +164,7 @@ def decode(body: bytes) -> dict[str, Any]:
     raise ApiError(
         415,
         "UnsupportedMediaType",
-        f"the emulator decodes protobuf only for SelfSubjectAccessReview and Eviction, not {kind or 'this kind'}; "
+        "the emulator decodes protobuf only for SelfSubjectAccessReview, Eviction, Namespace and "
+        f"ConfigMap, not {kind or 'this kind'}; "
         "send application/json",
     )

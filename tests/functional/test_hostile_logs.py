@@ -25,3 +25,31 @@ def test_logs_with_invalid_utf8_and_escapes(cluster, capsys: pytest.CaptureFixtu
     assert code == 0, err
     assert "broken" in out and "\ufffd" in out  # shown, with the invalid bytes replaced
     assert RAW.search(out) is None, repr(RAW.search(out))
+
+
+async def test_the_tuis_log_screen_shows_hostile_bytes_escaped(cluster) -> None:
+    from kubectl_spark.tui.screens.text import TextScreen
+    from kubectl_spark.tui.widgets.apps_table import AppsTable
+    from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
+    from tests.functional.test_tui import SIZE, live_app, until
+
+    c = cluster("s6-driver-restarts")
+    c.player.play_until(20)
+    driver = c.world.find_pods("default", spark_role="driver")[0]
+    c.server.append_log("default", driver["metadata"]["name"], "spark-kubernetes-driver", NASTY)
+    app = live_app(c)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 1)
+        tree = app.query_one(AttemptTree)
+        tree.focus()
+        await until(pilot, lambda: tree.cursor_node is not None and tree.root.children)
+        tree.move_cursor(tree.root.children[0])  # the attempt: its driver's log
+        await pilot.pause(0.2)
+        await pilot.press("l")
+        await until(pilot, lambda: isinstance(app.screen, TextScreen))
+        lines = [line.text for line in app.screen.query_one("#text-body").lines]
+        shown = "\n".join(lines)
+        assert "broken" in shown and "\ufffd" in shown
+        assert RAW.search(shown) is None, repr(RAW.search(shown))
+        assert "\\x1b[31mred" in shown  # the escape is shown as text, not obeyed

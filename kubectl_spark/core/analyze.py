@@ -41,10 +41,16 @@ class Snapshot:
     pods_resource_version: str = ""  # where a watch of the pods continues from
     # Spark's own executor list per live driver pod uid: {"executors": [...]} or {"note": why not}
     spark_views: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    unreadable: tuple[str, ...] = ()  # lists the gateway was refused (forbidden), by field name
 
     @classmethod
     def of(
-        cls, lists: Mapping[str, Sequence[Any]], *, now: datetime, pods_resource_version: str = ""
+        cls,
+        lists: Mapping[str, Sequence[Any]],
+        *,
+        now: datetime,
+        pods_resource_version: str = "",
+        unreadable: Sequence[str] = (),
     ) -> Snapshot:
         """A snapshot from lists keyed by the field names (a gateway's reads); missing ones empty."""
         return cls(
@@ -57,6 +63,7 @@ class Snapshot:
             pvcs=lists.get("pvcs", ()),
             now=now,
             pods_resource_version=pods_resource_version,
+            unreadable=tuple(unreadable),
         )
 
 
@@ -128,7 +135,51 @@ def build_index(snapshot: Snapshot) -> Index:
                 raw.text(involved, "name"),
             )
         ].append(event)
-    return Index(nodes, bool(nodes), by_uid, by_name)
+    known = bool(nodes)
+    if not known:
+        nodes = nodes_from_pod_events(snapshot.pods, by_uid)
+    return Index(nodes, known, by_uid, by_name)
+
+
+NOT_READY_SLACK_SECONDS = 60
+
+
+def nodes_from_pod_events(
+    pods: Sequence[Any], events_by_uid: Mapping[str, list[dict[str, Any]]]
+) -> dict[str, NodeHealth]:
+    """Unreachable nodes told by their pods, for when the Node objects cannot be read.
+
+    A tenant may not list nodes. The node lifecycle controller still leaves its mark on each
+    pod of a node that stops reporting: the pod's Ready condition turns False and a
+    NodeNotReady Event names the pod. A pod still not Ready since about that Event (a later
+    transition means the node came back and something else failed) says its node is lost.
+    """
+    told: dict[str, NodeHealth] = {}
+    for pod in pods:
+        events = events_by_uid.get(raw.uid(pod)) if isinstance(pod, dict) else None
+        seen = [e for e in events or () if raw.text(e, "reason") == "NodeNotReady"]
+        node = raw.text(pod, "spec", "nodeName") if seen else ""
+        if not node or node in told:
+            continue
+        ready = raw.condition(pod, "Ready")
+        since = times.parse(raw.text(ready, "lastTransitionTime"))
+        last = max(
+            (
+                t
+                for e in seen
+                if (t := times.parse(raw.text(e, "lastTimestamp") or raw.text(e, "eventTime")))
+            ),
+            default=None,
+        )
+        if raw.text(ready, "status") != "False" or since is None or last is None:
+            continue
+        if (since - last).total_seconds() <= NOT_READY_SLACK_SECONDS:
+            told[node] = NodeHealth(
+                False,
+                f"node {node}: not ready since {times.rfc3339(since)} (told by pod "
+                f"{raw.name(pod)}: a NodeNotReady Event and Ready=False; the nodes could not be read)",
+            )
+    return told
 
 
 def pod_state(pod: Any, node: NodeHealth | None) -> str:
@@ -562,6 +613,21 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
     return Analysis(tuple(apps), tuple(ungrouped))
 
 
+UNREADABLE = {
+    "nodes": "nodes could not be read (forbidden): a lost node is told only by its pods' "
+    "NodeNotReady Events",
+    "events": "Events could not be read (forbidden): reasons only Events give (preemption, "
+    "scheduling, volume attachment) are missing",
+    "jobs": "driver Jobs could not be read (forbidden): a Job's counted attempts are missing",
+    "sparkapplications": "SparkApplications could not be read (forbidden): the operator's "
+    "attempt count is missing",
+    "volumeattachments": "VolumeAttachments could not be read (forbidden): a volume still "
+    "attached elsewhere cannot be named",
+    "pvcs": "PersistentVolumeClaims could not be read (forbidden): a blocked volume's claim "
+    "cannot be named",
+}
+
+
 def _sources(
     group_: AppGroup, attempts: tuple[Attempt, ...], snapshot: Snapshot
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -581,6 +647,7 @@ def _sources(
                 f"attempt {a.number}: {a.unknown_losses} executor(s) lost with unknown reasons "
                 "(gaps in Spark's executor ids that no pod, watch, history or Spark's driver explains)"
             )
+    notes += [UNREADABLE[key] for key in snapshot.unreadable if key in UNREADABLE]
     found.discard("spark")
     order = ("cluster", "watch", "history", "spark-api")
     return tuple(s for s in order if s in found), tuple(notes)

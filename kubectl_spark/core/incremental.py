@@ -97,6 +97,7 @@ class LiveAnalysis:
             or self.group_by
             or self._full_at is None
             or (snapshot.now - self._full_at).total_seconds() > self.max_age
+            or "nodes" in snapshot.unreadable  # node health then comes from all pods' Events
         ):
             return self._full(snapshot)
         try:

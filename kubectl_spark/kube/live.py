@@ -68,6 +68,7 @@ class LiveCluster:
         self.kept_events: dict[str, dict[str, Any]] = {}  # from the history store
         self.max_tombstones = max_tombstones
         self._told = False  # on_change called since the last take_changes()
+        self.forbidden: set[str] = set()  # kinds the list of which was refused
 
     def seed(self, pods: list[tuple[dict[str, Any], str]], events: list[dict[str, Any]]) -> None:
         """Start with what the history store kept: gone pods and old Events.
@@ -115,7 +116,7 @@ class LiveCluster:
         copies["events"] += [
             e for uid, e in self.kept_events.items() if uid not in self.objects["events"]
         ]
-        return Snapshot.of(copies, now=datetime.now(UTC))
+        return Snapshot.of(copies, now=datetime.now(UTC), unreadable=sorted(self.forbidden))
 
     def _bury(self, uid: str, pod: dict[str, Any], changes: dict[str, Change]) -> None:
         """Keep a deleted pod's last state (under the lock); forget the oldest beyond the bound."""
@@ -180,6 +181,7 @@ class LiveCluster:
                             for i in items
                             if isinstance(i, dict) and isinstance(i.get("metadata"), dict)
                         }
+                        self.forbidden.discard(key)
                         # A (re-)list replaces a whole kind: no per-object change describes it.
                         self.changes = None
                         self._changed()
@@ -192,6 +194,8 @@ class LiveCluster:
                     self._watch(api, key, path, rv, selector)
             except errors.Forbidden as exc:
                 self._listed.add(key)
+                with self.lock:
+                    self.forbidden.add(key)
                 if key == "pods":
                     self.state, self.error = "forbidden", exc.message
                 if len(self._listed) == len(RESOURCES):

@@ -1,8 +1,9 @@
 """Reading what the core needs, in one paged LIST per resource.
 
-Pods are required; the rest degrades quietly: without permission to list nodes the core cannot
-tell unreachable nodes (it says less), without the spark-operator CRD there are no
-SparkApplications. A forbidden pod list is an error naming the verb and the resource.
+Pods are required; the rest degrades, and says so: a list refused (forbidden) is named in the
+snapshot, and the analysis notes what it could not know (without nodes, a lost node is told
+only by its pods' Events); without the spark-operator CRD there are no SparkApplications. A
+forbidden pod list is an error naming the verb and the resource.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def read(
         keep=slim.pod if slim_pods else None,
     )
     optional: dict[str, list[dict[str, Any]]] = {}
+    unreadable: list[str] = []
     for key, group, version, plural, scoped in (
         ("jobs", "batch", "v1", "jobs", True),
         ("events", "", "v1", "events", True),
@@ -65,8 +67,14 @@ def read(
             optional[key], _ = api.list(
                 _path(group, version, plural, namespace if scoped else None), what=f"list {plural}"
             )
-        except (errors.Forbidden, errors.NotFound):
+        except errors.Forbidden:
             optional[key] = []
+            unreadable.append(key)  # said in the analysis: what it could not know
+        except errors.NotFound:
+            optional[key] = []  # e.g. no spark-operator CRD: nothing to read
     return Snapshot.of(
-        {**optional, "pods": pods}, now=datetime.now(UTC), pods_resource_version=pods_rv
+        {**optional, "pods": pods},
+        now=datetime.now(UTC),
+        pods_resource_version=pods_rv,
+        unreadable=unreadable,
     )

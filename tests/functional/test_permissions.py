@@ -102,3 +102,37 @@ def test_each_write_verb_forbidden_in_turn_is_named(
     code, err = run(capsys, played.limited, *action)
     assert code != 0 and f"missing {verb} " in err and "nothing was changed" in err, err
     assert played.server.audit_writes() == []
+
+
+def test_a_tenant_without_nodes_still_sees_the_split_brain_and_is_told_what_it_lacks(
+    played: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A tenant reads its namespace only: the node list is refused. The lost node is then told
+    by its pods (NodeNotReady Events, Ready=False), and the answer says what was not read."""
+    played.server.set_policy({"rules": [REVIEWS]})
+    import json
+
+    code = main(
+        ["--kubeconfig", str(played.kubeconfig), "describe", "networkwordcount", "-o", "json"]
+    )
+    admin = json.loads(capsys.readouterr().out)
+    assert code == 0
+    played.server.set_policy(
+        {
+            "rules": [
+                REVIEWS,
+                {"effect": "allow", "users": ["oncall"], "namespaces": ["default"]},
+                {"effect": "deny", "users": ["oncall"]},
+            ]
+        }
+    )
+    code = main(["--kubeconfig", str(played.limited), "describe", "networkwordcount", "-o", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    tenant = json.loads(out)
+    assert [a["type"] for a in tenant["alerts"]] == [a["type"] for a in admin["alerts"]]
+    assert {"SplitBrain", "ZombieDriver"} <= {a["type"] for a in tenant["alerts"]}
+    assert tenant["attempts"][0]["reason"]["code"] == admin["attempts"][0]["reason"]["code"]
+    assert any("told by pod" in e for e in tenant["attempts"][0]["reason"]["evidence"])
+    assert any(n.startswith("nodes could not be read (forbidden)") for n in tenant["notes"])
+    assert not any("could not be read" in n for n in admin["notes"])

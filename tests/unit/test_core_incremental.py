@@ -97,3 +97,17 @@ def test_a_change_to_one_of_two_jobs_sharing_a_name_prefix_equals_a_full_analysi
     fast = live.update(snapshot, {"pods": {etl["metadata"]["uid"]: Change(etl)}})
     assert live.full_runs == 1, "one pod's change must take the partial path"
     assert fast.to_json() == analyze(snapshot).to_json()
+
+
+def test_without_readable_nodes_every_update_is_a_full_analysis() -> None:
+    """Node health then comes from all pods' Events: a part of the pods cannot tell it."""
+    live = LiveAnalysis()
+    before = Snapshot(pods=pods(), unreadable=("nodes",), now=NOW)
+    live.update(before, None)
+    after = copy.deepcopy(pods())
+    victim = next(p for p in after if p["metadata"]["name"] == "a-exec-1")
+    victim["status"]["phase"] = "Failed"
+    snapshot = dataclasses.replace(before, pods=after)
+    result = live.update(snapshot, {"pods": {victim["metadata"]["uid"]: Change(victim)}})
+    assert live.full_runs == 2
+    assert result.to_json() == analyze(snapshot).to_json()

@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
             "-w",
             "--watch-only",
             "--sort-by",
+            "--field-selector",
         ],
     ),
     "describe": (

@@ -110,3 +110,26 @@ def test_sort_by_orders_the_applications_by_a_path(
         assert (code, out.split()) == (0, expected), err
     code, out, err = run(mixed, capsys, "ls", "--sort-by", "{.attempts[}")
     assert code != 0 and out == "" and "unterminated array" in err
+
+
+def test_field_selector_keeps_whole_applications_with_a_matching_pod(
+    played: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, everything, _ = run(played, capsys, "ls", "-o", "json")
+    (app,) = json.loads(everything)["items"]
+    first, second = app["attempts"][0], app["attempts"][1]
+    assert first["node"] != second["node"]
+    code, out, err = run(played, capsys, "ls", "--field-selector", f"spec.nodeName={first['node']}")
+    _, unfiltered, _ = run(played, capsys, "ls")
+    assert code == 0, err
+
+    def without_age(table: str) -> list[str]:  # AGE may tick between the two runs
+        return [line.rsplit(None, 1)[0] for line in table.splitlines()]
+
+    assert without_age(out) == without_age(unfiltered)  # the other node's driver still counts
+    code, out, err = run(played, capsys, "ls", "--field-selector", "spec.nodeName=nowhere")
+    assert (code, out) == (0, "") and "No Spark applications found" in err
+    code, out, err = run(played, capsys, "ls", "--field-selector", "spec.bogus=1")
+    assert code != 0 and "field label not supported: spec.bogus" in err
+    code, out, err = run(played, capsys, "ls", "-w", "--field-selector", "spec.nodeName=x")
+    assert code != 0 and out == "" and "cannot be combined with --watch" in err

@@ -155,14 +155,23 @@ def run(
     sort_by: str = typer.Option(
         "", "--sort-by", help="Sort by a JSONPath into each application's JSON, e.g. .createdAt."
     ),
+    field_selector: str = typer.Option(
+        "",
+        "--field-selector",
+        help="Only applications with a pod matching this field selector, e.g. spec.nodeName=node-a.",
+    ),
 ) -> None:
     """List Spark applications: attempts, executors, losses, alerts."""
     chosen = render.check_output(output)
     if sort_by:
         by_path(sort_by)  # a bad path is refused before anything is read
+    if field_selector and (watch or watch_only):
+        raise errors.UsageError("--field-selector cannot be combined with --watch yet")
     everywhere = cli_globals.current().all_namespaces
     loaded = common.load(selector=selector or None, group_by=group_by or None, slim_pods=True)
     try:
+        if field_selector:
+            loaded.analysis = with_pods_matching(loaded, selector, field_selector)
         now = datetime.now(UTC)
         if watch_only:
             text = (
@@ -186,6 +195,37 @@ def run(
             _watch(loaded, chosen, everywhere, selector or None, group_by or None)
     finally:
         loaded.api.close()
+
+
+def with_pods_matching(loaded: common.Loaded, selector: str, field_selector: str) -> Analysis:
+    """The applications (and ungrouped pods) with a pod the field selector matches.
+
+    Whole applications are analyzed, then kept or not: a driver on another node still counts
+    as its attempt's driver (filtering the pods themselves would make it look gone).
+    """
+    base = (
+        "/api/v1/pods"
+        if loaded.namespace is None
+        else f"/api/v1/namespaces/{loaded.namespace}/pods"
+    )
+    matching, _ = loaded.api.list(
+        base,
+        label_selector="spark-role" + (f",{selector}" if selector else ""),
+        field_selector=field_selector,
+        what="list pods by field selector",
+        keep=lambda pod: (pod.get("metadata") or {}).get("uid", ""),
+    )
+    uids = set(matching)
+
+    def has_one(app: App) -> bool:
+        return any(a.uid in uids or any(e.uid in uids for e in a.executors) for a in app.attempts)
+
+    analysis = loaded.analysis
+    return dataclasses.replace(
+        analysis,
+        apps=tuple(a for a in analysis.apps if has_one(a)),
+        ungrouped=tuple(u for u in analysis.ungrouped if u.uid in uids),
+    )
 
 
 def _header(output: str, everywhere: bool) -> str:

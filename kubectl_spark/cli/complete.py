@@ -36,6 +36,8 @@ VALUE_FLAGS = {
     "-l",
     "--selector",
     "--group-by",
+    "--sort-by",
+    "--field-selector",
     "--scenario",
     "--speed",
     "--port",
@@ -148,6 +150,7 @@ def candidates(words: list[str]) -> tuple[list[str], int]:
     *preceding, current = words or [""]
     previous = preceding[-1] if preceding else ""
     subcommand = ""
+    positional: list[str] = []  # the subcommand's arguments, flags' values left out
     skip = False
     for word in preceding:
         if skip:
@@ -157,6 +160,8 @@ def candidates(words: list[str]) -> tuple[list[str], int]:
             skip = True
         elif not word.startswith("-") and not subcommand:
             subcommand = word
+        elif not word.startswith("-"):
+            positional.append(word)
     if previous in ("-n", "--namespace"):
         return _namespaces(preceding), NO_FILE
     if previous == "--context":
@@ -180,7 +185,6 @@ def candidates(words: list[str]) -> tuple[list[str], int]:
         return [*flags, *GLOBAL_FLAGS, "--help"], NO_FILE
     if not subcommand:
         return [f"{name}\t{help_}" for name, (help_, _) in COMMANDS.items()], NO_FILE
-    positional = [w for w in preceding[preceding.index(subcommand) + 1 :] if not w.startswith("-")]
     if positional:
         return [], NO_FILE
     if subcommand in APP_COMMANDS:

@@ -176,6 +176,9 @@ def test_kubectl_plugin_completion_through_the_real_kubectl(tmp_path: Path) -> N
             "networkwordcount/1/exec-1",
             "networkwordcount/1/exec-2",
         ]
+        # A flag's value is not the argument: the application is still to be completed.
+        assert complete("describe", "-o", "json", "") == ["networkwordcount"]
+        assert complete("ls", "--sort-by", "") == []
 
 
 def test_completion_is_fast_and_light() -> None:

@@ -437,3 +437,19 @@ def test_cluster_newlines_cannot_forge_a_line_of_the_screen() -> None:
     assert safe("lost\r\nattempt 2 Running\n").plain == "lost\n  | attempt 2 Running\n"
     label = _label("exec-1 pod\nexec-9 forged", "Running", None).plain
     assert [line for line in label.splitlines() if line.startswith("exec-9")] == []
+
+
+async def test_an_attempts_detail_says_what_could_not_be_read() -> None:
+    snapshot = dataclasses.replace(fixed_snapshot(), unreadable=("nodes",))
+    app = static_app(snapshot=snapshot)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.query_one(AppsTable).row_count == 2)
+        tree = app.query_one(AttemptTree)
+        await pilot.press("enter")
+        await until(pilot, lambda: tree.has_focus)
+        await pilot.press("down")
+        await until(
+            pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data[0] == "attempt"
+        )
+        detail = text_of(app.query_one(DetailPane))
+        assert "note: nodes could not be read (forbidden)" in detail, detail

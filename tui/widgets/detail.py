@@ -50,7 +50,12 @@ class DetailPane(Static):
             + (" [fenced]" if attempt.fenced else ""),
             "bold",
         )
-        self.update(self._reason(head, attempt.reason))
+        text = self._reason(head, attempt.reason)
+        if app.notes and not text.plain.endswith("\n"):
+            text.append("\n")
+        for note in app.notes:  # what could not be read or explained: the answer is partial
+            text.append_text(safe(f"note: {note}\n", "dim"))
+        self.update(text)
 
     def _reason(self, head: Text, reason: Reason | None) -> Text:
         text = head.copy()

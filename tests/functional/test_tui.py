@@ -453,3 +453,28 @@ async def test_an_attempts_detail_says_what_could_not_be_read() -> None:
         )
         detail = text_of(app.query_one(DetailPane))
         assert "note: nodes could not be read (forbidden)" in detail, detail
+
+
+async def test_a_tenant_without_nodes_sees_the_split_brain_live(cluster, tmp_path) -> None:
+    """The live source records the refused node list; the lost node is told by its pods."""
+    c = cluster("s2-partition")
+    c.player.play()
+    tenant = c.server.write_kubeconfig(
+        tmp_path / "tenant", user="tenant", token=c.server.add_user("tenant")
+    )
+    from tests.functional.test_permissions import REVIEWS
+
+    c.server.set_policy(
+        {
+            "rules": [
+                REVIEWS,
+                {"effect": "allow", "users": ["tenant"], "namespaces": ["default"]},
+                {"effect": "deny", "users": ["tenant"]},
+            ]
+        }
+    )
+    app = live_app(c, kubeconfig=tenant)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
+        await until(pilot, lambda: "SplitBrain" in text_of(app.query_one(AlertsBanner)))
+        assert "nodes" in app.source.live.snapshot().unreadable

@@ -210,13 +210,21 @@ def _subscript(source: str, inner: str) -> Step:
             bounds = [int(p) if p.strip() else None for p in inner.split(":")]
         except ValueError:
             raise _parse_error(source, f"invalid array index {inner}") from None
-        window = slice(*bounds[:3])
-        return lambda found: [v for d in found if isinstance(d, list) for v in d[window]]
+        if len(bounds) > 3:
+            raise _parse_error(source, f"invalid array index {inner}")
+        window = slice(*bounds)
+        return lambda found: [v for d in found if isinstance(d, list) for v in _sliced(d, window)]
     try:
         indexes = [int(p) for p in inner.split(",")]
     except ValueError:
         raise _parse_error(source, f"invalid array index {inner}") from None
     return lambda found: [v for d in found if isinstance(d, list) for v in _indexed(d, indexes)]
+
+
+def _sliced(items: list[Any], window: slice) -> list[Any]:
+    if window.step is not None and window.step <= 0:
+        raise _ExecError("step must be > 0")
+    return items[window]
 
 
 def _indexed(items: list[Any], indexes: list[int]) -> Iterator[Any]:

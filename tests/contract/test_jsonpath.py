@@ -91,6 +91,8 @@ def test_a_template_prints_what_kubectl_prints(kubectl, template: str) -> None:
         ("{.spec.items[5].name}", "array index out of bounds: index 5, length 3"),
         ('{.spec.items[?(@.n=="5")].name}', "incompatible types for comparison"),
         ("{end}", "not in range, nothing to end"),
+        ("{.spec.items[::-1].name}", "step must be > 0"),
+        ("{.spec.items[0:2:1:1].name}", "invalid array index 0:2:1:1"),
     ],
 )
 def test_a_template_kubectl_refuses_is_refused_with_its_words(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import logging
 import random
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -124,8 +125,8 @@ class Api:
             except (errors.ServerError, errors.ApiRequestError, errors.ClusterUnreachable) as exc:
                 status = getattr(exc, "status", 0)
                 if isinstance(exc, errors.ClusterUnreachable):
-                    if "connection refused" in exc.message:
-                        raise  # nothing listens: it will not within a few seconds (kubectl too)
+                    if "connection refused" in exc.message or "certificate" in exc.message:
+                        raise  # nothing listens, or it is not who it should be: not transient
                 elif status not in RETRIED:
                     raise
                 delay = getattr(exc, "retry_after", None) or min(
@@ -463,6 +464,11 @@ def _short(exc: BaseException) -> str:
         return "connection refused"
     if "timed out" in text.lower():
         return "timed out"
+    unresolved = re.search(r"Failed to resolve '([^']+)'", text)
+    if unresolved:
+        return f"no such host {unresolved.group(1)}"
+    if "CERTIFICATE_VERIFY_FAILED" in text:
+        return "the server's certificate is not trusted (certificate verify failed)"
     return text.splitlines()[0][:200] if text else type(exc).__name__
 
 

@@ -148,7 +148,9 @@ def _cluster(entry: dict[str, Any], selection: Selection) -> dict[str, Any]:
     """
     out = dict(entry)
     if selection.server:
-        out["server"] = selection.server
+        # host:port alone means https, as kubectl takes it
+        scheme = "" if "://" in selection.server else "https://"
+        out["server"] = scheme + selection.server
     if selection.insecure_skip_tls_verify:
         out["insecure-skip-tls-verify"] = True
         out.pop("certificate-authority", None)

@@ -26,6 +26,17 @@ WRITES = ["create", "update", "patch", "delete", "deletecollection"]
 REVIEWS = {"effect": "allow", "verbs": ["create"], "resources": ["selfsubjectaccessreviews"]}
 
 
+def tenant(user: str, namespace: str = "default") -> dict[str, Any]:
+    """A policy for a tenant: everything in its namespace, nothing else (no nodes, no volumes)."""
+    return {
+        "rules": [
+            REVIEWS,
+            {"effect": "allow", "users": [user], "namespaces": [namespace]},
+            {"effect": "deny", "users": [user]},
+        ]
+    }
+
+
 def deny(verbs: list[str], resources: list[str]) -> dict[str, Any]:
     return {
         "rules": [
@@ -117,22 +128,14 @@ def test_a_tenant_without_nodes_still_sees_the_split_brain_and_is_told_what_it_l
     )
     admin = json.loads(capsys.readouterr().out)
     assert code == 0
-    played.server.set_policy(
-        {
-            "rules": [
-                REVIEWS,
-                {"effect": "allow", "users": ["oncall"], "namespaces": ["default"]},
-                {"effect": "deny", "users": ["oncall"]},
-            ]
-        }
-    )
+    played.server.set_policy(tenant("oncall"))
     code = main(["--kubeconfig", str(played.limited), "describe", "networkwordcount", "-o", "json"])
     out, err = capsys.readouterr()
     assert code == 0, err
-    tenant = json.loads(out)
-    assert [a["type"] for a in tenant["alerts"]] == [a["type"] for a in admin["alerts"]]
-    assert {"SplitBrain", "ZombieDriver"} <= {a["type"] for a in tenant["alerts"]}
-    assert tenant["attempts"][0]["reason"]["code"] == admin["attempts"][0]["reason"]["code"]
-    assert any("told by pod" in e for e in tenant["attempts"][0]["reason"]["evidence"])
-    assert any(n.startswith("nodes could not be read (forbidden)") for n in tenant["notes"])
+    seen = json.loads(out)
+    assert [a["type"] for a in seen["alerts"]] == [a["type"] for a in admin["alerts"]]
+    assert {"SplitBrain", "ZombieDriver"} <= {a["type"] for a in seen["alerts"]}
+    assert seen["attempts"][0]["reason"]["code"] == admin["attempts"][0]["reason"]["code"]
+    assert any("told by pod" in e for e in seen["attempts"][0]["reason"]["evidence"])
+    assert any(n.startswith("nodes could not be read (forbidden)") for n in seen["notes"])
     assert not any("could not be read" in n for n in admin["notes"])

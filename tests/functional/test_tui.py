@@ -462,17 +462,9 @@ async def test_a_tenant_without_nodes_sees_the_split_brain_live(cluster, tmp_pat
     tenant = c.server.write_kubeconfig(
         tmp_path / "tenant", user="tenant", token=c.server.add_user("tenant")
     )
-    from tests.functional.test_permissions import REVIEWS
+    from tests.functional.test_permissions import tenant as tenant_policy
 
-    c.server.set_policy(
-        {
-            "rules": [
-                REVIEWS,
-                {"effect": "allow", "users": ["tenant"], "namespaces": ["default"]},
-                {"effect": "deny", "users": ["tenant"]},
-            ]
-        }
-    )
+    c.server.set_policy(tenant_policy("tenant"))
     app = live_app(c, kubeconfig=tenant)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)

@@ -470,3 +470,22 @@ async def test_a_tenant_without_nodes_sees_the_split_brain_live(cluster, tmp_pat
         await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
         await until(pilot, lambda: "SplitBrain" in text_of(app.query_one(AlertsBanner)))
         assert "nodes" in app.source.live.snapshot().unreadable
+
+
+async def test_the_tui_keeps_every_connection_flag(cluster) -> None:
+    """kubectl spark tui --as tenant: the live source lists and watches as that user."""
+    from kubectl_spark.cli.commands.tui import source_maker
+    from kubectl_spark.cluster.apiserver.embedded import ADMIN_USER
+    from tests.functional.test_permissions import tenant as tenant_policy
+
+    c = cluster("s2-partition")
+    c.player.play()
+    admin_impersonates = {"effect": "allow", "users": [ADMIN_USER], "verbs": ["impersonate"]}
+    c.server.set_policy({"rules": [admin_impersonates, *tenant_policy("tenant")["rules"]]})
+    c.server.clear_audit()
+    base = Connection(kubeconfig=str(c.kubeconfig), impersonate="tenant")
+    app = SparkTUI(source_maker(LiveSource, base, None))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
+    pods = [e for e in c.server.audit_entries() if e["resource"] == "pods"]
+    assert pods and {(e["user"], e["impersonatedBy"]) for e in pods} == {("tenant", ADMIN_USER)}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import typer
@@ -28,28 +30,29 @@ def run(
     with connect(connection()):
         pass  # fail fast, with the CLI's one-line error, when the kubeconfig is unusable
 
-    def make_source(namespace: str | None, context: str | None, all_namespaces: bool) -> Any:
-        conn = connection()
-        conn = type(conn)(
-            conn.kubeconfig,
-            context or conn.context,
-            conn.cluster,
-            conn.user,
-            namespace or conn.namespace,
-            conn.request_timeout,
-        )
-        # The TUI records into the history store while it is open (--no-history: it does not).
-        return LiveSource(
-            conn,
-            all_namespaces=all_namespaces,
-            history=None if g.no_history else history_path(),
-        )
-
     SparkTUI(
-        make_source,
+        source_maker(LiveSource, connection(), None if g.no_history else history_path()),
         namespace=g.namespace,
         context=g.context,
         all_namespaces=g.all_namespaces,
         readonly=readonly,
         initial_filter=f"-l {selector}" if selector else "",
     ).run()
+
+
+def source_maker(
+    source: Callable[..., Any], base: Any, history: Any
+) -> Callable[[str | None, str | None, bool], Any]:
+    """What the TUI calls to follow a namespace or context: the CLI's connection with those changed.
+
+    Every other connection flag (--server, --token, --as…, -v) carries over.
+    """
+
+    def make(namespace: str | None, context: str | None, all_namespaces: bool) -> Any:
+        conn = dataclasses.replace(
+            base, context=context or base.context, namespace=namespace or base.namespace
+        )
+        # The TUI records into the history store while it is open (--no-history: it does not).
+        return source(conn, all_namespaces=all_namespaces, history=history)
+
+    return make

@@ -29,6 +29,10 @@ class ConfigError(KubectlSparkError):
 class ClusterUnreachable(KubectlSparkError):
     """The API server could not be reached or did not answer in time."""
 
+    def __init__(self, message: str, *, lasting: bool = False) -> None:
+        super().__init__(message)
+        self.lasting = lasting  # refused, or an untrusted certificate: retrying will not help
+
 
 class ApiRequestError(KubectlSparkError):
     """The API server answered with an error status."""

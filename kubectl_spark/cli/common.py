@@ -23,24 +23,11 @@ class Loaded:
 
 
 def connection() -> Any:
+    """The connection the global flags describe: each Connection field is the flag of its name."""
     from kubectl_spark.kube.client import Connection
 
     g = cli_globals.current()
-    return Connection(
-        g.kubeconfig,
-        g.context,
-        g.cluster,
-        g.user,
-        g.namespace,
-        g.request_timeout,
-        g.server,
-        g.token,
-        g.insecure_skip_tls_verify,
-        g.impersonate,
-        g.impersonate_groups,
-        g.impersonate_uid,
-        g.verbosity,
-    )
+    return Connection(**{f.name: getattr(g, f.name) for f in dataclasses.fields(Connection)})
 
 
 def load(

@@ -7,6 +7,7 @@ and parsed with orjson: the client's model classes are an order of magnitude slo
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import logging
 import random
 import re
@@ -51,16 +52,8 @@ class Connection:
     verbosity: int = 0  # -v: at trace.REQUESTS every request is printed
 
     def selection(self) -> Selection:
-        return Selection(
-            self.kubeconfig,
-            self.context,
-            self.cluster,
-            self.user,
-            self.namespace,
-            self.server,
-            self.token,
-            self.insecure_skip_tls_verify,
-        )
+        """What the kubeconfig loader applies: the fields both have, by name."""
+        return Selection(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Selection)})
 
 
 READ_ATTEMPTS = 5
@@ -125,8 +118,8 @@ class Api:
             except (errors.ServerError, errors.ApiRequestError, errors.ClusterUnreachable) as exc:
                 status = getattr(exc, "status", 0)
                 if isinstance(exc, errors.ClusterUnreachable):
-                    if "connection refused" in exc.message or "certificate" in exc.message:
-                        raise  # nothing listens, or it is not who it should be: not transient
+                    if exc.lasting:
+                        raise  # nothing listens, or it is not who it should be (kubectl too)
                 elif status not in RETRIED:
                     raise
                 delay = getattr(exc, "retry_after", None) or min(
@@ -342,10 +335,9 @@ IMPERSONATE_UID = "Impersonate-Uid"
 def _impersonate(client: Any, conn: Connection, resolved: Resolved) -> str:
     """Act as --as/--as-group/--as-uid, or as the kubeconfig user's ``as`` fields, as kubectl does.
 
-    Returns the user acted as ("" for none).
-
     Each flag, when given, wins over its kubeconfig field. The server checks that the
     authenticated user may impersonate; a group is one ``Impersonate-Group`` header each.
+    Returns the user acted as ("" for none).
     """
     entry = resolved.user_entry
     user = conn.impersonate or _text(entry.get("as"))
@@ -453,23 +445,25 @@ def translated(what: str) -> Iterator[None]:
             ) from exc
         raise translate(exc, what) from exc
     except (Urllib3Error, OSError) as exc:
+        why, lasting = _short(exc)
         raise errors.ClusterUnreachable(
-            f"{what}: cannot reach the API server: {_short(exc)}"
+            f"{what}: cannot reach the API server: {why}", lasting=lasting
         ) from exc
 
 
-def _short(exc: BaseException) -> str:
+def _short(exc: BaseException) -> tuple[str, bool]:
+    """What went wrong in a few words, and whether it lasts (retrying would not help)."""
     text = str(exc)
     if "Connection refused" in text:
-        return "connection refused"
+        return "connection refused", True
     if "timed out" in text.lower():
-        return "timed out"
+        return "timed out", False
     unresolved = re.search(r"Failed to resolve '([^']+)'", text)
     if unresolved:
-        return f"no such host {unresolved.group(1)}"
+        return f"no such host {unresolved.group(1)}", False  # a resolver may answer next time
     if "CERTIFICATE_VERIFY_FAILED" in text:
-        return "the server's certificate is not trusted (certificate verify failed)"
-    return text.splitlines()[0][:200] if text else type(exc).__name__
+        return "the server's certificate is not trusted (certificate verify failed)", True
+    return (text.splitlines()[0][:200] if text else type(exc).__name__), False
 
 
 def get_json(conn: Connection, path: str) -> Any:

@@ -115,6 +115,7 @@ def node_health(node: Any) -> NodeHealth:
         + (f" ({detail})" if detail else "")
         + (f" since {since}" if since else "")
         + (", tainted unreachable" if unreachable else ""),
+        canonical_time(since) or None,
     )
 
 
@@ -178,6 +179,7 @@ def nodes_from_pod_events(
                 False,
                 f"node {node}: not ready since {times.rfc3339(since)} (told by pod "
                 f"{raw.name(pod)}: a NodeNotReady Event and Ready=False; the nodes could not be read)",
+                times.rfc3339(since),
             )
     return told
 

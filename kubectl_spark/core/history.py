@@ -127,7 +127,7 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
             ):
                 entries.append(
                     HistoryEntry(
-                        executor.ended_at,
+                        executor.ended_at or _lost_since(index, executor.node),
                         "ExecutorLost",
                         n,
                         executor.id,
@@ -173,10 +173,9 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
 
 
 def _lost_since(index: Index, node: str | None) -> str | None:
+    """When a pod on an unreachable node was lost: the node's last Ready transition."""
     health = index.node(node)
-    if health is None or health.reachable or " since " not in health.evidence:
-        return None
-    return health.evidence.split(" since ", 1)[1].split(",")[0]
+    return None if health is None or health.reachable else health.since
 
 
 def _restarts(pod: Any, attempt: int, executor: str | None) -> list[HistoryEntry]:

@@ -64,6 +64,7 @@ def describe_exit(code: int | None) -> str:
 class NodeHealth:
     reachable: bool
     evidence: str = ""
+    since: str | None = None  # RFC 3339: when an unreachable node was last seen Ready, if told
 
 
 @dataclass(slots=True)

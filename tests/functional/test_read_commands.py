@@ -150,6 +150,22 @@ def test_s5_operator_attempts_reconstructed(cluster, capsys) -> None:
     assert [a["uid"] is None for a in app["attempts"]] == [True, True, False]
 
 
+def test_executors_lost_with_their_node_are_placed_in_the_timeline(cluster, capsys) -> None:
+    """Pods on an unreachable node stay Running in the API: no container ended, so the moment
+    they were lost is the moment their node stopped being Ready."""
+    c = cluster("mixed")
+    c.player.play_until(200)  # node-a partitioned at 40, not ready about 40 s later
+    node = c.world.client.get("/api/v1/nodes/node-a")
+    ready = next(x for x in node["status"]["conditions"] if x["type"] == "Ready")
+    assert ready["status"] == "Unknown"
+    code, out, err = run(capsys, c, "history", "nightly-etl", "-n", "spark-prod", "-o", "json")
+    assert code == 0, err
+    items = json.loads(out)["items"]
+    lost = [h for h in items if h["kind"] == "ExecutorLost" and "NodeLost" in h["message"]]
+    assert lost and {h["time"] for h in lost} == {ready["lastTransitionTime"]}
+    assert [h["time"] for h in items] == sorted(h["time"] for h in items)
+
+
 def test_s6_restarts_in_history(cluster, capsys) -> None:
     c = cluster("s6-driver-restarts")
     c.player.play()

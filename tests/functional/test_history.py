@@ -4,6 +4,7 @@ through the pod proxy, and plain "unknown" counts — through the real entry poi
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -37,6 +38,7 @@ def start_record(c: Cluster, db: Path) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         [str(BIN), "record", "-A", "--kubeconfig", str(c.kubeconfig), "--history-db", str(db)],
         stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONFAULTHANDLER": "1"},  # SIGABRT prints every thread's stack
     )
     assert proc.stderr is not None
     line = proc.stderr.readline().decode()
@@ -46,7 +48,13 @@ def start_record(c: Cluster, db: Path) -> subprocess.Popen[bytes]:
 
 def stop_record(proc: subprocess.Popen[bytes]) -> str:
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=20)
+    try:
+        _, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        # Once seen under load, never reproduced: say where each thread was stuck.
+        proc.send_signal(signal.SIGABRT)
+        _, err = proc.communicate(timeout=10)
+        pytest.fail(f"record did not stop within 20 s of SIGTERM:\n{err.decode(errors='replace')}")
     assert proc.returncode == 0, err
     return err.decode()
 

@@ -267,8 +267,15 @@ def _exec_sort(executor: Executor) -> tuple[int, str]:
     return (int(executor.id) if executor.id.isdecimal() else 1 << 30, executor.pod)
 
 
-def _gone_driver_reason(group_: AttemptGroup, app: AppGroup, index: Index) -> Reason:
-    """What is left to say of an attempt whose driver pod is gone: Events may still name it."""
+def _gone_driver_reason(
+    group_: AttemptGroup, app: AppGroup, index: Index, *, rerun: bool
+) -> Reason:
+    """What is left to say of an attempt whose driver pod is gone: Events may still name it.
+
+    ``rerun``: a later attempt exists. Under restartPolicy OnFailure the spark-operator reruns an
+    application only after its driver failed, so an earlier run of such an application failed,
+    even though its pod (and with it the exit code) is gone.
+    """
     evidence = [
         e
         for e in (
@@ -307,6 +314,28 @@ def _gone_driver_reason(group_: AttemptGroup, app: AppGroup, index: Index) -> Re
             "preempted by the scheduler (from Events; the pod is gone)",
             (*evidence, f"event Preempted: {raw.text(seen['Preempted'], 'message')}"),
         )
+    if rerun and _reruns_only_after_failure(app):
+        failed = [
+            e
+            for e in index.events_for(app.owner, "SparkApplication")
+            if raw.text(e, "reason") == "SparkDriverFailed"
+        ]
+        evidence += [
+            "spec.restartPolicy.type=OnFailure, and a later attempt exists",
+            *(
+                f"event SparkDriverFailed (x{raw.number(e, 'count') or 1}): {raw.text(e, 'message')}"
+                for e in failed
+            ),
+        ]
+        return Reason(
+            "unknown",
+            "Unknown",
+            None,
+            True,
+            "the driver failed (the operator reruns an OnFailure application only after a "
+            "failure); its pod, and with it the exit code, is gone",
+            tuple(evidence),
+        )
     return Reason(
         "unknown",
         "Unknown",
@@ -317,19 +346,26 @@ def _gone_driver_reason(group_: AttemptGroup, app: AppGroup, index: Index) -> Re
     )
 
 
+def _reruns_only_after_failure(app: AppGroup) -> bool:
+    return (
+        app.source == "sparkapplication"
+        and raw.text(app.owner, "spec", "restartPolicy", "type") == "OnFailure"
+    )
+
+
 def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> Attempt:
     job_managed = app.source == "job"
     driver = group_.driver
     reason: Reason | None
     if driver is None:
-        reason = _gone_driver_reason(group_, app, index)
+        reason = _gone_driver_reason(group_, app, index, rerun=number < len(app.attempts))
         base = Attempt(
             number,
             group_.name,
             group_.uid,
             None,
             "Unknown",
-            "Lost",
+            "Failed" if reason.code == "Unknown" and reason.counts_as_failure else "Lost",
             group_.created,
             None,
             None,

@@ -87,7 +87,9 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
                 )
             )
         if attempt.reason is not None and (
-            source.driver is not None or attempt.reason.code != "Unknown"
+            source.driver is not None
+            or attempt.reason.code != "Unknown"
+            or attempt.state == "Failed"  # known to have failed, though not why
         ):
             verb = "lost" if attempt.state == "Lost" else "ended"
             entries.append(

@@ -148,6 +148,12 @@ def test_s5_operator_attempts_reconstructed(cluster, capsys) -> None:
     last = app["attempts"][-1]
     assert (last["reason"]["code"], last["reason"]["exitCode"]) == ("ExitCode", 1)
     assert [a["uid"] is None for a in app["attempts"]] == [True, True, False]
+    # the operator reruns an OnFailure application only after its driver failed
+    for earlier in app["attempts"][:2]:
+        assert (earlier["state"], earlier["reason"]["countsAsFailure"]) == ("Failed", True)
+        assert any("SparkDriverFailed (x3)" in e for e in earlier["reason"]["evidence"])
+    ended = [h["attempt"] for h in app["history"] if h["kind"] == "AttemptEnded"]
+    assert ended == [1, 2, 3]
 
 
 def test_executors_lost_with_their_node_are_placed_in_the_timeline(cluster, capsys) -> None:

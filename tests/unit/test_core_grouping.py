@@ -6,6 +6,7 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -118,6 +119,27 @@ def test_operator_label_wins_and_submission_id_places_executors() -> None:
     assert len(result.attempts) == 2  # attempt 1 reconstructed from status.executionAttempts
     assert result.attempts[0].driver_pod == "pi-driver" and result.attempts[0].uid is None
     assert [e.pod for e in result.attempts[1].executors] == ["pi-exec-1"]
+
+
+@pytest.mark.parametrize(
+    ("policy", "state", "counted"),
+    [("OnFailure", "Failed", True), ("Always", "Lost", False), ("Never", "Lost", False)],
+)
+def test_an_earlier_operator_run_failed_only_if_the_operator_reruns_only_failures(
+    policy: str, state: str, counted: bool
+) -> None:
+    labels = {"sparkoperator.k8s.io/app-name": "pi", "spark-app-selector": "spark-2"}
+    app_obj = {
+        "metadata": {"name": "pi", "namespace": "ns", "uid": "app-uid"},
+        "spec": {"restartPolicy": {"type": policy}},
+        "status": {"executionAttempts": 2, "applicationState": {"state": "RUNNING"}},
+    }
+    pods = [mk("pi-driver", "driver", "2026-03-01T00:05:00Z", labels=labels)]
+    (result,) = analyze(Snapshot(pods=pods, sparkapplications=[app_obj], now=NOW)).apps
+    first = result.attempts[0]
+    assert first.reason is not None
+    assert (first.state, first.reason.counts_as_failure) == (state, counted)
+    assert result.attempts[1].state == "Running"
 
 
 def test_executors_without_an_owner_go_by_app_id_and_time_window() -> None:

@@ -580,7 +580,30 @@ def force_kill_plan(
                 "detaching a volume from a node that may still be running can corrupt its data: "
                 "be sure the old driver no longer writes to it"
             )
-    if ctx.job is not None:
+    replacement = next(
+        (
+            a
+            for a in app.attempts
+            if a.number > attempt.number and a.state in ("Running", "Pending")
+        ),
+        None,
+    )
+    if ctx.job is not None and replacement is not None:
+        if no_replace:
+            return Plan(
+                **{
+                    **base.__dict__,
+                    "refusal": f"--no-replace suspends the Job {raw.name(ctx.job)}, and a suspended Job "
+                    f"deletes its active pods: that is attempt {replacement.number} "
+                    f"({replacement.state}), which already replaced attempt {attempt.number}; "
+                    "drop --no-replace (the Job starts no other attempt for this one)",
+                }
+            )
+        notes.append(
+            f"the Job {raw.name(ctx.job)} already runs attempt {replacement.number} in place of "
+            f"attempt {attempt.number}: deleting these pods starts no other"
+        )
+    elif ctx.job is not None:
         limit = raw.number(ctx.job, "spec", "backoffLimit")
         failed = raw.number(ctx.job, "status", "failed") or 0
         policy = raw.text(ctx.job, "spec", "podReplacementPolicy") or "TerminatingOrFailed"

@@ -2,7 +2,8 @@
 
 It honours backoffLimit (with the exponential replacement delay), podReplacementPolicy
 (TerminatingOrFailed replaces a pod as soon as it is deleting; Failed waits for a terminal
-phase), podFailurePolicy (Ignore / FailJob / Count on exit codes and pod conditions), the
+phase), podFailurePolicy (Ignore / FailJob / Count on exit codes and pod conditions), suspend
+(like Kubernetes, it deletes the active pods, and they do not count as failures), the
 job-tracking finalizer and the status counters and conditions.
 """
 
@@ -102,6 +103,8 @@ class JobController:
         failed = int(status.get("failed") or 0)
         succeeded = int(status.get("succeeded") or 0)
         fail_job_message = ""
+        if not finished:
+            conditions = self._suspend_or_resume(job, owned, conditions, ignored, stamp)
         for item in owned:
             puid = item["metadata"]["uid"]
             terminal = objects.is_terminal(item)
@@ -277,6 +280,46 @@ class JobController:
             )
         self.world.recorder.event(job, reason, message, type_="Warning", component="job-controller")
         return conditions
+
+    def _suspend_or_resume(
+        self,
+        job: dict[str, Any],
+        owned: list[dict[str, Any]],
+        conditions: list[dict[str, Any]],
+        ignored: set[str],
+        stamp: str,
+    ) -> list[dict[str, Any]]:
+        """A suspended Job's active pods are deleted; a resumed one gets its condition back."""
+        suspended = bool(job["spec"].get("suspend"))
+        told = objects.condition({"status": {"conditions": conditions}}, "Suspended") or {}
+        if suspended:
+            for item in owned:
+                if objects.is_terminal(item) or objects.deleting(item):
+                    continue
+                ignored.add(item["metadata"]["uid"])  # stopped, not failed
+                self.world.client.delete(
+                    pod(job["metadata"]["namespace"], item["metadata"]["name"]),
+                    uid=item["metadata"]["uid"],
+                )
+        if suspended == (told.get("status") == "True"):
+            return conditions
+        reason, message = (
+            ("JobSuspended", "Job suspended") if suspended else ("JobResumed", "Job resumed")
+        )
+        self.world.recorder.event(
+            job, "Suspended" if suspended else "Resumed", message, component="job-controller"
+        )
+        return objects.with_condition(
+            conditions,
+            {
+                "type": "Suspended",
+                "status": str(suspended),
+                "reason": reason,
+                "message": message,
+                "lastProbeTime": stamp,
+                "lastTransitionTime": stamp,
+            },
+        )
 
     def _create_pod(self, job: dict[str, Any]) -> dict[str, Any] | None:
         template = copy.deepcopy(job["spec"]["template"])

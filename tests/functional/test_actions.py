@@ -63,9 +63,18 @@ def test_s2_fence_then_force_kill_then_heal(cluster, capsys) -> None:
     code, out, _ = run(capsys, c, "fence", "networkwordcount/1", "--yes")
     assert code == 0 and "nothing to do: attempt 1 is already fenced (epoch 1)" in out
 
+    # Suspending the Job would delete attempt 2, its active pod: refused, nothing changed.
+    code, out, err = run(capsys, c, "force-kill", "networkwordcount/1", "--no-replace", "--yes")
+    assert code != 0 and "that is attempt 2 (Running)" in err and len(err.splitlines()) == 1
+    (job,) = c.world.client.list("/apis/batch/v1/namespaces/default/jobs")
+    assert not job["spec"].get("suspend")
+    assert c.world.client.get(f"/api/v1/namespaces/default/pods/{first['driverPod']}") is not None
     code, out, err = run(capsys, c, "force-kill", "networkwordcount/1", "--yes")
     assert code == 0, err
     assert "Immediate deletion does not wait for confirmation" in err
+    assert (
+        "already runs attempt 2 in place of attempt 1: deleting these pods starts no other" in out
+    )
     c.world.step(3)
     assert c.world.client.get(f"/api/v1/namespaces/default/pods/{first['driverPod']}") is None
     second = app_of(capsys, c)["attempts"][-1]

@@ -203,6 +203,28 @@ def test_s2_partition_makes_two_live_drivers(play) -> None:
     assert len(run.pods(spark_role="executor")) == 4
 
 
+def test_a_suspended_job_deletes_its_active_pod_without_counting_a_failure(play) -> None:
+    run = play("s1-node-shutdown")
+    run.at(30)
+    (driver,) = run.pods(spark_role="driver")
+    path = (
+        "/apis/batch/v1/namespaces/default/jobs/" + driver["metadata"]["ownerReferences"][0]["name"]
+    )
+    run.world.client.patch(path, {"spec": {"suspend": True}})
+    run.world.step(3)
+    job = run.get(path)
+    assert cond(job, "Suspended")["status"] == "True" and not job["status"].get("failed")
+    assert [
+        p["metadata"]["uid"]
+        for p in run.pods(spark_role="driver")
+        if not p["metadata"].get("deletionTimestamp")
+    ] == []
+    run.world.client.patch(path, {"spec": {"suspend": False}})
+    run.world.step(3)
+    job = run.get(path)
+    assert cond(job, "Suspended")["status"] == "False" and job["status"]["active"] == 1
+
+
 def test_s2b_replacement_blocked_with_pod_replacement_policy_failed(play) -> None:
     run = play("s2b-partition-replacement-blocked")
     run.at(450)

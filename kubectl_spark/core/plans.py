@@ -208,6 +208,16 @@ def _pods(attempt: Attempt) -> list[tuple[str, str, str]]:
     return out
 
 
+def _job_may_start_attempts(job: Any) -> bool:
+    """Whether a driver Job can still create pods: not suspended, not Complete, not Failed."""
+    if raw.mapping(job, "spec").get("suspend") is True:
+        return False
+    return not any(
+        raw.text(c, "type") in ("Complete", "Failed") and raw.text(c, "status") == "True"
+        for c in raw.items(job, "status", "conditions")
+    )
+
+
 def _alive(attempt: Attempt) -> bool:
     return (
         attempt.state in ("Running", "Pending", "Terminating", "Lost", "Unknown")
@@ -784,6 +794,21 @@ def resubmit_plan(
                     "refusal": f"the driver Job of {app.name} no longer exists: nothing to copy",
                 }
             )
+        warnings: tuple[str, ...] = ()
+        if _job_may_start_attempts(job):
+            last = next((a.number for a in reversed(app.attempts) if a.uid), None)
+            why = (
+                f"the Job {raw.name(job)} is neither finished nor suspended: it starts another "
+                f"attempt {'when attempt ' + str(last) + ' ends' if last else 'itself'}, beside the resubmitted one"
+            )
+            if not force:
+                advice = (
+                    f"`kubectl spark force-kill {app.name}/{last} --no-replace` suspends it first"
+                    if last
+                    else f'suspend it first (kubectl patch job {raw.name(job)} -p \'{{"spec":{{"suspend":true}}}}\')'
+                )
+                return Plan(**{**base.__dict__, "refusal": f"{why}; {advice}, or pass --force"})
+            warnings = (why,)
         spec = copy.deepcopy(raw.mapping(job, "spec"))
         for key in ("selector", "manualSelector"):
             spec.pop(key, None)
@@ -830,7 +855,9 @@ def resubmit_plan(
             now,
             actor,
         )
-        return Plan(**{**base.__dict__, "operations": (op, event), "created": (body,)})
+        return Plan(
+            **{**base.__dict__, "operations": (op, event), "created": (body,), "warnings": warnings}
+        )
     if driver is None:
         return Plan(**{**base.__dict__, "refusal": f"no driver pod of {app.name} is left to copy"})
     resubmission = suffix

@@ -136,6 +136,28 @@ def test_s7_resubmit_gets_executors_without_collision(cluster, capsys) -> None:
     assert "NameCollision" not in {a["type"] for a in fresh["alerts"]}
 
 
+def test_resubmit_refuses_while_the_old_job_can_still_start_attempts(cluster, capsys) -> None:
+    """Every attempt fenced, but their Job neither finished nor suspended: when a fenced driver
+    ends, the Job starts another attempt beside the resubmitted one."""
+    c = cluster("s2-partition")
+    c.player.play()
+    for n in (1, 2):
+        code, _, err = run(capsys, c, "fence", f"networkwordcount/{n}", "--yes")
+        assert code == 0, err
+    c.server.clear_audit()
+    code, _, err = run(capsys, c, "resubmit", "networkwordcount", "--yes")
+    assert code == 1 and "is neither finished nor suspended" in err
+    assert "force-kill networkwordcount/2 --no-replace" in err
+    assert c.server.audit_writes() == []
+    code, out, err = run(capsys, c, "resubmit", "networkwordcount", "--force", "--dry-run")
+    assert code == 0 and "create jobs.batch" in out and "neither finished nor suspended" in err
+    # the advice works: the Job suspended, resubmit goes ahead
+    code, _, err = run(capsys, c, "force-kill", "networkwordcount/2", "--no-replace", "--yes")
+    assert code == 0, err
+    code, _, err = run(capsys, c, "resubmit", "networkwordcount", "--yes")
+    assert code == 0, err
+
+
 def test_safety_healthy_refused_and_server_dry_run_writes_nothing(cluster, capsys) -> None:
     c = cluster("s6-driver-restarts")
     c.player.play_until(30)

@@ -80,6 +80,7 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
         [
             "--allow",
             "--keep-executors",
+            "--force",
             "--dry-run",
             "--yes",
             "-y",

@@ -237,6 +237,7 @@ def fence_plan(
     now: str,
     actor: str,
     node_reachable: bool = True,
+    force: bool = False,
 ) -> Plan:
     base = Plan("fence", app.namespace, app.name, attempt.number)
     if not attempt.uid or not attempt.driver_pod:
@@ -252,6 +253,21 @@ def fence_plan(
             **{
                 **base.__dict__,
                 "noop": f"attempt {attempt.number} is already fenced (epoch {raw.number(lease, 'spec', 'leaseTransitions') or '?'})",
+            }
+        )
+    if attempt.state == "Running" and node_reachable and not force:
+        suspects = [
+            f"{app.name}/{a.number} ({a.state})"
+            for a in app.attempts
+            if a.uid and not a.fenced and a.state in ("Lost", "Terminating", "Unknown")
+        ]
+        return Plan(
+            **{
+                **base.__dict__,
+                "refusal": f"attempt {attempt.number} looks healthy (driver {attempt.driver_pod} Running on "
+                f"reachable node {attempt.node}): a fence is for a zombie attempt"
+                + (f" (did you mean {' or '.join(suspects)}?)" if suspects else "")
+                + "; pass --force to fence it anyway",
             }
         )
     candidates = [

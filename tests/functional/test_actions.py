@@ -31,6 +31,9 @@ def test_s2_fence_then_force_kill_then_heal(cluster, capsys) -> None:
     c = cluster("s2-partition")
     c.player.play()
     first = app_of(capsys, c)["attempts"][0]
+    # the healthy attempt is not the one to fence: refused, and the suspect is named
+    code, out, err = run(capsys, c, "fence", "networkwordcount/2", "--yes")
+    assert code == 1 and "did you mean networkwordcount/1 (Lost)?" in err
     code, out, err = run(capsys, c, "fence", "networkwordcount/1", "--yes")
     assert code == 0, err
     assert "fence networkwordcount/1: done" in out
@@ -142,7 +145,7 @@ def test_resubmit_refuses_while_the_old_job_can_still_start_attempts(cluster, ca
     c = cluster("s2-partition")
     c.player.play()
     for n in (1, 2):
-        code, _, err = run(capsys, c, "fence", f"networkwordcount/{n}", "--yes")
+        code, _, err = run(capsys, c, "fence", f"networkwordcount/{n}", "--force", "--yes")
         assert code == 0, err
     c.server.clear_audit()
     code, _, err = run(capsys, c, "resubmit", "networkwordcount", "--yes")
@@ -169,7 +172,9 @@ def test_safety_healthy_refused_and_server_dry_run_writes_nothing(cluster, capsy
     )
     assert code == 0, err
     assert "(server dry run) done: delete pods" in out
-    code, _, err = run(capsys, c, "fence", "restarting-driver/1")
+    code, _, err = run(capsys, c, "fence", "restarting-driver/1", "--yes")
+    assert code == 1 and "looks healthy" in err and "--force" in err
+    code, _, err = run(capsys, c, "fence", "restarting-driver/1", "--force")
     assert code == 1 and "refusing to act without confirmation" in err
     assert c.server.audit_writes() == []
     assert app_of(capsys, c, "restarting-driver")["attempts"][0]["state"] == "Running"

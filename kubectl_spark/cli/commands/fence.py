@@ -20,6 +20,9 @@ def run(
     keep_executors: bool = typer.Option(
         False, "--keep-executors", help="Do not delete the fenced attempt's executors."
     ),
+    force: bool = typer.Option(
+        False, "--force", help="Fence even an attempt that looks healthy (Running, node reachable)."
+    ),
     dry_run: DryRun = "none",
     yes: Yes = False,
     output: PlanOutput = "",
@@ -37,6 +40,7 @@ def run(
             now=act.now_text(),
             actor=act.actor(loaded.api),
             node_reachable=node_reachable(loaded.snapshot, attempt.node),
+            force=force,
         )
         act.execute(loaded.api, plan, dry_run=mode, yes=yes, output=output)
 

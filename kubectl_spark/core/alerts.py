@@ -51,7 +51,7 @@ def find_alerts(app: App, group: AppGroup, snapshot: Snapshot, index: Index) -> 
         alerts.append(
             Alert(
                 "SplitBrain",
-                f"attempts {' and '.join(str(a.number) for a in alive)} may all be running ({why or 'several drivers are Running'}): "
+                f"attempts {_listed([str(a.number) for a in alive])} may {'both' if len(alive) == 2 else 'all'} be running ({why or 'several drivers are Running'}): "
                 f"fence or force-kill all but one (kubectl spark fence {app.name}/{(suspects or alive)[0].number})",
                 tuple(a.number for a in alive),
             )
@@ -246,3 +246,8 @@ def _churn(app: App, snapshot: Snapshot) -> list[Alert]:
             ),
         )
     ]
+
+
+def _listed(items: list[str]) -> str:
+    """1 and 2; 1, 2 and 3."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

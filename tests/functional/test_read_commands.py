@@ -172,6 +172,19 @@ def test_executors_lost_with_their_node_are_placed_in_the_timeline(cluster, caps
     assert [h["time"] for h in items] == sorted(h["time"] for h in items)
 
 
+def test_the_log_of_a_driver_on_an_unreachable_node_is_asked_for_once(cluster, capsys) -> None:
+    """Its kubelet cannot answer: retrying (as for a busy API server) only delays the error."""
+    c = cluster("s2-partition")
+    c.player.play()
+    c.server.clear_audit()
+    code, out, err = run(capsys, c, "logs", "networkwordcount/1")
+    assert code == 1 and out == ""
+    assert "(node node-a is unreachable)" in err and "dial tcp" in err
+    assert len(err.strip().splitlines()) == 1
+    asked = [e for e in c.server.audit_entries() if e.get("subresource") == "log"]
+    assert len(asked) == 1, asked
+
+
 def test_s6_restarts_in_history(cluster, capsys) -> None:
     c = cluster("s6-driver-restarts")
     c.player.play()

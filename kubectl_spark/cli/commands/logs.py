@@ -12,6 +12,7 @@ import sys
 import typer
 
 from kubectl_spark.cli import common
+from kubectl_spark.cli.commands.actions_common import node_reachable
 from kubectl_spark.cli.terminal import escape
 from kubectl_spark.errors import UsageError
 
@@ -76,12 +77,17 @@ def run(
         if timestamps:
             query.append(("timestamps", "true"))
         path = f"/api/v1/namespaces/{app.namespace}/pods/{pod}/log"
+        # The kubelet serves the log: one on an unreachable node will not answer a retry either.
+        reachable = node_reachable(loaded.snapshot, node)
         response = loaded.api.request(
             "GET",
             path,
             query=query,
             stream=True,
-            what=f"get logs of pod {pod}" + (f" on {node}" if node else ""),
+            what=f"get logs of pod {pod}"
+            + (f" on {node}" if node else "")
+            + ("" if reachable else f" (node {node} is unreachable)"),
+            retry=reachable,
         )
         for chunk in response.stream(65536):
             sys.stdout.write(escape(chunk.decode("utf-8", "replace")))

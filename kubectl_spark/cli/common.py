@@ -138,7 +138,9 @@ def find_executor(app: App, attempt: Attempt, reference: str) -> Executor:
         ", ".join(f"{app.name}/{attempt.number}/exec-{e.id}" for e in attempt.executors) or "none"
     )
     raise UsageError(
-        f'executor "{reference}" not found in attempt {attempt.number}: candidates are {candidates}'
+        f'executor "{reference}" has no pod in attempt {attempt.number} (a deleted pod takes its log '
+        f"with it; `kubectl spark describe {app.name}` says why an executor was lost): "
+        f"candidates are {candidates}"
     )
 
 

@@ -89,6 +89,13 @@ def test_s9_reasons_from_the_store_when_record_ran(cluster, capsys, tmp_path) ->
         assert executor["source"] == "history"
         assert any("local history store" in line for line in executor["reason"]["evidence"])
     assert "history" in doc["sources"]
+    code = main(
+        ["--kubeconfig", str(c.kubeconfig), "--history-db", str(db), "logs", "vanishing/1/exec-1"]
+    )
+    _, err = capsys.readouterr()
+    assert (
+        code == 1 and "executor 1 of vanishing/1 is gone" in err and "its log went with it" in err
+    )
     # Nothing of it is in the cluster any more.
     code = main(
         ["--kubeconfig", str(c.kubeconfig), "describe", "vanishing", "-o", "json", "--no-history"]

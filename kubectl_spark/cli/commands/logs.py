@@ -60,6 +60,11 @@ def run(
         default_container = "spark-kubernetes-driver"
         if len(parts) == 3:
             executor = common.find_executor(app, attempt, parts[2])
+            if executor.source != "cluster":
+                raise UsageError(
+                    f"executor {executor.id} of {app.name}/{attempt.number} is gone (its pod "
+                    f"{executor.pod} was deleted; last seen by {executor.source}): its log went with it"
+                )
             pod, node, default_container = executor.pod, executor.node, "spark-kubernetes-executor"
         if not pod or attempt.uid is None:
             raise UsageError(

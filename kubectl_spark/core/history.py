@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import raw, times
-from .model import App, HistoryEntry
+from .model import App, HistoryEntry, Reason
 from .reasons import restart_reasons
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
             verb = "lost" if attempt.state == "Lost" else "ended"
             entries.append(
                 HistoryEntry(
-                    attempt.ended_at or _lost_since(index, attempt.node),
+                    _loss_time(attempt.ended_at, attempt.reason, index, attempt.node),
                     "AttemptEnded",
                     n,
                     None,
@@ -129,7 +129,7 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
             ):
                 entries.append(
                     HistoryEntry(
-                        executor.ended_at or _lost_since(index, executor.node),
+                        _loss_time(executor.ended_at, executor.reason, index, executor.node),
                         "ExecutorLost",
                         n,
                         executor.id,
@@ -174,10 +174,17 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
     return tuple(entries[i] for i in order)
 
 
-def _lost_since(index: Index, node: str | None) -> str | None:
-    """When a pod on an unreachable node was lost: the node's last Ready transition."""
+def _loss_time(ended: str | None, reason: Reason, index: Index, node: str | None) -> str | None:
+    """When a pod was lost.
+
+    One lost with its node was lost when the node stopped being Ready, not when the taint
+    manager later deleted it (its end time, then, is that deletion).
+    """
     health = index.node(node)
-    return None if health is None or health.reachable else health.since
+    since = None if health is None or health.reachable else health.since
+    if reason.code == "NodeLost":
+        return since or ended
+    return ended or since
 
 
 def _restarts(pod: Any, attempt: int, executor: str | None) -> list[HistoryEntry]:

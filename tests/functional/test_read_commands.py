@@ -158,18 +158,22 @@ def test_s5_operator_attempts_reconstructed(cluster, capsys) -> None:
 
 def test_executors_lost_with_their_node_are_placed_in_the_timeline(cluster, capsys) -> None:
     """Pods on an unreachable node stay Running in the API: no container ended, so the moment
-    they were lost is the moment their node stopped being Ready."""
+    they were lost is the moment their node stopped being Ready — not the taint manager's
+    deletion minutes later."""
     c = cluster("mixed")
-    c.player.play_until(200)  # node-a partitioned at 40, not ready about 40 s later
+    c.player.play_until(450)  # node-a partitioned at 40, not ready about 40 s later, pods evicted
     node = c.world.client.get("/api/v1/nodes/node-a")
     ready = next(x for x in node["status"]["conditions"] if x["type"] == "Ready")
     assert ready["status"] == "Unknown"
-    code, out, err = run(capsys, c, "history", "nightly-etl", "-n", "spark-prod", "-o", "json")
-    assert code == 0, err
-    items = json.loads(out)["items"]
-    lost = [h for h in items if h["kind"] == "ExecutorLost" and "NodeLost" in h["message"]]
-    assert lost and {h["time"] for h in lost} == {ready["lastTransitionTime"]}
-    assert [h["time"] for h in items] == sorted(h["time"] for h in items)
+    for app, kind in (("nightly-etl", "ExecutorLost"), ("streaming-ingest", "AttemptEnded")):
+        code, out, err = run(capsys, c, "history", app, "-n", "spark-prod", "-o", "json")
+        assert code == 0, err
+        items = json.loads(out)["items"]
+        lost = [h for h in items if h["kind"] == kind and "NodeLost" in h["message"]]
+        assert lost and {h["time"] for h in lost} == {ready["lastTransitionTime"]}, app
+        assert [h["time"] for h in items] == sorted(h["time"] for h in items)
+    attempt = app_named(ls_json(capsys, c), "streaming-ingest")["attempts"][0]
+    assert attempt["endedAt"] > ready["lastTransitionTime"]  # the deletion, kept in endedAt
 
 
 def test_the_log_of_a_driver_on_an_unreachable_node_is_asked_for_once(cluster, capsys) -> None:

@@ -382,18 +382,37 @@ class SparkTUI(App[None]):
         self.push_screen(HelpScreen())
 
     # ----------------------------------------------------------------------- viewers
-    def _pod(self) -> tuple[str, str, str] | None:
+    def _pod(self) -> tuple[str, str, str, bool] | None:
+        """(namespace, pod, container, whether its node answers) of a selected pod that exists."""
         app, attempt, executor = self.selection()
         if app is None or attempt is None:
             return None
         if executor:
             found = next((e for e in attempt.executors if e.id == executor), None)
-            return (app.namespace, found.pod, "spark-kubernetes-executor") if found else None
+            if found is None or found.source != "cluster":
+                return None  # gone: its log went with it
+            return (
+                app.namespace,
+                found.pod,
+                "spark-kubernetes-executor",
+                self._answers(found.node),
+            )
         return (
-            (app.namespace, attempt.driver_pod, "spark-kubernetes-driver")
+            (
+                app.namespace,
+                attempt.driver_pod,
+                "spark-kubernetes-driver",
+                self._answers(attempt.node),
+            )
             if attempt.driver_pod and attempt.uid
             else None
         )
+
+    def _answers(self, node: str | None) -> bool:
+        """Whether the kubelet of ``node`` can serve a log (an unreachable one is asked once)."""
+        from kubectl_spark.cli.commands.actions_common import node_reachable
+
+        return self.snapshot is None or node_reachable(self.snapshot, node)
 
     def action_logs(self) -> None:
         self._logs(self._pod(), previous=False)
@@ -402,12 +421,12 @@ class SparkTUI(App[None]):
         self._logs(self._pod(), previous=True)
 
     @work(thread=True, exclusive=True, group="view")
-    def _logs(self, pod: tuple[str, str, str] | None, *, previous: bool) -> None:
+    def _logs(self, pod: tuple[str, str, str, bool] | None, *, previous: bool) -> None:
         """Workers get the selection from the UI thread; they never read widgets."""
         if pod is None:
             self.call_from_thread(self.notify, "select a pod that still exists", severity="warning")
             return
-        namespace, name, container = pod
+        namespace, name, container, answers = pod
         try:
             with self.source.connect() as api:
                 query = [("container", container)] + ([("previous", "true")] if previous else [])
@@ -416,7 +435,8 @@ class SparkTUI(App[None]):
                     f"/api/v1/namespaces/{namespace}/pods/{name}/log",
                     query=query,
                     stream=True,
-                    what=f"logs of {name}",
+                    what=f"logs of {name}" + ("" if answers else " (its node is unreachable)"),
+                    retry=answers,
                 )
                 body = b"".join(response.stream(65536)).decode("utf-8", "replace")
         except Exception as exc:  # noqa: BLE001 - shown to the user
@@ -446,13 +466,13 @@ class SparkTUI(App[None]):
         self._yaml(self._pod())
 
     @work(thread=True, exclusive=True, group="view")
-    def _yaml(self, pod: tuple[str, str, str] | None) -> None:
+    def _yaml(self, pod: tuple[str, str, str, bool] | None) -> None:
         """The whole pod, read again: the live view keeps only the fields the core reads."""
         import yaml
 
         if pod is None:
             return
-        namespace, name, _ = pod
+        namespace, name, _, _ = pod
         try:
             with self.source.connect() as api:
                 found = api.request(

@@ -102,6 +102,25 @@ async def test_split_brain_banner_attempt_reason_and_fence(cluster) -> None:
     assert len(pods) == 1  # the driver (its executors were stopped)
 
 
+async def test_the_log_of_a_driver_on_an_unreachable_node_is_asked_for_once(cluster) -> None:
+    c = cluster("s2-partition")
+    c.player.play()
+    app = live_app(c)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
+        tree = app.query_one(AttemptTree)
+        await pilot.press("enter", "down")  # attempt 1, on the partitioned node-a
+        await until(
+            pilot,
+            lambda: tree.cursor_node is not None and tree.cursor_node.data == ("attempt", 1, ""),
+        )
+        c.server.clear_audit()
+        await pilot.press("l")
+        await until(pilot, lambda: any("unreachable" in str(n.message) for n in app._notifications))
+    asked = [e for e in c.server.audit_entries() if e.get("subresource") == "log"]
+    assert len(asked) == 1, asked
+
+
 async def test_filter_namespace_switch_and_readonly(cluster) -> None:
     c = cluster("mixed")
     c.player.play_until(60)

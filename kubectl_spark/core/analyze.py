@@ -267,10 +267,12 @@ def _exec_sort(executor: Executor) -> tuple[int, str]:
     return (int(executor.id) if executor.id.isdecimal() else 1 << 30, executor.pod)
 
 
-def _gone_driver_reason(
+def _gone_driver(
     group_: AttemptGroup, app: AppGroup, index: Index, *, rerun: bool
-) -> Reason:
-    """What is left to say of an attempt whose driver pod is gone: Events may still name it.
+) -> tuple[str, Reason]:
+    """The state of an attempt whose driver pod is gone, and what is left to say of it.
+
+    Events may still name the pod.
 
     ``rerun``: a later attempt exists. Under restartPolicy OnFailure the spark-operator reruns an
     application only after its driver failed, so an earlier run of such an application failed,
@@ -297,7 +299,7 @@ def _gone_driver_reason(
             for r, e in seen.items()
             if r in ("NodeNotReady", "TaintManagerEviction")
         ]
-        return Reason(
+        return "Lost", Reason(
             "cluster",
             "NodeLost",
             None,
@@ -306,7 +308,7 @@ def _gone_driver_reason(
             tuple(evidence),
         )
     if "Preempted" in seen:
-        return Reason(
+        return "Lost", Reason(
             "cluster",
             "Preempted",
             None,
@@ -327,7 +329,7 @@ def _gone_driver_reason(
                 for e in failed
             ),
         ]
-        return Reason(
+        return "Failed", Reason(
             "unknown",
             "Unknown",
             None,
@@ -336,7 +338,7 @@ def _gone_driver_reason(
             "failure); its pod, and with it the exit code, is gone",
             tuple(evidence),
         )
-    return Reason(
+    return "Lost", Reason(
         "unknown",
         "Unknown",
         None,
@@ -358,14 +360,14 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
     driver = group_.driver
     reason: Reason | None
     if driver is None:
-        reason = _gone_driver_reason(group_, app, index, rerun=number < len(app.attempts))
+        state, reason = _gone_driver(group_, app, index, rerun=number < len(app.attempts))
         base = Attempt(
             number,
             group_.name,
             group_.uid,
             None,
             "Unknown",
-            "Failed" if reason.code == "Unknown" and reason.counts_as_failure else "Lost",
+            state,
             group_.created,
             None,
             None,

@@ -610,7 +610,10 @@ def force_kill_plan(
         (
             a
             for a in app.attempts
-            if a.number > attempt.number and a.state in ("Running", "Pending")
+            if a.number > attempt.number
+            and a.state in ("Running", "Pending")
+            and ctx.job is not None
+            and (a.driver_pod or "").rsplit("-", 1)[0] == raw.name(ctx.job)  # <job>-<5 chars>
         ),
         None,
     )

@@ -370,7 +370,7 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
             state,
             group_.created,
             None,
-            None,
+            group_.ended,
             0,
             False,
             reason,
@@ -464,17 +464,21 @@ def _app_state(app: AppGroup, attempts: Sequence[Attempt]) -> str:
     )
 
 
-def _reconstruct_operator_attempts(app: AppGroup) -> None:
+def _reconstruct_operator_attempts(app: AppGroup, index: Index) -> None:
     """Reconstruct earlier spark-operator attempts.
 
     They leave no pod (the operator deletes it before a rerun); status.executionAttempts says
-    how many there were.
+    how many there were. The SparkApplication's Events are aggregated by reason (one Event,
+    a count, the first and last time): when as many submissions are counted as there were
+    runs, none has expired, so the first submission and the first driver failure are the
+    first run's start and (under OnFailure) its end.
     """
     if app.source != "sparkapplication" or app.owner is None:
         return
     executions = raw.number(app.owner, "status", "executionAttempts") or 0
     known = len(app.attempts)
-    for _ in range(max(executions - known, 0)):
+    missing = max(executions - known, 0)
+    for _ in range(missing):
         app.attempts.insert(
             0,
             AttemptGroup(
@@ -486,6 +490,28 @@ def _reconstruct_operator_attempts(app: AppGroup) -> None:
                 "the operator deleted its driver pod before the rerun",
             ),
         )
+    if not missing or not _reruns_only_after_failure(app):
+        return
+    events = index.events_for(app.owner, "SparkApplication")
+    submitted = [e for e in events if raw.text(e, "reason") == "SparkApplicationSubmitted"]
+    if sum(raw.number(e, "count") or 1 for e in submitted) != executions:
+        return  # some Events expired: the first one left may be a later run's
+    first = app.attempts[0]
+    first.created = _first_time(submitted)
+    first.ended = _first_time([e for e in events if raw.text(e, "reason") == "SparkDriverFailed"])
+
+
+def _first_time(events: Sequence[Any]) -> str | None:
+    stamps = [
+        t
+        for e in events
+        if (
+            t := times.rfc3339(
+                times.parse(raw.text(e, "firstTimestamp") or raw.text(e, "eventTime"))
+            )
+        )
+    ]
+    return min(stamps, default=None)
 
 
 def job_of_pod(namespace: str, pod: str, jobs: Set[tuple[str, str]]) -> str | None:
@@ -604,7 +630,7 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
     apps = []
     named_by_job = lru_cache(maxsize=1)(lambda: job_pods_in_events(snapshot))
     for app in groups:
-        _reconstruct_operator_attempts(app)
+        _reconstruct_operator_attempts(app, index)
         _reconstruct_job_attempts(app, named_by_job)
         attempts = tuple(
             with_spark_view(

@@ -28,6 +28,7 @@ class AttemptGroup:
     submission: str = ""
     executors: list[PodFacts] = field(default_factory=list)
     note: str = ""
+    ended: str | None = None  # a reconstructed attempt's end, when Events tell it
 
 
 @dataclass

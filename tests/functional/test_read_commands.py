@@ -154,6 +154,20 @@ def test_s5_operator_attempts_reconstructed(cluster, capsys) -> None:
         assert any("SparkDriverFailed (x3)" in e for e in earlier["reason"]["evidence"])
     ended = [h["attempt"] for h in app["history"] if h["kind"] == "AttemptEnded"]
     assert ended == [1, 2, 3]
+    # the aggregated Events still hold the first run's start and end
+    events = {
+        e["reason"]: e
+        for e in c.world.client.list(
+            "/api/v1/namespaces/default/events",
+            fieldSelector="involvedObject.kind=SparkApplication",
+        )
+    }
+    first = app["attempts"][0]
+    assert (first["createdAt"], first["endedAt"]) == (
+        events["SparkApplicationSubmitted"]["firstTimestamp"],
+        events["SparkDriverFailed"]["firstTimestamp"],
+    )
+    assert app["attempts"][1]["createdAt"] is None  # a later run: no Event says when
 
 
 def test_executors_lost_with_their_node_are_placed_in_the_timeline(cluster, capsys) -> None:

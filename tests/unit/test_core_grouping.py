@@ -142,6 +142,45 @@ def test_an_earlier_operator_run_failed_only_if_the_operator_reruns_only_failure
     assert result.attempts[1].state == "Running"
 
 
+@pytest.mark.parametrize(("counted", "told"), [(2, True), (1, False)])
+def test_the_first_operator_run_is_timed_by_events_only_when_none_expired(
+    counted: int, told: bool
+) -> None:
+    labels = {"sparkoperator.k8s.io/app-name": "pi", "spark-app-selector": "spark-2"}
+    app_obj = {
+        "metadata": {"name": "pi", "namespace": "ns", "uid": "app-uid"},
+        "spec": {"restartPolicy": {"type": "OnFailure"}},
+        "status": {"executionAttempts": 2, "applicationState": {"state": "RUNNING"}},
+    }
+
+    def event(reason: str, first: str, count: int) -> dict[str, Any]:
+        return {
+            "metadata": {"name": f"pi.{reason}", "namespace": "ns", "uid": f"ev-{reason}"},
+            "involvedObject": {
+                "kind": "SparkApplication",
+                "name": "pi",
+                "namespace": "ns",
+                "uid": "app-uid",
+            },
+            "reason": reason,
+            "count": count,
+            "firstTimestamp": first,
+            "lastTimestamp": "2026-03-01T00:04:00Z",
+        }
+
+    events = [
+        event("SparkApplicationSubmitted", "2026-03-01T00:01:00Z", counted),
+        event("SparkDriverFailed", "2026-03-01T00:03:00Z", 1),
+    ]
+    pods = [mk("pi-driver", "driver", "2026-03-01T00:05:00Z", labels=labels)]
+    (result,) = analyze(
+        Snapshot(pods=pods, sparkapplications=[app_obj], events=events, now=NOW)
+    ).apps
+    first = result.attempts[0]
+    expected = ("2026-03-01T00:01:00Z", "2026-03-01T00:03:00Z") if told else (None, None)
+    assert (first.created_at, first.ended_at) == expected
+
+
 def test_executors_without_an_owner_go_by_app_id_and_time_window() -> None:
     labels = {"spark-app-selector": "spark-3"}
     pods = [

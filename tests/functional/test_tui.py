@@ -60,6 +60,18 @@ def text_of(widget: Any) -> str:
     return str(widget.render())
 
 
+async def to_first_attempt(pilot: Any, app: SparkTUI) -> None:
+    """From the apps table into the attempt tree, the cursor on attempt 1."""
+    tree = app.query_one(AttemptTree)
+    await pilot.press("enter")
+    await until(pilot, lambda: tree.has_focus)
+    await pilot.press("down")  # from the root to attempt 1
+    await until(
+        pilot,
+        lambda: tree.cursor_node is not None and tree.cursor_node.data == ("attempt", 1, ""),
+    )
+
+
 async def test_split_brain_banner_attempt_reason_and_fence(cluster) -> None:
     c = cluster("s2-partition")
     c.player.play()
@@ -67,14 +79,7 @@ async def test_split_brain_banner_attempt_reason_and_fence(cluster) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
         await until(pilot, lambda: "SplitBrain" in text_of(app.query_one(AlertsBanner)))
-        tree = app.query_one(AttemptTree)
-        await pilot.press("enter")  # into the tree
-        await until(pilot, lambda: tree.has_focus)
-        await pilot.press("down")  # from the root to attempt 1
-        await until(
-            pilot,
-            lambda: tree.cursor_node is not None and tree.cursor_node.data == ("attempt", 1, ""),
-        )
+        await to_first_attempt(pilot, app)
         detail = text_of(app.query_one(DetailPane))
         assert (
             "NodeLost" in detail
@@ -108,12 +113,7 @@ async def test_the_log_of_a_driver_on_an_unreachable_node_is_asked_for_once(clus
     app = live_app(c)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
-        tree = app.query_one(AttemptTree)
-        await pilot.press("enter", "down")  # attempt 1, on the partitioned node-a
-        await until(
-            pilot,
-            lambda: tree.cursor_node is not None and tree.cursor_node.data == ("attempt", 1, ""),
-        )
+        await to_first_attempt(pilot, app)  # on the partitioned node-a
         c.server.clear_audit()
         await pilot.press("l")
         await until(pilot, lambda: any("unreachable" in str(n.message) for n in app._notifications))
@@ -463,13 +463,7 @@ async def test_an_attempts_detail_says_what_could_not_be_read() -> None:
     app = static_app(snapshot=snapshot)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.query_one(AppsTable).row_count == 2)
-        tree = app.query_one(AttemptTree)
-        await pilot.press("enter")
-        await until(pilot, lambda: tree.has_focus)
-        await pilot.press("down")
-        await until(
-            pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data[0] == "attempt"
-        )
+        await to_first_attempt(pilot, app)
         detail = text_of(app.query_one(DetailPane))
         assert "note: nodes could not be read (forbidden)" in detail, detail
 

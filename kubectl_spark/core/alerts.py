@@ -201,8 +201,8 @@ def _name_collision(app: App, snapshot: Snapshot) -> list[Alert]:
 def _orphans(app: App, group: AppGroup) -> list[Alert]:
     out = []
     for attempt, source in zip(app.attempts, group.attempts, strict=False):
-        if source.driver is not None:
-            continue
+        if source.driver is not None or source.outside:
+            continue  # executors that never named a driver pod are not its orphans
         running = [e for e in attempt.executors if e.state in ("Running", "Pending")]
         if running:
             out.append(

@@ -18,7 +18,7 @@ from kubectl_spark.memory import collector_paused
 
 from . import raw, times
 from .alerts import find_alerts
-from .grouping import AppGroup, AttemptGroup, group
+from .grouping import OUTSIDE_NOTE, AppGroup, AttemptGroup, group
 from .history import build_history
 from .model import Analysis, App, Attempt, Executor, Reason
 from .podfacts import FENCE_LABEL, PodFacts, canonical_time
@@ -359,8 +359,11 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
     job_managed = app.source == "job"
     driver = group_.driver
     reason: Reason | None
-    if driver is None:
+    if driver is None and group_.outside:
+        state, reason = "Unknown", None  # nothing was lost: the driver is not a pod here
+    elif driver is None:
         state, reason = _gone_driver(group_, app, index, rerun=number < len(app.attempts))
+    if driver is None:
         base = Attempt(
             number,
             group_.name,
@@ -375,7 +378,7 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
             False,
             reason,
         )
-        owner_gone = True
+        owner_gone = not group_.outside
     else:
         pod = driver.pod
         node = index.node(driver.node)
@@ -420,6 +423,7 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
         base.fenced,
         base.reason,
         executors,
+        outside=group_.outside,
     )
 
 
@@ -701,7 +705,11 @@ def _sources(
     found = {"cluster"}
     found |= {e.source for a in attempts for e in a.executors}
     found |= {g.driver.source for g in group_.attempts if g.driver is not None}
-    notes = []
+    notes = [
+        f"attempt {a.number}: {OUTSIDE_NOTE}"
+        for a, g in zip(attempts, group_.attempts, strict=False)
+        if g.outside
+    ]
     for a in attempts:
         view = snapshot.spark_views.get(a.uid or "") if a.uid else None
         if view and view.get("executors") is not None:

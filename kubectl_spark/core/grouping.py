@@ -29,6 +29,13 @@ class AttemptGroup:
     executors: list[PodFacts] = field(default_factory=list)
     note: str = ""
     ended: str | None = None  # a reconstructed attempt's end, when Events tell it
+    outside: bool = False  # no driver pod and executors that name no owner: client mode
+
+
+OUTSIDE_NOTE = (
+    "no driver pod, and its executors name no owner: the driver runs outside the cluster "
+    "(Spark's client mode) or in a pod without the spark-role=driver label"
+)
 
 
 @dataclass
@@ -213,18 +220,26 @@ def _attach_executor(target: AppGroup, owner_uid: str, owner_name: str, f: PodFa
                 attempt.executors.append(f)
                 return
     created = f.created
+    ownerless = not owner_uid and not submission
     live = [a for a in target.attempts if a.driver is not None and (a.created or "") <= created]
-    if live and not owner_uid and not submission:
+    if live and ownerless:
         live[-1].executors.append(f)  # by app id and time window
         return
-    # The driver pod is gone: reconstruct the attempt from what the executor says of it.
+    if ownerless:
+        # An app id is one driver JVM's: every executor that names no owner has the same driver.
+        for attempt in target.attempts:
+            if attempt.outside:
+                attempt.executors.append(f)
+                return
+    # The driver pod is gone (or was never one): reconstruct the attempt from the executor.
     attempt = AttemptGroup(
         None,
         owner_uid or None,
         owner_name or None,
         created or None,
         submission,
-        note="its driver pod is no longer in the cluster",
+        note=OUTSIDE_NOTE if ownerless else "its driver pod is no longer in the cluster",
+        outside=ownerless,
     )
     attempt.executors.append(f)
     target.attempts.append(attempt)

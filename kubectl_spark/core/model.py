@@ -118,6 +118,12 @@ class Attempt:
     executors: tuple[Executor, ...] = ()
     # Executor ids this attempt used that no source explains (gaps in Spark's sequence).
     unknown_losses: int = 0
+    # No driver pod, ever: executors that name no owner (client mode); the notes say so in JSON.
+    outside: bool = False
+
+    def driver_shown(self) -> str:
+        """The driver pod's name, or why there is none, for people."""
+        return self.driver_pod or ("<outside the cluster>" if self.outside else "<gone>")
 
     def to_json(self) -> dict[str, Any]:
         return {

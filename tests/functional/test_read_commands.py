@@ -78,6 +78,12 @@ def test_s2_split_brain(cluster, capsys) -> None:
     assert code == 0
     line = next(row for row in out.splitlines() if row.startswith("networkwordcount"))
     assert line.split()[1:5] == ["Running", "2/2", "Running", "2/2"]
+    code, out, _ = run(capsys, c, "describe", "networkwordcount")
+    attempts = [row.split() for row in out.splitlines() if row.startswith("  #")]
+    assert [(a[0], a[1], a[-2:]) for a in attempts] == [
+        ("#1", "Lost", ["on", "node-a"]),
+        ("#2", "Running", ["on", "node-b"]),
+    ]
     assert "SplitBrain,ZombieDriver" in line
 
 

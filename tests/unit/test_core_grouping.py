@@ -181,6 +181,28 @@ def test_the_first_operator_run_is_timed_by_events_only_when_none_expired(
     assert (first.created_at, first.ended_at) == expected
 
 
+def test_executors_of_a_driver_outside_the_cluster_are_one_attempt_not_orphans() -> None:
+    """Client mode (a notebook's driver): executors name no owner and no driver pod exists."""
+    labels = {"spark-app-selector": "spark-nb", "spark-app-name": "notebook"}
+    pods = [
+        mk(
+            f"nb-exec-{i}",
+            "executor",
+            f"2026-03-01T00:0{i}:00Z",
+            labels={**labels, "spark-exec-id": str(i)},
+        )
+        for i in (1, 2, 3)
+    ]
+    (app,) = analyze(Snapshot(pods=pods, now=NOW)).apps
+    (attempt,) = app.attempts
+    assert [e.id for e in attempt.executors] == ["1", "2", "3"]
+    assert (attempt.state, attempt.reason, attempt.unknown_losses) == ("Unknown", None, 0)
+    assert all(e.reason is None for e in attempt.executors)
+    assert app.alerts == ()
+    assert any("Spark's client mode" in n for n in app.notes)
+    assert attempt.driver_shown() == "<outside the cluster>"
+
+
 def test_executors_without_an_owner_go_by_app_id_and_time_window() -> None:
     labels = {"spark-app-selector": "spark-3"}
     pods = [

@@ -44,7 +44,7 @@ Line = tuple[str, str, object]  # title, state, reason
 def _lines(app: App) -> list[tuple[Key, Line]]:
     out: list[tuple[Key, Line]] = []
     for attempt in app.attempts:
-        title = f"attempt {attempt.number}  {attempt.driver_pod or '<gone>'}" + (
+        title = f"attempt {attempt.number}  {attempt.driver_shown()}" + (
             f" on {attempt.node}" if attempt.node else ""
         )
         out.append((("attempt", attempt.number, ""), (title, attempt.state, attempt.reason)))

@@ -46,7 +46,7 @@ class DetailPane(Static):
             self.update(self._reason(head, executor.reason))
             return
         head = safe(
-            f"attempt {attempt.number} {attempt.driver_pod or '<gone>'} on {attempt.node or '-'}: {attempt.state}"
+            f"attempt {attempt.number} {attempt.driver_shown()} on {attempt.node or '-'}: {attempt.state}"
             + (" [fenced]" if attempt.fenced else ""),
             "bold",
         )

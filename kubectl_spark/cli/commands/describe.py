@@ -52,7 +52,7 @@ def text(app: App, now: datetime, events: list[dict[str, str]]) -> str:
     for attempt in app.attempts:
         where = f" on {attempt.node}" if attempt.node else ""
         lines.append(
-            f"  #{attempt.number} {attempt.state:<11} driver {continued(attempt.driver_pod or '<gone>' + where, '      ')}"
+            f"  #{attempt.number} {attempt.state:<11} driver {continued(attempt.driver_shown() + where, '      ')}"
             + (f", {attempt.restarts} restart(s)" if attempt.restarts else "")
             + (" [fenced]" if attempt.fenced else "")
         )

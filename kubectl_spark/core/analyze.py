@@ -42,6 +42,9 @@ class Snapshot:
     # Spark's own executor list per live driver pod uid: {"executors": [...]} or {"note": why not}
     spark_views: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     unreadable: tuple[str, ...] = ()  # lists the gateway was refused (forbidden), by field name
+    # Pods that executors name as their owner but that carry no spark-role label: a driver in
+    # client mode, running in a pod of its own (a notebook), with spark.kubernetes.driver.pod.name.
+    owners: Sequence[Any] = ()
 
     @classmethod
     def of(
@@ -55,6 +58,7 @@ class Snapshot:
         """A snapshot from lists keyed by the field names (a gateway's reads); missing ones empty."""
         return cls(
             pods=lists.get("pods", ()),
+            owners=lists.get("owners", ()),
             jobs=lists.get("jobs", ()),
             events=lists.get("events", ()),
             nodes=lists.get("nodes", ()),
@@ -629,7 +633,11 @@ def analyze(snapshot: Snapshot, *, group_by: str | None = None) -> Analysis:
 def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
     index = build_index(snapshot)
     groups, ungrouped = group(
-        snapshot.pods, snapshot.jobs, snapshot.sparkapplications, group_by=group_by
+        snapshot.pods,
+        snapshot.jobs,
+        snapshot.sparkapplications,
+        group_by=group_by,
+        owners=snapshot.owners,
     )
     apps = []
     named_by_job = lru_cache(maxsize=1)(lambda: job_pods_in_events(snapshot))

@@ -59,17 +59,20 @@ def group(
     sparkapps: Sequence[Any],
     *,
     group_by: str | None = None,
+    owners: Sequence[Any] = (),
 ) -> tuple[list[AppGroup], list[UngroupedPod]]:
     groups: dict[tuple[str, str, str], AppGroup] = {}
     ungrouped: list[UngroupedPod] = []
     jobs_by_uid = {raw.uid(j): j for j in jobs if raw.uid(j)}
     apps_by_name = {(raw.namespace(a), raw.name(a)): a for a in sparkapps if raw.name(a)}
     read = [facts(p) for p in pods if isinstance(p, dict)]
-    drivers = sorted((f for f in read if f.role == "driver"), key=_created)
+    drivers = [f for f in read if f.role == "driver"]
     # An empty spark-role still marks a Spark pod (kept, shown as ungrouped if nothing places it).
     executors = [
         f for f in read if f.role != "driver" and (f.role or "spark-role" in raw.labels(f.pod))
     ]
+    drivers += _client_mode_drivers(owners, executors)
+    drivers.sort(key=_created)
 
     def app_group(
         key: tuple[str, str, str], name: str, app_id: str, source: str, owner: dict[str, Any] | None
@@ -186,6 +189,27 @@ def group(
     for g in groups.values():
         g.attempts.sort(key=lambda a: (a.created or "", a.name or ""))
     return sorted(groups.values(), key=lambda g: (g.namespace, g.name, g.key)), ungrouped
+
+
+def _client_mode_drivers(owners: Sequence[Any], executors: list[PodFacts]) -> list[PodFacts]:
+    """Unlabelled pods that executors name as their owner: client-mode drivers in a pod.
+
+    Spark labels no driver it did not create; its executors still name the pod given in
+    spark.kubernetes.driver.pod.name as owner. Such a pod is the attempt's driver, with the
+    application id and name its executors carry.
+    """
+    naming = {f.owner_uid: f for f in executors if f.owner_kind == "Pod" and f.owner_uid}
+    found = []
+    for pod in owners:
+        if not isinstance(pod, dict):
+            continue
+        driver = facts(pod)
+        executor = naming.get(driver.uid)
+        if executor is None or driver.role:
+            continue
+        driver.role, driver.app_id, driver.app_name = "driver", executor.app_id, executor.app_name
+        found.append(driver)
+    return found
 
 
 def _fallback_group(

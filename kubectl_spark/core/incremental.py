@@ -265,6 +265,7 @@ class LiveAnalysis:
                 volumeattachments=snapshot.volumeattachments,
                 pvcs=snapshot.pvcs,
                 now=snapshot.now,
+                owners=[o for o in snapshot.owners if raw.uid(o) in owners],
             )
         )
         return self._merge(part, touched, set(pods))

@@ -24,6 +24,7 @@ from kubectl_spark.core.sparkview import kept_copy
 from kubectl_spark.core.times import rfc3339
 
 from .client import Api
+from .snapshot import unlisted_owners
 
 RESOURCES = (
     ("pods", "/api/v1", "pods", True, "spark-role"),
@@ -34,6 +35,7 @@ RESOURCES = (
     ("volumeattachments", "/apis/storage.k8s.io/v1", "volumeattachments", False, None),
     ("pvcs", "/api/v1", "persistentvolumeclaims", True, None),
 )
+OWNER_POLL_SECONDS = 10.0  # client-mode drivers in unlabelled pods: no watch selects them
 
 
 class LiveCluster:
@@ -69,6 +71,7 @@ class LiveCluster:
         self.max_tombstones = max_tombstones
         self._told = False  # on_change called since the last take_changes()
         self.forbidden: set[str] = set()  # kinds the list of which was refused
+        self.owners: dict[str, dict[str, Any]] = {}  # Snapshot.owners, by uid
 
     def seed(self, pods: list[tuple[dict[str, Any], str]], events: list[dict[str, Any]]) -> None:
         """Start with what the history store kept: gone pods and old Events.
@@ -93,6 +96,9 @@ class LiveCluster:
             )
             thread.start()
             self.threads.append(thread)
+        thread = threading.Thread(target=self._poll_owners, name="owners", daemon=True)
+        thread.start()
+        self.threads.append(thread)
 
     def stop(self) -> None:
         self.stopping.set()
@@ -116,7 +122,35 @@ class LiveCluster:
         copies["events"] += [
             e for uid, e in self.kept_events.items() if uid not in self.objects["events"]
         ]
+        copies["owners"] = list(self.owners.values())
         return Snapshot.of(copies, now=datetime.now(UTC), unreadable=sorted(self.forbidden))
+
+    def _poll_owners(self) -> None:
+        """Read the pods executors name as owner that the pod watch does not select, now and then.
+
+        A client-mode driver in a pod of its own carries no spark-role label (``Snapshot.owners``).
+        """
+        while not self.stopping.is_set():
+            if "pods" not in self._listed:
+                self.stopping.wait(0.2)
+                continue
+            with self.lock:
+                pods = list(self.objects["pods"].values())
+            try:
+                with self.api_factory() as api:
+                    found = {
+                        str(p["metadata"]["uid"]): slim("pods", p)
+                        for p in unlisted_owners(api, pods)
+                    }
+            except (errors.KubectlSparkError, OSError, ValueError):
+                found = self.owners  # the pod watch reports the connection's state
+            if found != self.owners:
+                with self.lock:
+                    self.owners = found
+                    self.changes = None  # drivers came or went: analyze everything again
+                    self._changed()
+                self._tell()
+            self.stopping.wait(OWNER_POLL_SECONDS)
 
     def _bury(self, uid: str, pod: dict[str, Any], changes: dict[str, Change]) -> None:
         """Keep a deleted pod's last state (under the lock); forget the oldest beyond the bound."""

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubectl_spark import errors
-from kubectl_spark.core import slim
+from kubectl_spark.core import raw, slim
 from kubectl_spark.core.analyze import Snapshot
 
 from .client import Api
@@ -35,6 +35,37 @@ def check_namespace(api: Api, namespace: str) -> None:
         return  # may list pods there without reading the namespace object
 
 
+MAX_OWNER_READS = 50
+
+
+def unlisted_owners(api: Api, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pods executors name as owner that the spark-role list did not return, read by name.
+
+    A client-mode driver in a pod of its own (a notebook) carries no spark-role label, yet its
+    executors name it (spark.kubernetes.driver.pod.name). Without reading it, its executors
+    would look orphaned. Usually there are none; a deleted driver answers 404 and is left out.
+    """
+    listed = {raw.uid(p) for p in pods}
+    wanted: dict[tuple[str, str], str] = {}
+    for pod in pods:
+        ref = raw.controller_ref(pod)
+        if raw.text(ref, "kind") == "Pod" and raw.text(ref, "uid") not in listed:
+            wanted.setdefault((raw.namespace(pod), raw.text(ref, "name")), raw.text(ref, "uid"))
+    found = []
+    for (namespace, name), uid in list(wanted.items())[:MAX_OWNER_READS]:
+        if not namespace or not name:
+            continue
+        try:
+            owner = api.request(
+                "GET", _path("", "v1", f"pods/{name}", namespace), what=f"get pod {name}"
+            )
+        except (errors.NotFound, errors.Forbidden):
+            continue
+        if raw.uid(owner) == uid:  # the same pod, not a new one under the name
+            found.append(owner)  # whole: a plan may act on it
+    return found
+
+
 def read(
     api: Api, namespace: str | None, *, selector: str | None = None, slim_pods: bool = False
 ) -> Snapshot:
@@ -53,7 +84,7 @@ def read(
         what=f"list pods {where}",
         keep=slim.pod if slim_pods else None,
     )
-    optional: dict[str, list[dict[str, Any]]] = {}
+    optional: dict[str, list[dict[str, Any]]] = {"owners": unlisted_owners(api, pods)}
     unreadable: list[str] = []
     for key, group, version, plural, scoped in (
         ("jobs", "batch", "v1", "jobs", True),

@@ -209,6 +209,60 @@ def test_the_log_of_a_driver_on_an_unreachable_node_is_asked_for_once(cluster, c
     assert len(asked) == 1, asked
 
 
+def notebook_with_executors(c: Cluster, executors: tuple[int, ...] = (1, 2)) -> dict[str, Any]:
+    """A notebook pod running a client-mode driver (spark.kubernetes.driver.pod.name): Spark
+    does not label it, but its executors name it as owner."""
+    pods = "/api/v1/namespaces/default/pods"
+    notebook = c.world.client.get(f"{pods}/jupyter-alice") or c.world.client.create(
+        pods,
+        {
+            "metadata": {"name": "jupyter-alice"},
+            "spec": {"containers": [{"name": "notebook", "image": "jupyter/pyspark-notebook"}]},
+        },
+    )
+    owner = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "name": "jupyter-alice",
+        "uid": notebook["metadata"]["uid"],
+        "controller": True,
+    }
+    for i in executors:
+        labels = {
+            "spark-role": "executor",
+            "spark-app-selector": "spark-nb",
+            "spark-app-name": "notebook",
+            "spark-exec-id": str(i),
+        }
+        c.world.client.create(
+            pods,
+            {
+                "metadata": {"name": f"nb-exec-{i}", "labels": labels, "ownerReferences": [owner]},
+                "spec": {"containers": [{"name": "spark-kubernetes-executor", "image": "spark"}]},
+            },
+        )
+    return notebook
+
+
+def test_a_client_mode_driver_in_an_unlabelled_pod_is_the_attempts_driver(cluster, capsys) -> None:
+    """Its executors are not orphans, and it is not killed as one."""
+    c = cluster("s6-driver-restarts")
+    c.player.play_until(1)  # its nodes
+    pods = "/api/v1/namespaces/default/pods"
+    notebook = notebook_with_executors(c)
+    c.world.step(3)
+    app = app_named(ls_json(capsys, c), "notebook")
+    (attempt,) = app["attempts"]
+    assert (attempt["driverPod"], attempt["uid"]) == ("jupyter-alice", notebook["metadata"]["uid"])
+    assert attempt["state"] == "Running"
+    assert [e["reason"] for e in attempt["executors"]] == [None, None]
+    assert app["alerts"] == []
+    # a live notebook is not killed by mistake: it looks healthy, as a driver does
+    code, _, err = run(capsys, c, "force-kill", "notebook/1", "--yes")
+    assert code == 1 and "looks healthy" in err
+    assert c.world.client.get(f"{pods}/jupyter-alice") is not None
+
+
 def test_s6_restarts_in_history(cluster, capsys) -> None:
     c = cluster("s6-driver-restarts")
     c.player.play()

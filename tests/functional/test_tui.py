@@ -124,6 +124,40 @@ async def test_the_log_of_a_driver_on_an_unreachable_node_is_asked_for_once(clus
     assert len(asked) == 1, asked
 
 
+async def test_a_client_mode_driver_in_an_unlabelled_pod_is_seen_live(cluster) -> None:
+    """The pod watch does not select a notebook pod; the live source reads it as an owner."""
+    from tests.functional.test_read_commands import notebook_with_executors
+
+    c = cluster("s6-driver-restarts")
+    c.player.play_until(1)
+    notebook_with_executors(c)
+    c.world.step(3)
+    app = live_app(c)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+
+        def row() -> list[str]:
+            """APP, DRIVER and ALERTS of the notebook's row."""
+            rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+            return next(([r[1], r[4], r[8]] for r in rows if "notebook" in r[1]), [])
+
+        await until(pilot, lambda: row() == ["notebook", "Running", "-"])
+        notebook_with_executors(c, executors=(3,))  # a watch event: the incremental analysis
+        c.world.step(2)
+        await until(
+            pilot,
+            lambda: (
+                app.analysis is not None
+                and any(
+                    len(a.attempts[0].executors) == 3
+                    for a in app.analysis.apps
+                    if a.name == "notebook"
+                )
+            ),
+        )
+        assert row() == ["notebook", "Running", "-"]
+
+
 async def test_filter_namespace_switch_and_readonly(cluster) -> None:
     c = cluster("mixed")
     c.player.play_until(60)

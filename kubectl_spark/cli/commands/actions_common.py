@@ -10,10 +10,10 @@ from kubectl_spark.errors import NotFound
 
 
 def raw_pod(snapshot: Any, uid: str | None) -> dict[str, Any] | None:
+    """A pod of the snapshot by uid, a client-mode driver (``Snapshot.owners``) included."""
+    pods = (*snapshot.pods, *snapshot.owners)
     return (
-        next((p for p in snapshot.pods if isinstance(p, dict) and raw.uid(p) == uid), None)
-        if uid
-        else None
+        next((p for p in pods if isinstance(p, dict) and raw.uid(p) == uid), None) if uid else None
     )
 
 

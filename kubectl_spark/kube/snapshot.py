@@ -8,6 +8,7 @@ forbidden pod list is an error naming the verb and the resource.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,6 +37,7 @@ def check_namespace(api: Api, namespace: str) -> None:
 
 
 MAX_OWNER_READS = 50
+_POD_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")  # a DNS subdomain
 
 
 def unlisted_owners(api: Api, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -53,8 +55,8 @@ def unlisted_owners(api: Api, pods: list[dict[str, Any]]) -> list[dict[str, Any]
             wanted.setdefault((raw.namespace(pod), raw.text(ref, "name")), raw.text(ref, "uid"))
     found = []
     for (namespace, name), uid in list(wanted.items())[:MAX_OWNER_READS]:
-        if not namespace or not name:
-            continue
+        if not (_POD_NAME.fullmatch(namespace) and _POD_NAME.fullmatch(name)):
+            continue  # cluster data: never let a name shape the request's path
         try:
             owner = api.request(
                 "GET", _path("", "v1", f"pods/{name}", namespace), what=f"get pod {name}"

@@ -263,6 +263,30 @@ def test_a_client_mode_driver_in_an_unlabelled_pod_is_the_attempts_driver(cluste
     assert c.world.client.get(f"{pods}/jupyter-alice") is not None
 
 
+def test_an_owner_name_from_the_cluster_never_shapes_a_request(cluster, capsys) -> None:
+    c = cluster("s6-driver-restarts")
+    pods = "/api/v1/namespaces/default/pods"
+    real = c.world.client.create(
+        pods, {"metadata": {"name": "real"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    )  # the garbage collector goes by uid: the executor stays
+    name = "x/../../../nodes/node-a"
+    owner = {"apiVersion": "v1", "kind": "Pod", "name": name, "uid": real["metadata"]["uid"]}
+    c.world.client.create(
+        "/api/v1/namespaces/default/pods",
+        {
+            "metadata": {
+                "name": "odd-exec-1",
+                "labels": {"spark-role": "executor", "spark-app-selector": "spark-odd"},
+                "ownerReferences": [{**owner, "controller": True}],
+            },
+            "spec": {"containers": [{"name": "spark-kubernetes-executor", "image": "spark"}]},
+        },
+    )
+    code, _, err = run(capsys, c, "ls", "-A", "-v=6")
+    assert code == 0 and "GET" in err
+    assert [line for line in err.splitlines() if "node-a" in line or "/x" in line] == []
+
+
 def test_s6_restarts_in_history(cluster, capsys) -> None:
     c = cluster("s6-driver-restarts")
     c.player.play()

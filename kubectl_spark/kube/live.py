@@ -72,6 +72,7 @@ class LiveCluster:
         self._told = False  # on_change called since the last take_changes()
         self.forbidden: set[str] = set()  # kinds the list of which was refused
         self.owners: dict[str, dict[str, Any]] = {}  # Snapshot.owners, by uid
+        self.gone_owners: set[str] = set()  # owners that answered 404: not asked again
 
     def seed(self, pods: list[tuple[dict[str, Any], str]], events: list[dict[str, Any]]) -> None:
         """Start with what the history store kept: gone pods and old Events.
@@ -140,7 +141,7 @@ class LiveCluster:
                 with self.api_factory() as api:
                     found = {
                         str(p["metadata"]["uid"]): slim("pods", p)
-                        for p in unlisted_owners(api, pods)
+                        for p in unlisted_owners(api, pods, self.gone_owners)
                     }
             except (errors.KubectlSparkError, OSError, ValueError):
                 found = self.owners  # the pod watch reports the connection's state

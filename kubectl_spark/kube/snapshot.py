@@ -40,14 +40,18 @@ MAX_OWNER_READS = 50
 _POD_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")  # a DNS subdomain
 
 
-def unlisted_owners(api: Api, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def unlisted_owners(
+    api: Api, pods: list[dict[str, Any]], gone: set[str] | None = None
+) -> list[dict[str, Any]]:
     """The pods executors name as owner that the spark-role list did not return, read by name.
 
     A client-mode driver in a pod of its own (a notebook) carries no spark-role label, yet its
     executors name it (spark.kubernetes.driver.pod.name). Without reading it, its executors
     would look orphaned. Usually there are none; a deleted driver answers 404 and is left out.
+    ``gone`` collects the uids that answered 404 and skips them: a pod never comes back under
+    the same uid, so a watcher asks once about each (an orphan's dead driver).
     """
-    listed = {raw.uid(p) for p in pods}
+    listed = {raw.uid(p) for p in pods} | (gone or set())
     wanted: dict[tuple[str, str], str] = {}
     for pod in pods:
         ref = raw.controller_ref(pod)
@@ -61,10 +65,16 @@ def unlisted_owners(api: Api, pods: list[dict[str, Any]]) -> list[dict[str, Any]
             owner = api.request(
                 "GET", _path("", "v1", f"pods/{name}", namespace), what=f"get pod {name}"
             )
-        except (errors.NotFound, errors.Forbidden):
+        except errors.NotFound:
+            if gone is not None:
+                gone.add(uid)
+            continue
+        except errors.Forbidden:
             continue
         if raw.uid(owner) == uid:  # the same pod, not a new one under the name
             found.append(owner)  # whole: a plan may act on it
+        elif gone is not None:
+            gone.add(uid)  # the name now holds another pod: the named one is gone
     return found
 
 

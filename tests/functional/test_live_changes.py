@@ -94,3 +94,31 @@ def test_the_oldest_deleted_pods_are_forgotten_beyond_the_bound(kubeconfig: Path
         _wait(lambda: [p["metadata"]["name"] for p in live.snapshot().pods] == ["e2"])
     finally:
         live.stop()
+
+
+def test_a_dead_owner_is_asked_about_once(cluster: Any, monkeypatch: Any) -> None:
+    """With the garbage collector paused, a driver's executors outlive it and name a pod that
+    is gone for good: the live view's owner poll asks about it once, not on every poll."""
+    from kubectl_spark.kube import live as live_module
+
+    c = cluster("s6-driver-restarts")
+    c.player.play_until(30)
+    c.world.set_gc(enabled=False)
+    (driver,) = c.world.find_pods("default", spark_role="driver")
+    c.world.client.delete(f"/api/v1/namespaces/default/pods/{driver['metadata']['name']}", grace=0)
+    monkeypatch.setattr(live_module, "OWNER_POLL_SECONDS", 0.05)
+    c.server.clear_audit()
+    conn = Connection(kubeconfig=str(c.kubeconfig))
+    live = LiveCluster(lambda: connect(conn), None)
+    live.start()
+
+    def asked() -> list[str]:
+        entries = c.server.audit_entries()
+        return [e["name"] for e in entries if e["verb"] == "get" and e["resource"] == "pods"]
+
+    try:
+        _wait(lambda: asked() != [])
+        time.sleep(0.5)  # about ten polls
+    finally:
+        live.stop()
+    assert asked() == [driver["metadata"]["name"]]

@@ -510,16 +510,14 @@ def _reconstruct_operator_attempts(app: AppGroup, index: Index) -> None:
 
 
 def _first_time(events: Sequence[Any]) -> str | None:
-    stamps = [
-        t
-        for e in events
-        if (
-            t := times.rfc3339(
-                times.parse(raw.text(e, "firstTimestamp") or raw.text(e, "eventTime"))
-            )
-        )
-    ]
-    return min(stamps, default=None)
+    return min((t for e in events if (t := _first_seen(e))), default=None)
+
+
+def _first_seen(event: Any) -> str | None:
+    """When an (aggregated) Event first happened, in RFC 3339."""
+    return times.rfc3339(
+        times.parse(raw.text(event, "firstTimestamp") or raw.text(event, "eventTime"))
+    )
 
 
 def job_of_pod(namespace: str, pod: str, jobs: Set[tuple[str, str]]) -> str | None:
@@ -555,12 +553,7 @@ def job_pods_in_events(snapshot: Snapshot) -> dict[tuple[str, str], dict[str, st
         owner = job_of_pod(namespace, name, jobs)
         if owner is None:
             continue
-        stamp = (
-            times.rfc3339(
-                times.parse(raw.text(event, "firstTimestamp") or raw.text(event, "eventTime"))
-            )
-            or ""
-        )
+        stamp = _first_seen(event) or ""
         named = found.setdefault((namespace, owner), {})
         if name not in named or (stamp and stamp < named[name]):
             named[name] = stamp
@@ -713,11 +706,7 @@ def _sources(
     found = {"cluster"}
     found |= {e.source for a in attempts for e in a.executors}
     found |= {g.driver.source for g in group_.attempts if g.driver is not None}
-    notes = [
-        f"attempt {a.number}: {OUTSIDE_NOTE}"
-        for a, g in zip(attempts, group_.attempts, strict=False)
-        if g.outside
-    ]
+    notes = [f"attempt {a.number}: {OUTSIDE_NOTE}" for a in attempts if a.outside]
     for a in attempts:
         view = snapshot.spark_views.get(a.uid or "") if a.uid else None
         if view and view.get("executors") is not None:

@@ -198,6 +198,8 @@ def _client_mode_drivers(owners: Sequence[Any], executors: list[PodFacts]) -> li
     spark.kubernetes.driver.pod.name as owner. Such a pod is the attempt's driver, with the
     application id and name its executors carry.
     """
+    if not owners:
+        return []  # the usual case: no executor's owner is missing from the list
     naming = {f.owner_uid: f for f in executors if f.owner_kind == "Pod" and f.owner_uid}
     found = []
     for pod in owners:

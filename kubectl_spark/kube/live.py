@@ -24,7 +24,7 @@ from kubectl_spark.core.sparkview import kept_copy
 from kubectl_spark.core.times import rfc3339
 
 from .client import Api
-from .snapshot import unlisted_owners
+from .snapshot import missing_owners, read_owners
 
 RESOURCES = (
     ("pods", "/api/v1", "pods", True, "spark-role"),
@@ -137,12 +137,13 @@ class LiveCluster:
                 continue
             with self.lock:
                 pods = list(self.objects["pods"].values())
+            wanted = missing_owners(pods, self.gone_owners)
             try:
-                with self.api_factory() as api:
-                    found = {
-                        str(p["metadata"]["uid"]): slim("pods", p)
-                        for p in unlisted_owners(api, pods, self.gone_owners)
-                    }
+                found: dict[str, dict[str, Any]] = {}
+                if wanted:  # connect only when there is something to ask
+                    with self.api_factory() as api:
+                        for owner in read_owners(api, wanted, self.gone_owners):
+                            found[str(owner["metadata"]["uid"])] = slim("pods", owner)
             except (errors.KubectlSparkError, OSError, ValueError):
                 found = self.owners  # the pod watch reports the connection's state
             if found != self.owners:

@@ -40,23 +40,29 @@ MAX_OWNER_READS = 50
 _POD_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")  # a DNS subdomain
 
 
-def unlisted_owners(
-    api: Api, pods: list[dict[str, Any]], gone: set[str] | None = None
-) -> list[dict[str, Any]]:
-    """The pods executors name as owner that the spark-role list did not return, read by name.
+def missing_owners(pods: list[dict[str, Any]], skip: set[str]) -> dict[tuple[str, str], str]:
+    """(namespace, name) -> uid of the pods executors name as owner that ``pods`` lacks.
 
     A client-mode driver in a pod of its own (a notebook) carries no spark-role label, yet its
-    executors name it (spark.kubernetes.driver.pod.name). Without reading it, its executors
-    would look orphaned. Usually there are none; a deleted driver answers 404 and is left out.
-    ``gone`` collects the uids that answered 404 and skips them: a pod never comes back under
-    the same uid, so a watcher asks once about each (an orphan's dead driver).
+    executors name it (spark.kubernetes.driver.pod.name). Usually there are none.
     """
-    listed = {raw.uid(p) for p in pods} | (gone or set())
+    listed = {raw.uid(p) for p in pods} | skip
     wanted: dict[tuple[str, str], str] = {}
     for pod in pods:
         ref = raw.controller_ref(pod)
         if raw.text(ref, "kind") == "Pod" and raw.text(ref, "uid") not in listed:
             wanted.setdefault((raw.namespace(pod), raw.text(ref, "name")), raw.text(ref, "uid"))
+    return wanted
+
+
+def read_owners(
+    api: Api, wanted: dict[tuple[str, str], str], gone: set[str] | None = None
+) -> list[dict[str, Any]]:
+    """Read ``missing_owners`` by name; without them, their executors would look orphaned.
+
+    A deleted driver answers 404 and is left out. ``gone`` collects such uids, so that a
+    watcher asks once about each: a pod never comes back under the same uid.
+    """
     found = []
     for (namespace, name), uid in list(wanted.items())[:MAX_OWNER_READS]:
         if not (_POD_NAME.fullmatch(namespace) and _POD_NAME.fullmatch(name)):
@@ -96,7 +102,9 @@ def read(
         what=f"list pods {where}",
         keep=slim.pod if slim_pods else None,
     )
-    optional: dict[str, list[dict[str, Any]]] = {"owners": unlisted_owners(api, pods)}
+    optional: dict[str, list[dict[str, Any]]] = {
+        "owners": read_owners(api, missing_owners(pods, set()))
+    }
     unreadable: list[str] = []
     for key, group, version, plural, scoped in (
         ("jobs", "batch", "v1", "jobs", True),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from kubectl_spark.core import raw
@@ -11,7 +12,7 @@ from kubectl_spark.errors import NotFound
 
 def raw_pod(snapshot: Any, uid: str | None) -> dict[str, Any] | None:
     """A pod of the snapshot by uid, a client-mode driver (``Snapshot.owners``) included."""
-    pods = (*snapshot.pods, *snapshot.owners)
+    pods = itertools.chain(snapshot.pods, snapshot.owners)
     return (
         next((p for p in pods if isinstance(p, dict) and raw.uid(p) == uid), None) if uid else None
     )

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from kubectl_spark.memory import collector_paused
@@ -20,10 +20,10 @@ from . import raw, times
 from .alerts import find_alerts
 from .grouping import OUTSIDE_NOTE, AppGroup, AttemptGroup, group
 from .history import build_history
-from .model import Analysis, App, Attempt, Executor, Reason
-from .podfacts import FENCE_LABEL, PodFacts, canonical_time
+from .model import Analysis, App, Attempt, Executor, History, Reason
+from .podfacts import PodFacts, canonical_time
 from .reasons import NodeHealth, PodContext, classify, spark_container
-from .sparkview import kept_evidence, kept_source, with_spark_view
+from .sparkview import kept_evidence, with_spark_view
 
 
 @dataclass(frozen=True)
@@ -188,23 +188,22 @@ def nodes_from_pod_events(
     return told
 
 
-def pod_state(pod: Any, node: NodeHealth | None) -> str:
-    phase = raw.text(pod, "status", "phase") or "Unknown"
-    deleting = bool(raw.text(pod, "metadata", "deletionTimestamp"))
-    lost = node is not None and not node.reachable
-    if raw.labels(pod).get(FENCE_LABEL) == "true":
+def pod_state(f: PodFacts, node: NodeHealth | None, container: dict[str, Any]) -> str:
+    """``container``: the pod's Spark container status (``spark_container``)."""
+    phase = f.phase
+    if f.fenced:
         return "Fenced"
     if phase in ("Succeeded", "Failed"):
         return phase
-    if kept_source(pod) != "cluster":
+    if f.source != "cluster":
         return "Gone"  # a kept copy of a deleted pod that had not finished
-    if lost:
+    if node is not None and not node.reachable:
         return "Lost"
-    if deleting:
+    if f.deleting:
         return "Terminating"
     if phase == "Running":
-        term = raw.mapping(spark_container(pod), "state", "terminated")
-        if term and raw.text(pod, "spec", "restartPolicy") == "Never":
+        term = raw.mapping(container, "state", "terminated")
+        if term and raw.text(f.pod, "spec", "restartPolicy") == "Never":
             return "Failed" if raw.number(term, "exitCode") != 0 else "Succeeded"
         return "Running"
     if phase == "Pending":
@@ -212,21 +211,16 @@ def pod_state(pod: Any, node: NodeHealth | None) -> str:
     return "Unknown"
 
 
-def _ended(pod: Any) -> str | None:
-    term = raw.mapping(spark_container(pod), "state", "terminated")
+def _ended(pod: Any, container: dict[str, Any]) -> str | None:
+    term = raw.mapping(container, "state", "terminated")
     value = raw.text(term, "finishedAt") or raw.text(pod, "metadata", "deletionTimestamp")
     return canonical_time(value) or None
 
 
 def _executor(f: PodFacts, index: Index, attempt: Attempt | None, owner_gone: bool) -> Executor:
     node = index.node(f.node)
-    if f.quiet and not owner_gone and (node is None or node.reachable):
-        # Nothing for the classifier to find (podfacts.quiet): the common case, kept cheap.
-        return Executor(
-            f.exec_id or "?", f.name, f.uid, f.node, f.phase, "Running", f.restarts, None,
-            f.created or None, None, f.source,
-        )  # fmt: skip
     pod = f.pod
+    container = spark_container(pod)
     reason = classify(
         PodContext(
             pod,
@@ -237,6 +231,7 @@ def _executor(f: PodFacts, index: Index, attempt: Attempt | None, owner_gone: bo
             owner_attempt=attempt.number if attempt else None,
             owner_reason=attempt.reason if attempt else None,
             job_managed=False,
+            container=container,
         )
     )
     if f.source != "cluster":
@@ -258,13 +253,46 @@ def _executor(f: PodFacts, index: Index, attempt: Attempt | None, owner_gone: bo
         uid=f.uid,
         node=f.node,
         phase=f.phase,
-        state=pod_state(pod, node),
+        state=pod_state(f, node, container),
         restarts=f.restarts,
         reason=reason,
         created_at=f.created or None,
-        ended_at=_ended(pod) if reason is not None else None,
+        ended_at=_ended(pod, container) if reason is not None else None,
         source=f.source,
     )
+
+
+def _executors(
+    pods: Sequence[PodFacts], index: Index, attempt: Attempt, owner_gone: bool
+) -> tuple[Executor, ...]:
+    """An attempt's executors in id order.
+
+    A quiet executor on a reachable node (podfacts.quiet: nothing for the classifier to find)
+    is built in line: it is most executors of most attempts, and this loop is the core's hottest.
+    """
+    out = []
+    for f in pods:
+        node = index.node(f.node)
+        if f.quiet and not owner_gone and (node is None or node.reachable):
+            out.append(
+                Executor(
+                    f.exec_id or "?",
+                    f.name,
+                    f.uid,
+                    f.node,
+                    f.phase,
+                    "Running",
+                    f.restarts,
+                    None,
+                    f.created or None,
+                    None,
+                    f.source,
+                )
+            )
+        else:
+            out.append(_executor(f, index, attempt, owner_gone))
+    out.sort(key=_exec_sort)
+    return tuple(out)
 
 
 def _exec_sort(executor: Executor) -> tuple[int, str]:
@@ -386,10 +414,18 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
     else:
         pod = driver.pod
         node = index.node(driver.node)
+        container = spark_container(pod)
         reason = classify(
-            PodContext(pod, "driver", node, index.pod_events(driver), job_managed=job_managed)
+            PodContext(
+                pod,
+                "driver",
+                node,
+                index.pod_events(driver),
+                job_managed=job_managed,
+                container=container,
+            )
         )
-        state = pod_state(pod, node)
+        state = pod_state(driver, node, container)
         base = Attempt(
             number,
             driver.name,
@@ -399,20 +435,15 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
             state,
             driver.created or None,
             times.rfc3339(times.parse(raw.text(pod, "status", "startTime"))),
-            _ended(pod) if state not in ("Running", "Pending") else None,
+            _ended(pod, container) if state not in ("Running", "Pending") else None,
             driver.restarts,
-            raw.labels(pod).get(FENCE_LABEL) == "true",
+            driver.fenced,
             reason,
         )
         owner_gone = state in ("Succeeded", "Failed", "Lost", "Terminating", "Fenced") or bool(
             raw.text(pod, "metadata", "deletionTimestamp")
         )
-    executors = tuple(
-        sorted(
-            (_executor(f, index, base, owner_gone) for f in group_.executors),
-            key=_exec_sort,
-        )
-    )
+    executors = _executors(group_.executors, index, base, owner_gone)
     return Attempt(
         base.number,
         base.driver_pod,
@@ -665,7 +696,7 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
             raw.name(app.owner) if app.owner else "",
         )
         alerts = find_alerts(draft, app, snapshot, index)
-        history = build_history(draft, app, index)
+        history = History(partial(build_history, draft, app, index))
         apps.append(
             App(
                 draft.namespace,

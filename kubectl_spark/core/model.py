@@ -10,8 +10,9 @@ documented in the README; scripts depend on it: fields may be added, never renam
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 API_VERSION = "kubectl-spark/v1"
 
@@ -173,6 +174,51 @@ class HistoryEntry:
         }
 
 
+class History(Sequence["HistoryEntry"]):
+    """An application's timeline, built the first time it is read.
+
+    ``ls`` shows no timeline, and a live view reads one application's at a time; building every
+    application's on each analysis cost as much as grouping its executors (the performance
+    issue). ``describe``, ``history``, JSON output and the TUI read it as any tuple.
+    """
+
+    __slots__ = ("_build", "_entries")
+
+    def __init__(self, build: Callable[[], tuple[HistoryEntry, ...]]) -> None:
+        self._build: Callable[[], tuple[HistoryEntry, ...]] | None = build
+        self._entries: tuple[HistoryEntry, ...] = ()
+
+    def _read(self) -> tuple[HistoryEntry, ...]:
+        build = self._build
+        if build is not None:
+            self._entries = build()
+            self._build = None  # the data it was built from can go
+        return self._entries
+
+    @overload
+    def __getitem__(self, index: int) -> HistoryEntry: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[HistoryEntry, ...]: ...
+    def __getitem__(self, index: int | slice) -> HistoryEntry | tuple[HistoryEntry, ...]:
+        return self._read()[index]
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __iter__(self) -> Iterator[HistoryEntry]:
+        return iter(self._read())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return self._read() == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"History({self._read()!r})"
+
+
 @dataclass(slots=True)
 class App:
     namespace: str
@@ -183,7 +229,7 @@ class App:
     created_at: str | None
     alerts: tuple[Alert, ...] = ()
     attempts: tuple[Attempt, ...] = ()
-    history: tuple[HistoryEntry, ...] = ()
+    history: Sequence[HistoryEntry] = ()  # a tuple, or a History built when first read
     owner: str = ""  # the Job or SparkApplication name, when there is one
     sources: tuple[str, ...] = ("cluster",)  # what was read: cluster, watch, history, spark-api
     notes: tuple[str, ...] = ()  # what could not be read, and why (said, never an error)

@@ -49,6 +49,8 @@ class PodFacts:
     phase: str  # "Unknown" when missing
     restarts: int
     source: str  # cluster | watch | history
+    fenced: bool  # labelled kubectl-spark.io/fenced=true
+    deleting: bool  # has a deletionTimestamp
     quiet: bool  # Running, not deleting, fenced, inactive or kept, no terminated container, no disruption
 
     def label(self, key: str) -> str:
@@ -82,11 +84,19 @@ def facts(pod: dict[str, Any]) -> PodFacts:
         namespace = meta["namespace"]
         created = meta["creationTimestamp"]
         phase = status["phase"]
-        if not (type(name) is type(uid) is type(namespace) is type(created) is type(phase) is str):
+        role = labels.get(ROLE, "")
+        app_id = labels.get(APP_ID, "")
+        exec_id = labels.get(EXEC_ID, "")
+        app_name = labels.get(APP_NAME, "")
+        operator_app = labels.get(OPERATOR_APP, "")
+        submission = labels.get(SUBMISSION, "")
+        # The API sends only strings; anything else (a hand-made or hostile object) is read safely.
+        if not (
+            type(name) is type(uid) is type(namespace) is type(created) is type(phase) is str
+            and type(role) is type(app_id) is type(exec_id) is type(app_name) is str
+            and type(operator_app) is type(submission) is str
+        ):
             return _careful(pod)
-        for value in labels.values():
-            if type(value) is not str:  # the API sends only strings; anything else is read safely
-                return _careful(pod)
         owner_kind = owner_uid = owner_name = ""
         for ref in meta.get("ownerReferences") or ():
             if ref.get("controller") is True:
@@ -95,14 +105,15 @@ def facts(pod: dict[str, Any]) -> PodFacts:
                     return _careful(pod)
                 break
         node = pod["spec"].get("nodeName")
-        if node is not None and type(node) is not str:
+        deletion = meta.get("deletionTimestamp")
+        if not (node is None or type(node) is str) or not (
+            deletion is None or type(deletion) is str
+        ):
             return _careful(pod)
+        deleting = bool(deletion)
+        fenced = labels.get(FENCE_LABEL) == "true"
         restarts = 0
-        quiet = (
-            phase == "Running"
-            and meta.get("deletionTimestamp") in (None, "")
-            and status.get("reason") in (None, "")
-        )
+        quiet = phase == "Running" and not deleting and status.get("reason") in (None, "")
         statuses = status.get("containerStatuses")
         if statuses:
             chosen = None
@@ -121,23 +132,24 @@ def facts(pod: dict[str, Any]) -> PodFacts:
             kept = _text(annotations[SOURCE])
             source = kept if kept in KEPT else "cluster"
             quiet = False
-        if quiet and (labels.get(FENCE_LABEL) == "true" or labels.get(INACTIVE) == "true"):
+        if quiet and (fenced or labels.get(INACTIVE) == "true"):
             quiet = False
-        for condition in status.get("conditions") or ():
-            if condition.get("type") == "DisruptionTarget":
-                quiet = False
+        if quiet:
+            for condition in status.get("conditions") or ():
+                if condition.get("type") == "DisruptionTarget":
+                    quiet = False
         return PodFacts(
             pod,
             name,
             uid,
             namespace,
             canonical_time(created),
-            labels.get(ROLE, ""),
-            labels.get(APP_ID, ""),
-            labels.get(EXEC_ID, ""),
-            labels.get(APP_NAME, ""),
-            labels.get(OPERATOR_APP, ""),
-            labels.get(SUBMISSION, ""),
+            role,
+            app_id,
+            exec_id,
+            app_name,
+            operator_app,
+            submission,
             owner_kind,
             owner_uid,
             owner_name,
@@ -145,6 +157,8 @@ def facts(pod: dict[str, Any]) -> PodFacts:
             phase or "Unknown",
             restarts,
             source,
+            fenced,
+            deleting,
             quiet,
         )
     except (KeyError, TypeError, AttributeError, IndexError):
@@ -178,5 +192,7 @@ def _careful(pod: Any) -> PodFacts:
             for c in raw.items(pod, "status", "containerStatuses")
         ),
         source if source in KEPT else "cluster",
+        labels.get(FENCE_LABEL) == "true",
+        bool(raw.text(pod, "metadata", "deletionTimestamp")),
         False,
     )

@@ -20,6 +20,8 @@ def get(obj: Any, *path: str | int) -> Any:
         if type(cur) is dict and type(key) is str:  # the common case, first
             cur = cur.get(key)
             continue
+        if cur is None:  # a missing field: skip the (slow) abstract-class checks below
+            return None
         if isinstance(key, int):
             if not isinstance(cur, list) or not -len(cur) <= key < len(cur):
                 return None
@@ -33,6 +35,8 @@ def get(obj: Any, *path: str | int) -> Any:
 
 def text(obj: Any, *path: str | int, default: str = "") -> str:
     value = get(obj, *path)
+    if type(value) is str:  # the common case, first
+        return value
     if value is None or isinstance(value, (dict, list)):
         return default
     if isinstance(value, bool):
@@ -57,6 +61,8 @@ def mapping(obj: Any, *path: str | int) -> dict[str, Any]:
     value = get(obj, *path)
     if type(value) is dict:
         return value
+    if value is None:
+        return {}
     return dict(value) if isinstance(value, Mapping) else {}
 
 
@@ -64,9 +70,10 @@ def items(obj: Any, *path: str | int) -> list[dict[str, Any]]:
     value = get(obj, *path)
     if not isinstance(value, list):
         return []
-    if all(type(v) is dict for v in value):
-        return value
-    return [dict(v) for v in value if isinstance(v, Mapping)]
+    for v in value:  # a loop, not all(...): read for every container and condition, it is hot
+        if type(v) is not dict:
+            return [dict(v) for v in value if isinstance(v, Mapping)]
+    return value
 
 
 def _strings(value: dict[str, Any]) -> dict[str, str]:

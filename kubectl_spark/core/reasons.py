@@ -80,6 +80,7 @@ class PodContext:
     owner_reason: Reason | None = None
     job_managed: bool = False
     extra_evidence: tuple[str, ...] = field(default_factory=tuple)
+    container: dict[str, Any] | None = None  # the Spark container's status, when already found
 
 
 def spark_container(pod: Any) -> dict[str, Any]:
@@ -100,14 +101,11 @@ def termination_reason(
     """Classify one container termination (current state or lastState of a restart)."""
     code = raw.number(term, "exitCode")
     reason = raw.text(term, "reason")
-    evidence = [
-        f"{_field(container, where, 'terminated', 'reason')}={reason or '<none>'}",
-        f"{_field(container, where, 'terminated', 'exitCode')}={code}",
-    ]
-    if raw.text(term, "message"):
-        evidence.append(
-            f"{_field(container, where, 'terminated', 'message')}={raw.text(term, 'message')}"
-        )
+    message = raw.text(term, "message")
+    read = _field(container, where, "terminated")
+    evidence = [f"{read}.reason={reason or '<none>'}", f"{read}.exitCode={code}"]
+    if message:
+        evidence.append(f"{read}.message={message}")
     if reason == "OOMKilled":
         return Reason(
             "app",
@@ -192,13 +190,15 @@ def _ended_after_deletion(pod: Any, term: Any) -> bool:
 def classify(ctx: PodContext) -> Reason | None:
     """The loss reason of a pod, or None while it runs (or waits) unharmed."""
     pod = ctx.pod
-    phase = raw.text(pod, "status", "phase") or "Unknown"
+    status = raw.mapping(pod, "status")
+    phase = raw.text(status, "phase") or "Unknown"
     deleting = bool(raw.text(pod, "metadata", "deletionTimestamp"))
-    status_reason = raw.text(pod, "status", "reason")
-    status_message = raw.text(pod, "status", "message")
-    container = spark_container(pod)
-    term = raw.mapping(container, "state", "terminated")
-    waiting = raw.mapping(container, "state", "waiting")
+    status_reason = raw.text(status, "reason")
+    status_message = raw.text(status, "message")
+    container = spark_container(pod) if ctx.container is None else ctx.container
+    state = raw.mapping(container, "state")
+    term = raw.mapping(state, "terminated")
+    waiting = raw.mapping(state, "waiting")
     disruption = raw.condition(pod, "DisruptionTarget")
     disruption_reason = (
         raw.text(disruption, "reason") if raw.text(disruption, "status") == "True" else ""
@@ -270,13 +270,14 @@ def classify(ctx: PodContext) -> Reason | None:
     # deleted, or for a disruption (preemption, taint eviction, API eviction), ended because of
     # that: the kubelet then marks the pod Failed (pod disruption conditions), and that phase is
     # what a deleted pod's last state shows.
-    stopped = raw.number(term, "exitCode") in (143, 137) and raw.text(term, "reason") != "OOMKilled"
+    exit_code = raw.number(term, "exitCode")
+    stopped = exit_code in (143, 137) and raw.text(term, "reason") != "OOMKilled"
     by_deletion = deleting and (not failed or _ended_after_deletion(pod, term))
     if term and not (stopped and (by_deletion or disruption_reason)):
-        counts = raw.number(term, "exitCode") != 0
-        reason = termination_reason(term, container, "state", counts=counts)
+        reason = termination_reason(term, container, "state", counts=exit_code != 0)
+        inactive = raw.labels(pod).get("spark-exec-inactive") == "true"
         if reason.code == "Completed":
-            if raw.labels(pod).get("spark-exec-inactive") == "true" and ctx.role == "executor":
+            if inactive and ctx.role == "executor":
                 return Reason(
                     "driver",
                     "Decommissioned",
@@ -293,7 +294,7 @@ def classify(ctx: PodContext) -> Reason | None:
                 reason.message,
                 (*reason.evidence, *extra),
             )
-        if raw.labels(pod).get("spark-exec-inactive") == "true":
+        if inactive:
             return Reason(
                 reason.category,
                 reason.code,
@@ -306,6 +307,8 @@ def classify(ctx: PodContext) -> Reason | None:
                     *extra,
                 ),
             )
+        if not extra:
+            return reason
         return Reason(
             reason.category,
             reason.code,

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from kubectl_spark.core.analyze import pod_state
 from kubectl_spark.core.podfacts import _careful, facts
-from kubectl_spark.core.reasons import NodeHealth, PodContext, classify
+from kubectl_spark.core.reasons import NodeHealth, PodContext, classify, spark_container
 
 RUNNING = {
     "metadata": {
@@ -160,7 +160,7 @@ def test_fast_and_careful_reads_agree_and_quiet_pods_have_no_reason(pod: dict[st
         ok = NodeHealth(True, "node: Ready")
         for role in ("driver", "executor"):
             assert classify(PodContext(pod, role, ok, ())) is None
-        assert pod_state(pod, ok) == "Running"
+        assert pod_state(careful, ok, spark_container(pod)) == "Running"
 
 
 def test_a_plain_running_pod_is_quiet_and_a_deleted_one_is_not() -> None:

@@ -115,8 +115,13 @@ def test_watches_cut_and_answered_410_still_converge(
         emulator.set_faults("none")
         expected = sorted(p.metadata.name for p in core.list_namespaced_pod("default").items)
         deadline = time.monotonic() + 5
-        while sorted(p["metadata"]["name"] for p in live.snapshot().pods) != expected:
-            assert time.monotonic() < deadline, "the live view did not converge within 5 s"
+        while (seen := sorted(p["metadata"]["name"] for p in live.snapshot().pods)) != expected:
+            # What differs, and what the view says of itself, so that a rare miss can be read.
+            assert time.monotonic() < deadline, (
+                f"the live view did not converge within 5 s: missing "
+                f"{sorted(set(expected) - set(seen))}, extra {sorted(set(seen) - set(expected))}, "
+                f"state {live.state!r} ({live.error!r}), faults {counts}"
+            )
             time.sleep(0.05)
     finally:
         live.stop()

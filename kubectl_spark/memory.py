@@ -16,13 +16,38 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 
+class _Freezing:
+    by_owner = False  # set by freeze_long_lived: the process keeps objects frozen on purpose
+
+
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """Nests and restores: the collector runs again only if it ran before the outermost pause."""
+    """Nests and restores: the collector runs again only if it ran before the outermost pause.
+
+    What the pause allocated goes straight to the oldest generation (``gc.freeze`` then
+    ``gc.unfreeze``, two list splices). Left young, it would be walked whole by the first
+    collection after the pause, a pass that finds nothing in acyclic data: a sixth of the
+    core's time at 100,000 pods. Cycles made meanwhile wait for the next full collection.
+    A process that freezes objects on purpose (``freeze_long_lived``) is left as it is, since
+    unfreezing would thaw them.
+    """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            if not _Freezing.by_owner:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
+
+
+def freeze_long_lived() -> None:
+    """Keep every object alive now out of all future collections (``gc.freeze``).
+
+    For a long-running view that just built thousands of objects it will hold: collections
+    then skip them, rather than walk them all (a pause the size of the cluster).
+    """
+    _Freezing.by_owner = True
+    gc.freeze()

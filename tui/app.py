@@ -8,7 +8,6 @@ core on it, then hands the result back to the UI thread. Workers never touch wid
 from __future__ import annotations
 
 import asyncio
-import gc
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -25,6 +24,7 @@ from kubectl_spark.core import raw
 from kubectl_spark.core.incremental import LiveAnalysis
 from kubectl_spark.core.model import Analysis, Attempt
 from kubectl_spark.core.model import App as SparkApp
+from kubectl_spark.memory import freeze_long_lived
 
 from .screens.help import HelpScreen
 from .screens.plan import PlanScreen
@@ -226,7 +226,7 @@ class SparkTUI(App[None]):
             # Thousands of long-lived objects just arrived: keep the cyclic collector from
             # walking them on every collection (a pause the size of the cluster).
             self.full_runs_seen = self.live_analysis.full_runs
-            gc.freeze()
+            freeze_long_lived()
         if changed:
             self._render()
         self._poll()  # changes that arrived meanwhile: one more batch at once

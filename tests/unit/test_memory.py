@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 
 import pytest
 
@@ -27,3 +28,58 @@ def test_the_pause_restores_the_collector_it_found() -> None:
         assert not gc.isenabled()  # one who had it off keeps it off
     finally:
         gc.enable()
+
+
+@pytest.fixture
+def no_automatic_collections() -> Iterator[None]:
+    """Where an object sits must not depend on when the test process last collected."""
+    before = gc.get_threshold()
+    gc.set_threshold(1_000_000)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
+def _generation(obj: object) -> int | None:
+    for generation in range(3):
+        if any(o is obj for o in gc.get_objects(generation=generation)):
+            return generation
+    return None
+
+
+def test_what_the_pause_built_goes_straight_to_the_oldest_generation(
+    no_automatic_collections: None,
+) -> None:
+    """The first collection after a pause would otherwise walk all of it, to find nothing."""
+    with collector_paused():
+        held = [[i] for i in range(1000)]
+    assert _generation(held) == 2
+    assert gc.get_count()[0] < 100  # no young generation left to walk
+
+
+def test_a_cycle_made_during_the_pause_is_still_collected() -> None:
+    import weakref
+
+    class Node:
+        other: object = None
+
+    with collector_paused():
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        alive = weakref.ref(a)
+        del a, b
+    assert alive() is not None  # a cycle: only a collection frees it
+    gc.collect()
+    assert alive() is None
+
+
+def test_a_process_that_freezes_on_purpose_is_left_as_it_is(
+    monkeypatch: pytest.MonkeyPatch, no_automatic_collections: None
+) -> None:
+    from kubectl_spark import memory
+
+    monkeypatch.setattr(memory._Freezing, "by_owner", True)
+    with collector_paused():
+        held = [[i] for i in range(10)]
+    assert _generation(held) == 0  # not promoted: unfreezing would have thawed the owner's objects

@@ -15,7 +15,7 @@ from typing import Any
 
 from . import raw
 from .model import App, Attempt
-from .podfacts import FENCE_LABEL
+from .podfacts import FENCE_LABEL, ROLE
 
 FENCE_ID = "kubectl-spark.io/fence-id"
 ACTION = "kubectl-spark.io/action"
@@ -216,6 +216,29 @@ def _job_may_start_attempts(job: Any) -> bool:
         raw.text(c, "type") in ("Complete", "Failed") and raw.text(c, "status") == "True"
         for c in raw.items(job, "status", "conditions")
     )
+
+
+def _client_mode_refusal(app: App, driver: dict[str, Any] | None) -> str:
+    """Why a client-mode application cannot be resubmitted by copying a pod ("" when it can).
+
+    Its driver is not a pod spark-submit made: it runs outside the cluster, or in a pod of its
+    own (a notebook) that its executors name as owner. A copy of that pod would start another
+    notebook, not the application: only whoever runs the driver can run it again. ``--force``
+    does not change that.
+    """
+    if driver is None and app.attempts and app.attempts[-1].outside:
+        return (
+            f"the driver of {app.name} runs outside the cluster (Spark's client mode): "
+            "kubectl spark cannot start it again; run the application again where its driver runs"
+        )
+    if driver is not None and raw.labels(driver).get(ROLE) != "driver":
+        name = raw.name(driver)
+        return (
+            f"the driver of {app.name} runs in pod {name}, which spark-submit did not make (no "
+            "spark-role=driver label: Spark's client mode, as in a notebook); a copy would start "
+            f"another {name}, not the application: run it again from {name}"
+        )
+    return ""
 
 
 def _alive(attempt: Attempt) -> bool:
@@ -744,6 +767,9 @@ def resubmit_plan(
     actor: str,
 ) -> Plan:
     base = Plan("resubmit", app.namespace, app.name, None)
+    client_mode = _client_mode_refusal(app, driver) if app.source == "pod" else ""
+    if client_mode:
+        return Plan(**{**base.__dict__, "refusal": client_mode})
     live = [a for a in app.attempts if _alive(a)]
     if live and not force:
         return Plan(

@@ -263,6 +263,41 @@ def test_a_client_mode_driver_in_an_unlabelled_pod_is_the_attempts_driver(cluste
     assert c.world.client.get(f"{pods}/jupyter-alice") is not None
 
 
+def test_a_client_mode_application_is_never_resubmitted_as_a_copy_of_its_driver(
+    cluster, capsys
+) -> None:
+    """A copy of a notebook's pod starts another notebook, not the application: not even --force."""
+    c = cluster("s6-driver-restarts")
+    c.player.play_until(1)
+    pods = "/api/v1/namespaces/default/pods"
+    notebook_with_executors(c)
+    for i in (1, 2):  # a laptop's notebook: executors that name no owner, and no driver pod
+        labels = {
+            "spark-role": "executor",
+            "spark-app-selector": "spark-lap",
+            "spark-exec-id": str(i),
+        }
+        c.world.client.create(
+            pods,
+            {
+                "metadata": {
+                    "name": f"lap-exec-{i}",
+                    "labels": {**labels, "spark-app-name": "laptop"},
+                },
+                "spec": {"containers": [{"name": "spark-kubernetes-executor", "image": "spark"}]},
+            },
+        )
+    c.world.step(3)
+    before = sorted(p["metadata"]["name"] for p in c.world.client.list(pods))
+    code, _, err = run(capsys, c, "resubmit", "notebook", "--force", "--yes")
+    assert code == 1 and "runs in pod jupyter-alice, which spark-submit did not make" in err
+    code, _, err = run(capsys, c, "resubmit", "notebook", "--dry-run=client")
+    assert code == 1 and "Spark's client mode" in err
+    code, _, err = run(capsys, c, "resubmit", "laptop", "--force", "--yes")
+    assert code == 1 and "runs outside the cluster (Spark's client mode)" in err
+    assert sorted(p["metadata"]["name"] for p in c.world.client.list(pods)) == before
+
+
 def test_an_owner_name_from_the_cluster_never_shapes_a_request(cluster, capsys) -> None:
     c = cluster("s6-driver-restarts")
     pods = "/api/v1/namespaces/default/pods"

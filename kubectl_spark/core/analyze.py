@@ -20,7 +20,7 @@ from . import raw, times
 from .alerts import find_alerts
 from .grouping import OUTSIDE_NOTE, AppGroup, AttemptGroup, group
 from .history import build_history
-from .model import Analysis, App, Attempt, Executor, History, Reason
+from .model import Analysis, App, Attempt, Executor, History, Reason, in_id_order
 from .podfacts import PodFacts, canonical_time
 from .reasons import NodeHealth, PodContext, classify, spark_container
 from .sparkview import kept_evidence, with_spark_view
@@ -248,17 +248,17 @@ def _executor(f: PodFacts, index: Index, attempt: Attempt | None, owner_gone: bo
             )
         )
     return Executor(
-        id=f.exec_id or "?",
-        pod=f.name,
-        uid=f.uid,
-        node=f.node,
-        phase=f.phase,
-        state=pod_state(f, node, container),
-        restarts=f.restarts,
-        reason=reason,
-        created_at=f.created or None,
-        ended_at=_ended(pod, container) if reason is not None else None,
-        source=f.source,
+        f.exec_id or "?",
+        f.name,
+        f.uid,
+        f.node,
+        f.phase,
+        pod_state(f, node, container),
+        f.restarts,
+        reason,
+        f.created or None,
+        _ended(pod, container) if reason is not None else None,
+        f.source,
     )
 
 
@@ -291,12 +291,7 @@ def _executors(
             )
         else:
             out.append(_executor(f, index, attempt, owner_gone))
-    out.sort(key=_exec_sort)
-    return tuple(out)
-
-
-def _exec_sort(executor: Executor) -> tuple[int, str]:
-    return (int(executor.id) if executor.id.isdecimal() else 1 << 30, executor.pod)
+    return in_id_order(out)
 
 
 def _gone_driver(

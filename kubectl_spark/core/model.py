@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter, itemgetter
 from typing import Any, overload
 
 API_VERSION = "kubectl-spark/v1"
@@ -100,6 +101,27 @@ class Executor:
             "reason": self.reason.to_json() if self.reason else None,
             "source": self.source,
         }
+
+
+def in_id_order(executors: list[Executor]) -> tuple[Executor, ...]:
+    """By id as a number, then pod name (ties keep their order); ids that are not numbers last.
+
+    When every id is a number (the usual case), the sort keys are made by C loops (``map``,
+    ``zip``) rather than a Python key function per executor, which cost a twentieth of the core.
+    """
+    ids = list(map(_ID, executors))
+    if all(map(str.isdecimal, ids)):
+        keyed = zip(map(int, ids), map(_POD, executors), range(len(ids)), executors, strict=True)
+        return tuple(map(itemgetter(3), sorted(keyed)))
+    return tuple(sorted(executors, key=_exec_sort))
+
+
+_ID = attrgetter("id")
+_POD = attrgetter("pod")
+
+
+def _exec_sort(executor: Executor) -> tuple[int, str]:
+    return (int(executor.id) if executor.id.isdecimal() else 1 << 30, executor.pod)
 
 
 @dataclass(slots=True)

@@ -88,6 +88,14 @@ def labels(obj: Any) -> dict[str, str]:
     return _strings(mapping(obj, "metadata", "labels"))
 
 
+def label(obj: Any, key: str) -> str:
+    """One label as ``labels`` reads it, without reading them all when it is text or missing."""
+    value = get(obj, "metadata", "labels", key)
+    if value is None or type(value) is str:
+        return value or ""
+    return labels(obj).get(key, "")
+
+
 def annotation_map(obj: Any) -> dict[str, str]:
     return _strings(mapping(obj, "metadata", "annotations"))
 

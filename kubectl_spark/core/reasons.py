@@ -14,7 +14,7 @@ a user, or because the owner attempt went away), and pods that never started.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -79,7 +79,7 @@ class PodContext:
     owner_attempt: int | None = None
     owner_reason: Reason | None = None
     job_managed: bool = False
-    extra_evidence: tuple[str, ...] = field(default_factory=tuple)
+    extra_evidence: tuple[str, ...] = ()
     container: dict[str, Any] | None = None  # the Spark container's status, when already found
 
 
@@ -275,7 +275,7 @@ def classify(ctx: PodContext) -> Reason | None:
     by_deletion = deleting and (not failed or _ended_after_deletion(pod, term))
     if term and not (stopped and (by_deletion or disruption_reason)):
         reason = termination_reason(term, container, "state", counts=exit_code != 0)
-        inactive = raw.labels(pod).get("spark-exec-inactive") == "true"
+        inactive = raw.label(pod, "spark-exec-inactive") == "true"
         if reason.code == "Completed":
             if inactive and ctx.role == "executor":
                 return Reason(
@@ -409,7 +409,7 @@ def classify(ctx: PodContext) -> Reason | None:
                 )
             return None  # still waiting: not lost (the state says why)
 
-    if deleting or raw.labels(pod).get("spark-exec-inactive") == "true":
+    if deleting or raw.label(pod, "spark-exec-inactive") == "true":
         action = raw.annotation_map(pod).get(ACTION_ANNOTATION)
         stamp = raw.text(pod, "metadata", "deletionTimestamp")
         if action:

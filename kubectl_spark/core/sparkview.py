@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from . import raw
-from .model import Attempt, Executor, Reason
+from .model import Attempt, Executor, Reason, in_id_order
 from .podfacts import KEPT, SOURCE
 from .reasons import PodContext, classify
 
@@ -122,6 +122,20 @@ def _exec_number(text: str) -> int | None:
     return number if 0 < number <= MAX_EXECUTOR_ID else None
 
 
+def _exec_numbers(ids: Collection[str]) -> set[int]:
+    """The ids among ``ids`` that Spark could have given, as numbers (``_exec_number``).
+
+    Read for every executor of every attempt: when all are short decimal numbers in range (the
+    usual case), C loops (``map``) check them, not a Python call per executor.
+    """
+    if all(map(str.isdecimal, ids)) and max(map(len, ids), default=0) <= 7:
+        numbers = set(map(int, ids))
+        numbers.discard(0)
+        if max(numbers, default=0) <= MAX_EXECUTOR_ID:
+            return numbers
+    return {n for n in map(_exec_number, ids) if n}
+
+
 def with_spark_view(attempt: Attempt, view: Mapping[str, Any] | None) -> Attempt:
     """Add what Spark's driver knows to an attempt; count executor ids no source explains."""
     summaries = [
@@ -130,7 +144,7 @@ def with_spark_view(attempt: Attempt, view: Mapping[str, Any] | None) -> Attempt
         if isinstance(s, Mapping) and str(s.get("id", "driver")) != "driver"
     ]
     if not summaries:  # the usual case: only the pods' own ids to count (they are sorted)
-        numbers = {n for n in map(_exec_number, (e.id for e in attempt.executors)) if n}
+        numbers = _exec_numbers({e.id for e in attempt.executors})
         unknown = (max(numbers) - len(numbers)) if numbers else 0
         if unknown == attempt.unknown_losses:
             return attempt
@@ -171,12 +185,11 @@ def with_spark_view(attempt: Attempt, view: Mapping[str, Any] | None) -> Attempt
                 source="spark",
             )
         )
-    executors.sort(key=lambda e: (int(e.id) if e.id.isdecimal() else 1 << 30, e.pod))
     found = [_exec_number(e.id) for e in executors]
     found += [_exec_number(str(s.get("id", ""))) for s in summaries]
     numbers = {i for i in found if i is not None}
     unknown = (max(numbers) - len(numbers)) if numbers else 0
-    return dataclasses.replace(attempt, executors=tuple(executors), unknown_losses=unknown)
+    return dataclasses.replace(attempt, executors=in_id_order(executors), unknown_losses=unknown)
 
 
 def kept_copy(pod: dict[str, Any], source: str, seen_at: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -125,19 +126,44 @@ def load(selection: Selection) -> Resolved:
     if user_name and user_name not in merged["users"]:
         raise ConfigError(f'user "{user_name}" does not exist in the kubeconfig')
     namespace = selection.namespace or str(context.get("namespace") or "default")
+    cluster = _cluster(merged["clusters"][cluster_name], selection)
+    where = (
+        "--server" if selection.server else f'the kubeconfig\'s cluster "{cluster_name}": server'
+    )
+    _check_server(cluster.get("server"), where)
     config = {
         "apiVersion": "v1",
         "kind": "Config",
         "current-context": context_name,
-        "clusters": [
-            {"name": cluster_name, "cluster": _cluster(merged["clusters"][cluster_name], selection)}
-        ],
+        "clusters": [{"name": cluster_name, "cluster": cluster}],
         "users": [
             {"name": user_name, "user": _user(merged["users"].get(user_name, {}), selection)}
         ],
         "contexts": [{"name": context_name, "context": context}],
     }
     return Resolved(config, context_name, cluster_name, namespace, tuple(read))
+
+
+def _check_server(server: Any, where: str) -> None:
+    """A server address the client cannot use is bad input: said once, never retried.
+
+    The HTTP library would take ``ftp://x`` or ``http://[::1`` for a failed connection and retry it.
+    """
+    if server is None or server == "":
+        return  # the client's own default, as kubectl's
+    problem = ""
+    try:
+        parts = urlsplit(str(server))
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError as exc:
+        problem = f"not a URL ({exc})"
+    else:
+        if parts.scheme not in ("http", "https"):
+            problem = f'unsupported protocol scheme "{parts.scheme}" (http or https)'
+        elif not parts.hostname:
+            problem = "no host"
+    if problem:
+        raise ConfigError(f"{where} {str(server)!r}: {problem}")
 
 
 def _cluster(entry: dict[str, Any], selection: Selection) -> dict[str, Any]:
@@ -170,11 +196,13 @@ def _user(entry: dict[str, Any], selection: Selection) -> dict[str, Any]:
 def _from_flags(selection: Selection) -> Resolved:
     """No kubeconfig, but --server (and maybe --token): kubectl connects with the flags alone."""
     name = "flags"
+    cluster = _cluster({}, selection)
+    _check_server(cluster.get("server"), "--server")
     config = {
         "apiVersion": "v1",
         "kind": "Config",
         "current-context": name,
-        "clusters": [{"name": name, "cluster": _cluster({}, selection)}],
+        "clusters": [{"name": name, "cluster": cluster}],
         "users": [{"name": name, "user": _user({}, selection)}],
         "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
     }

@@ -47,6 +47,11 @@ def test_version() -> None:
         (["ls", "-v", "loud"], 'invalid argument "loud" for "-v, --v" flag'),
         (["ls", "--v=-1"], 'invalid argument "-1" for "-v, --v" flag'),
         (["ls", "--insecure-skip-tls-verify=maybe"], "use true or false"),
+        # said once, not taken for a failed connection and retried five times
+        (["ls", "--server", "ftp://x"], "--server 'ftp://x': unsupported protocol scheme \"ftp\""),
+        (["ls", "--server", "http://[::1"], "--server 'http://[::1': not a URL"),
+        (["ls", "--server", "http://a:b"], "--server 'http://a:b': not a URL"),
+        (["ls", "--server", "http://"], "--server 'http://': no host"),
     ],
 )
 def test_bad_input_is_one_line_and_non_zero(args: list[str], message: str) -> None:

@@ -104,3 +104,14 @@ def test_global_flags_anywhere() -> None:
     assert rest == ["ls", "-o", "json"]
     g, rest = split(["ls", "-nspark", "--", "-n", "kept"])
     assert g.namespace == "spark" and rest == ["ls", "--", "-n", "kept"]
+
+
+def test_a_server_the_client_cannot_use_is_bad_input(tmp_path: Path) -> None:
+    a = write(tmp_path / "a", "alpha", {"alpha": ""})
+    doc = yaml.safe_load(a.read_text())
+    doc["clusters"][0]["cluster"]["server"] = "ftp://alpha"
+    a.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ConfigError, match="cluster \"cluster-alpha\": server 'ftp://alpha'"):
+        load(Selection(kubeconfig=str(a)))
+    fixed = load(Selection(kubeconfig=str(a), server="alpha:6443")).config["clusters"][0]
+    assert fixed["cluster"]["server"] == "https://alpha:6443"  # host:port alone: https, as kubectl

@@ -28,3 +28,16 @@ objects = st.one_of(
 @given(objects)
 def test_one_label_reads_as_all_labels_do(obj: Any) -> None:
     assert raw.label(obj, KEY) == raw.labels(obj).get(KEY, "")
+
+
+KEYS = st.sampled_from(["phase", "reason", "x", ""])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(json_value, st.dictionaries(KEYS, json_value, max_size=3)), KEYS)
+def test_one_key_read_in_line_reads_as_the_general_path_does(obj: Any, key: str) -> None:
+    """``text``, ``number`` and ``mapping`` read one key of a dict without ``get``'s loop."""
+    wrapped = {"wrapper": obj}  # two keys: the general path
+    assert raw.text(obj, key) == raw.text(wrapped, "wrapper", key)
+    assert raw.number(obj, key) == raw.number(wrapped, "wrapper", key)
+    assert raw.mapping(obj, key) == raw.mapping(wrapped, "wrapper", key)

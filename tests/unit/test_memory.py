@@ -49,9 +49,13 @@ def _generation(obj: object) -> int | None:
 
 
 def test_what_the_pause_built_goes_straight_to_the_oldest_generation(
-    no_automatic_collections: None,
+    monkeypatch: pytest.MonkeyPatch, no_automatic_collections: None
 ) -> None:
     """The first collection after a pause would otherwise walk all of it, to find nothing."""
+    from kubectl_spark import memory
+
+    # as in a process that never froze on purpose (a TUI test in this worker may have)
+    monkeypatch.setattr(memory._Freezing, "by_owner", False)
     with collector_paused():
         held = [[i] for i in range(1000)]
     assert _generation(held) == 2

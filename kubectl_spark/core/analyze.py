@@ -439,13 +439,18 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
             raw.text(pod, "metadata", "deletionTimestamp")
         )
     executors = _executors(group_.executors, index, base, owner_gone)
+    state = base.state
+    if group_.outside and any(e.state == "Running" for e in executors):
+        # An executor exits once it loses its driver (the connection, or heartbeats for
+        # spark.network.timeout): one that still runs says the driver outside the cluster runs.
+        state = "Running"
     return Attempt(
         base.number,
         base.driver_pod,
         base.uid,
         base.node,
         base.phase,
-        base.state,
+        state,
         base.created_at,
         base.started_at,
         base.ended_at,

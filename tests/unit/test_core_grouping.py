@@ -196,11 +196,18 @@ def test_executors_of_a_driver_outside_the_cluster_are_one_attempt_not_orphans()
     (app,) = analyze(Snapshot(pods=pods, now=NOW)).apps
     (attempt,) = app.attempts
     assert [e.id for e in attempt.executors] == ["1", "2", "3"]
-    assert (attempt.state, attempt.reason, attempt.unknown_losses) == ("Unknown", None, 0)
+    # its executors run, so its driver does (an executor exits once it loses its driver)
+    assert (attempt.state, attempt.reason, attempt.unknown_losses) == ("Running", None, 0)
+    assert app.state == "Running"
     assert all(e.reason is None for e in attempt.executors)
     assert app.alerts == ()
     assert any("Spark's client mode" in n for n in app.notes)
     assert attempt.driver_shown() == "<outside the cluster>"
+    # none runs any more: the driver outside cannot be seen, so its state is not known
+    for pod in pods:
+        pod["status"] = {"phase": "Succeeded"}
+    (attempt,) = analyze(Snapshot(pods=pods, now=NOW)).apps[0].attempts
+    assert attempt.state == "Unknown"
 
 
 def test_executors_without_an_owner_go_by_app_id_and_time_window() -> None:

@@ -539,3 +539,24 @@ async def test_the_tui_keeps_every_connection_flag(cluster) -> None:
         await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
     pods = [e for e in c.server.audit_entries() if e["resource"] == "pods"]
     assert pods and {(e["user"], e["impersonatedBy"]) for e in pods} == {("tenant", ADMIN_USER)}
+
+
+def test_evidence_folds_under_its_bullet_and_again_when_the_pane_resizes() -> None:
+    """A long evidence token starts on its bullet's line, at any width of the pane."""
+    path = "status.containerStatuses[spark-kubernetes-executor].state.terminated.reason=OOMKilled"
+
+    async def scenario() -> None:
+        app = _snap_app()
+        async with app.run_test(size=SIZE) as pilot:
+            for key in ("enter", "down", "down", "down", "down", "down"):
+                await pilot.press(key)
+            detail = app.query_one(DetailPane)
+            await until(pilot, lambda: "evidence" in text_of(detail))
+            lines = text_of(detail).splitlines()
+            bullets = [line for line in lines if line.startswith("  •")]
+            assert bullets and all(line.strip() != "•" for line in bullets), lines
+            assert path not in text_of(detail)  # folded: the pane is narrower than the path
+            await pilot.resize_terminal(260, 45)
+            await until(pilot, lambda: f"  • {path}" in text_of(detail))
+
+    asyncio.run(scenario())

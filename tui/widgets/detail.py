@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import textwrap
+from typing import Any
+
 from rich.text import Text
 from textual.widgets import Static
 
@@ -23,7 +26,13 @@ ADVICE = {
 
 
 class DetailPane(Static):
+    _shown: tuple[App | None, tuple[str, int, str] | None] = (None, None)
+
+    def on_resize(self, _event: Any) -> None:
+        self.show(*self._shown)  # evidence is folded to the pane's width: fold it again
+
     def show(self, app: App | None, selection: tuple[str, int, str] | None) -> None:
+        self._shown = (app, selection)
         if app is None or selection is None or not app.attempts:
             self.update(
                 Text("Select an attempt or an executor to see why it stopped.", style="dim")
@@ -81,8 +90,27 @@ class DetailPane(Static):
         )
         text.append("evidence:\n", style="underline")
         for item in reason.evidence:
-            text.append_text(safe(f"  • {item}\n"))
+            text.append_text(self._bullet(item))
         if reason.code in ADVICE:
             text.append("what to do: ", style="bold")
             text.append_text(safe(ADVICE[reason.code]))
         return text
+
+    def _bullet(self, item: str) -> Text:
+        """One evidence item, folded under its bullet.
+
+        Evidence is often one long token (``status.containerStatuses[…].state.terminated.reason=…``):
+        wrapped by words, it would leave its bullet alone on a line and start below it.
+        """
+        line = safe(item).plain.replace("\n", " ")  # escaped: cluster text
+        width = self.content_size.width
+        if width < 12:  # not laid out yet
+            return Text(f"  • {line}\n")
+        folded = textwrap.wrap(
+            line,
+            width=width,
+            initial_indent="  • ",
+            subsequent_indent="    ",
+            break_on_hyphens=False,
+        )
+        return Text("\n".join(folded or ["  •"]) + "\n")

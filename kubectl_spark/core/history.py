@@ -63,7 +63,7 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
                     "AttemptStarted",
                     n,
                     None,
-                    f"attempt {n} (driver {attempt.driver_pod or 'unknown'}): {source.note}",
+                    f"attempt {n} (driver {attempt.driver_shown()}): {source.note}",
                 )
             )
         else:

@@ -218,6 +218,14 @@ def _job_may_start_attempts(job: Any) -> bool:
     )
 
 
+def _outside(attempt: Attempt, verb: str) -> str:
+    """Why an attempt whose driver runs outside the cluster cannot be fenced or killed here."""
+    return (
+        f"attempt {attempt.number}'s driver runs outside the cluster (Spark's client mode): "
+        f"kubectl spark cannot {verb} it; stop it where it runs (its executors exit with it)"
+    )
+
+
 def _client_mode_refusal(app: App, driver: dict[str, Any] | None) -> str:
     """Why a client-mode application cannot be resubmitted by copying a pod ("" when it can).
 
@@ -263,6 +271,8 @@ def fence_plan(
     force: bool = False,
 ) -> Plan:
     base = Plan("fence", app.namespace, app.name, attempt.number)
+    if attempt.outside:
+        return Plan(**{**base.__dict__, "refusal": _outside(attempt, "fence")})
     if not attempt.uid or not attempt.driver_pod:
         return Plan(
             **{
@@ -521,6 +531,8 @@ def force_kill_plan(
     actor: str,
 ) -> Plan:
     base = Plan("force-kill", app.namespace, app.name, attempt.number)
+    if attempt.outside:
+        return Plan(**{**base.__dict__, "refusal": _outside(attempt, "kill")})
     if not attempt.uid or not attempt.driver_pod:
         return Plan(
             **{**base.__dict__, "noop": f"attempt {attempt.number}'s driver pod is already gone"}

@@ -263,22 +263,16 @@ def test_a_client_mode_driver_in_an_unlabelled_pod_is_the_attempts_driver(cluste
     assert c.world.client.get(f"{pods}/jupyter-alice") is not None
 
 
-def test_a_client_mode_application_is_never_resubmitted_as_a_copy_of_its_driver(
-    cluster, capsys
-) -> None:
-    """A copy of a notebook's pod starts another notebook, not the application: not even --force."""
-    c = cluster("s6-driver-restarts")
-    c.player.play_until(1)
-    pods = "/api/v1/namespaces/default/pods"
-    notebook_with_executors(c)
-    for i in (1, 2):  # a laptop's notebook: executors that name no owner, and no driver pod
+def laptop_executors(c: Cluster) -> None:
+    """A laptop's notebook in client mode: executors that name no owner, and no driver pod."""
+    for i in (1, 2):
         labels = {
             "spark-role": "executor",
             "spark-app-selector": "spark-lap",
             "spark-exec-id": str(i),
         }
         c.world.client.create(
-            pods,
+            "/api/v1/namespaces/default/pods",
             {
                 "metadata": {
                     "name": f"lap-exec-{i}",
@@ -287,6 +281,36 @@ def test_a_client_mode_application_is_never_resubmitted_as_a_copy_of_its_driver(
                 "spec": {"containers": [{"name": "spark-kubernetes-executor", "image": "spark"}]},
             },
         )
+
+
+def test_a_driver_outside_the_cluster_is_said_to_be_there_not_gone(cluster, capsys) -> None:
+    """Its executors' logs are here; fencing or killing it is not kubectl spark's to do."""
+    c = cluster("s6-driver-restarts")
+    c.player.play_until(1)
+    laptop_executors(c)
+    c.world.step(3)
+    code, out, _ = run(capsys, c, "logs", "laptop/1/exec-1")
+    assert code == 0 and "Started executor 1" in out  # the driver pod being none does not matter
+    code, _, err = run(capsys, c, "logs", "laptop")
+    assert code == 1 and "runs outside the cluster (Spark's client mode): its log is where" in err
+    for action in ("fence", "force-kill"):
+        c.server.clear_audit()
+        code, _, err = run(capsys, c, action, "laptop/1", "--yes")
+        assert code == 1 and "driver runs outside the cluster" in err, err
+        assert [e for e in c.server.audit_entries() if e["verb"] not in ("get", "list")] == []
+    code, out, _ = run(capsys, c, "history", "laptop")
+    assert "attempt 1 (driver <outside the cluster>)" in out
+
+
+def test_a_client_mode_application_is_never_resubmitted_as_a_copy_of_its_driver(
+    cluster, capsys
+) -> None:
+    """A copy of a notebook's pod starts another notebook, not the application: not even --force."""
+    c = cluster("s6-driver-restarts")
+    c.player.play_until(1)
+    pods = "/api/v1/namespaces/default/pods"
+    notebook_with_executors(c)
+    laptop_executors(c)
     c.world.step(3)
     before = sorted(p["metadata"]["name"] for p in c.world.client.list(pods))
     code, _, err = run(capsys, c, "resubmit", "notebook", "--force", "--yes")

@@ -66,7 +66,13 @@ def run(
                     f"{executor.pod} was deleted; last seen by {executor.source}): its log went with it"
                 )
             pod, node, default_container = executor.pod, executor.node, "spark-kubernetes-executor"
-        if not pod or attempt.uid is None:
+        elif attempt.outside:
+            raise UsageError(
+                f"the driver of {app.name}/{attempt.number} runs outside the cluster (Spark's "
+                f"client mode): its log is where it runs; its executors' logs are here "
+                f"({app.name}/{attempt.number}/exec-ID)"
+            )
+        elif not pod or attempt.uid is None:
             raise UsageError(
                 f"attempt {attempt.number} of {app.name} has no driver pod any more: its log is gone"
             )

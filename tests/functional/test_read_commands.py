@@ -369,6 +369,12 @@ def test_s7_name_collision(cluster, capsys) -> None:
 def test_s8_orphans_and_churn(cluster, capsys) -> None:
     c = cluster("s8-orphans-and-churn")
     c.player.play()
+    etl = app_named(ls_json(capsys, c), "etl")
+    orphans = next(a for a in etl["attempts"] if a["uid"] is None or a["driverPod"] is None)
+    running = next(e for e in orphans["executors"] if e["source"] == "cluster")
+    # the driver pod is gone, the executor's is not: its log is there to read
+    code, _, err = run(capsys, c, "logs", f"etl/{orphans['number']}/exec-{running['id']}")
+    assert code == 0, err
     doc = ls_json(capsys, c)
     assert "OrphanedExecutors" in alerts(app_named(doc, "etl"))
     churn = next(a for a in app_named(doc, "churn")["alerts"] if a["type"] == "ExecutorChurn")

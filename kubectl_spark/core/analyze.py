@@ -248,17 +248,17 @@ def _executor(f: PodFacts, index: Index, attempt: Attempt | None, owner_gone: bo
             )
         )
     return Executor(
-        f.exec_id or "?",
-        f.name,
-        f.uid,
-        f.node,
-        f.phase,
-        pod_state(f, node, container),
-        f.restarts,
-        reason,
-        f.created or None,
-        _ended(pod, container) if reason is not None else None,
-        f.source,
+        id=f.exec_id or "?",
+        pod=f.name,
+        uid=f.uid,
+        node=f.node,
+        phase=f.phase,
+        state=pod_state(f, node, container),
+        restarts=f.restarts,
+        reason=reason,
+        created_at=f.created or None,
+        ended_at=_ended(pod, container) if reason is not None else None,
+        source=f.source,
     )
 
 

@@ -548,10 +548,16 @@ def test_evidence_folds_under_its_bullet_and_again_when_the_pane_resizes() -> No
     async def scenario() -> None:
         app = _snap_app()
         async with app.run_test(size=SIZE) as pilot:
-            for key in ("enter", "down", "down", "down", "down", "down"):
-                await pilot.press(key)
+            table, tree = app.query_one(AppsTable), app.query_one(AttemptTree)
+            await until(pilot, lambda: table.row_count == 2)
+            await select(pilot, table, "ingest")
+            await to_first_attempt(pilot, app)
+            for _ in range(6):  # down the tree to attempt 2's OOM-killed executor
+                if tree.cursor_node is not None and tree.cursor_node.data == ("executor", 2, "2"):
+                    break
+                await pilot.press("down")
             detail = app.query_one(DetailPane)
-            await until(pilot, lambda: "evidence" in text_of(detail))
+            await until(pilot, lambda: "OOMKilled" in text_of(detail))
             lines = text_of(detail).splitlines()
             bullets = [line for line in lines if line.startswith("  •")]
             assert bullets and all(line.strip() != "•" for line in bullets), lines

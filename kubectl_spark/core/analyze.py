@@ -217,8 +217,10 @@ def _ended(pod: Any, container: dict[str, Any]) -> str | None:
     return canonical_time(value) or None
 
 
-def _executor(f: PodFacts, index: Index, attempt: Attempt | None, owner_gone: bool) -> Executor:
-    node = index.node(f.node)
+def _executor(
+    f: PodFacts, node: NodeHealth | None, index: Index, attempt: Attempt | None, owner_gone: bool
+) -> Executor:
+    """A classified executor; ``node``: its node's health (``Index.node``)."""
     pod = f.pod
     container = spark_container(pod)
     reason = classify(
@@ -290,7 +292,7 @@ def _executors(
                 )
             )
         else:
-            out.append(_executor(f, index, attempt, owner_gone))
+            out.append(_executor(f, node, index, attempt, owner_gone))
     return in_id_order(out)
 
 

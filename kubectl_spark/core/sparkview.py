@@ -122,6 +122,12 @@ def _exec_number(text: str) -> int | None:
     return number if 0 < number <= MAX_EXECUTOR_ID else None
 
 
+def _unknown_losses(ids: Collection[str]) -> int:
+    """How many of the ids Spark gave up to the highest no source explains (the gaps)."""
+    numbers = _exec_numbers(ids)
+    return (max(numbers) - len(numbers)) if numbers else 0
+
+
 def _exec_numbers(ids: Collection[str]) -> set[int]:
     """The ids among ``ids`` that Spark could have given, as numbers (``_exec_number``).
 
@@ -144,8 +150,7 @@ def with_spark_view(attempt: Attempt, view: Mapping[str, Any] | None) -> Attempt
         if isinstance(s, Mapping) and str(s.get("id", "driver")) != "driver"
     ]
     if not summaries:  # the usual case: only the pods' own ids to count (they are sorted)
-        numbers = _exec_numbers({e.id for e in attempt.executors})
-        unknown = (max(numbers) - len(numbers)) if numbers else 0
+        unknown = _unknown_losses({e.id for e in attempt.executors})
         if unknown == attempt.unknown_losses:
             return attempt
         return dataclasses.replace(attempt, unknown_losses=unknown)
@@ -185,10 +190,7 @@ def with_spark_view(attempt: Attempt, view: Mapping[str, Any] | None) -> Attempt
                 source="spark",
             )
         )
-    found = [_exec_number(e.id) for e in executors]
-    found += [_exec_number(str(s.get("id", ""))) for s in summaries]
-    numbers = {i for i in found if i is not None}
-    unknown = (max(numbers) - len(numbers)) if numbers else 0
+    unknown = _unknown_losses({e.id for e in executors} | {str(s.get("id", "")) for s in summaries})
     return dataclasses.replace(attempt, executors=in_id_order(executors), unknown_losses=unknown)
 
 

@@ -9,6 +9,7 @@ step by step, ``--dry-run`` prints them.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -272,21 +273,17 @@ def fence_plan(
 ) -> Plan:
     base = Plan("fence", app.namespace, app.name, attempt.number)
     if attempt.outside:
-        return Plan(**{**base.__dict__, "refusal": _outside(attempt, "fence")})
+        return dataclasses.replace(base, refusal=_outside(attempt, "fence"))
     if not attempt.uid or not attempt.driver_pod:
-        return Plan(
-            **{
-                **base.__dict__,
-                "noop": f"attempt {attempt.number}'s driver pod is gone: there is nothing left to fence",
-            }
+        return dataclasses.replace(
+            base,
+            noop=f"attempt {attempt.number}'s driver pod is gone: there is nothing left to fence",
         )
     holder = raw.text(lease, "spec", "holderIdentity") if lease else ""
     if attempt.fenced and not holder.endswith(f"/{attempt.uid}"):
-        return Plan(
-            **{
-                **base.__dict__,
-                "noop": f"attempt {attempt.number} is already fenced (epoch {raw.number(lease, 'spec', 'leaseTransitions') or '?'})",
-            }
+        return dataclasses.replace(
+            base,
+            noop=f"attempt {attempt.number} is already fenced (epoch {raw.number(lease, 'spec', 'leaseTransitions') or '?'})",
         )
     if attempt.state == "Running" and node_reachable and not force:
         suspects = [
@@ -294,14 +291,12 @@ def fence_plan(
             for a in app.attempts
             if a.uid and not a.fenced and a.state in ("Lost", "Terminating", "Unknown")
         ]
-        return Plan(
-            **{
-                **base.__dict__,
-                "refusal": f"attempt {attempt.number} looks healthy (driver {attempt.driver_pod} Running on "
-                f"reachable node {attempt.node}): a fence is for a zombie attempt"
-                + (f" (did you mean {' or '.join(suspects)}?)" if suspects else "")
-                + "; pass --force to fence it anyway",
-            }
+        return dataclasses.replace(
+            base,
+            refusal=f"attempt {attempt.number} looks healthy (driver {attempt.driver_pod} Running on "
+            f"reachable node {attempt.node}): a fence is for a zombie attempt"
+            + (f" (did you mean {' or '.join(suspects)}?)" if suspects else "")
+            + "; pass --force to fence it anyway",
         )
     candidates = [
         a
@@ -314,11 +309,8 @@ def fence_plan(
     if allow is not None:
         allowed = next((a for a in app.attempts if a.number == allow), None)
         if allowed is None or allow == attempt.number:
-            return Plan(
-                **{
-                    **base.__dict__,
-                    "refusal": f"--allow {allow} names no other attempt of {app.name}",
-                }
+            return dataclasses.replace(
+                base, refusal=f"--allow {allow} names no other attempt of {app.name}"
             )
     else:
         allowed = candidates[-1] if candidates else None
@@ -450,13 +442,13 @@ def fence_plan(
             f"node {attempt.node} is unreachable: the policy reaches it only when it reconnects; "
             f"force-kill {app.name}/{attempt.number} removes the pods from the API"
         )
-    return Plan(**{**base.__dict__, "operations": tuple(ops), "warnings": tuple(warnings)})
+    return dataclasses.replace(base, operations=tuple(ops), warnings=tuple(warnings))
 
 
 def unfence_plan(app: App, attempt: Attempt, *, now: str, actor: str) -> Plan:
     base = Plan("unfence", app.namespace, app.name, attempt.number)
     if not attempt.fenced or not attempt.uid:
-        return Plan(**{**base.__dict__, "noop": f"attempt {attempt.number} is not fenced"})
+        return dataclasses.replace(base, noop=f"attempt {attempt.number} is not fenced")
     ops = [
         Operation(
             "patch",
@@ -491,12 +483,10 @@ def unfence_plan(app: App, attempt: Attempt, *, now: str, actor: str) -> Plan:
             app, attempt, "Unfenced", f"attempt {attempt.number} unfenced by {actor}", now, actor
         )
     )
-    return Plan(
-        **{
-            **base.__dict__,
-            "operations": tuple(ops),
-            "notes": ("the fencing Lease keeps its epoch; it is not handed back",),
-        }
+    return dataclasses.replace(
+        base,
+        operations=tuple(ops),
+        notes=("the fencing Lease keeps its epoch; it is not handed back",),
     )
 
 
@@ -532,19 +522,17 @@ def force_kill_plan(
 ) -> Plan:
     base = Plan("force-kill", app.namespace, app.name, attempt.number)
     if attempt.outside:
-        return Plan(**{**base.__dict__, "refusal": _outside(attempt, "kill")})
+        return dataclasses.replace(base, refusal=_outside(attempt, "kill"))
     if not attempt.uid or not attempt.driver_pod:
-        return Plan(
-            **{**base.__dict__, "noop": f"attempt {attempt.number}'s driver pod is already gone"}
+        return dataclasses.replace(
+            base, noop=f"attempt {attempt.number}'s driver pod is already gone"
         )
     ready = raw.text(raw.condition(ctx.driver, "Ready"), "status") == "True"
     if attempt.state == "Running" and ready and ctx.node_reachable and not force:
-        return Plan(
-            **{
-                **base.__dict__,
-                "refusal": f"attempt {attempt.number} looks healthy (driver {attempt.driver_pod} Running and Ready "
-                f"on Ready node {attempt.node}); pass --force to kill it anyway",
-            }
+        return dataclasses.replace(
+            base,
+            refusal=f"attempt {attempt.number} looks healthy (driver {attempt.driver_pod} Running and Ready "
+            f"on Ready node {attempt.node}); pass --force to kill it anyway",
         )
     stamp = _stamp(actor, now, "force-kill")
     ops: list[Operation] = []
@@ -552,11 +540,9 @@ def force_kill_plan(
     warnings = [FORCE_DELETE_WARNING]
     if out_of_service:
         if ctx.node_reachable or ctx.node is None:
-            return Plan(
-                **{
-                    **base.__dict__,
-                    "refusal": f"--out-of-service is only for a node that is down; node {attempt.node} is reachable",
-                }
+            return dataclasses.replace(
+                base,
+                refusal=f"--out-of-service is only for a node that is down; node {attempt.node} is reachable",
             )
         taints = [
             t for t in raw.items(ctx.node, "spec", "taints") if t.get("key") != OUT_OF_SERVICE
@@ -654,14 +640,12 @@ def force_kill_plan(
     )
     if ctx.job is not None and replacement is not None:
         if no_replace:
-            return Plan(
-                **{
-                    **base.__dict__,
-                    "refusal": f"--no-replace suspends the Job {raw.name(ctx.job)}, and a suspended Job "
-                    f"deletes its active pods: that is attempt {replacement.number} "
-                    f"({replacement.state}), which already replaced attempt {attempt.number}; "
-                    "drop --no-replace (the Job starts no other attempt for this one)",
-                }
+            return dataclasses.replace(
+                base,
+                refusal=f"--no-replace suspends the Job {raw.name(ctx.job)}, and a suspended Job "
+                f"deletes its active pods: that is attempt {replacement.number} "
+                f"({replacement.state}), which already replaced attempt {attempt.number}; "
+                "drop --no-replace (the Job starts no other attempt for this one)",
             )
         notes.append(
             f"the Job {raw.name(ctx.job)} already runs attempt {replacement.number} in place of "
@@ -695,13 +679,8 @@ def force_kill_plan(
             f"the spark-operator resubmits SparkApplication {raw.name(ctx.sparkapp)} per its restartPolicy ({restart}); "
             "its executors also name the SparkApplication as owner (spark-operator#2961), so they are deleted explicitly"
         )
-    return Plan(
-        **{
-            **base.__dict__,
-            "operations": tuple(ops),
-            "warnings": tuple(warnings),
-            "notes": tuple(notes),
-        }
+    return dataclasses.replace(
+        base, operations=tuple(ops), warnings=tuple(warnings), notes=tuple(notes)
     )
 
 
@@ -781,26 +760,21 @@ def resubmit_plan(
     base = Plan("resubmit", app.namespace, app.name, None)
     client_mode = _client_mode_refusal(app, driver) if app.source == "pod" else ""
     if client_mode:
-        return Plan(**{**base.__dict__, "refusal": client_mode})
+        return dataclasses.replace(base, refusal=client_mode)
     live = [a for a in app.attempts if _alive(a)]
     if live and not force:
-        return Plan(
-            **{
-                **base.__dict__,
-                "refusal": f"attempt {live[-1].number} of {app.name} is {live[-1].state} and not fenced: "
-                "fence or force-kill it first, or pass --force",
-            }
+        return dataclasses.replace(
+            base,
+            refusal=f"attempt {live[-1].number} of {app.name} is {live[-1].state} and not fenced: "
+            "fence or force-kill it first, or pass --force",
         )
     stamp = _stamp(actor, now, "resubmit")
     suffix = suffix.lower()
     prefix = f"{app.name}-{suffix}"[:40].strip("-")
     if app.source == "sparkapplication":
         if sparkapp is None:
-            return Plan(
-                **{
-                    **base.__dict__,
-                    "refusal": f"SparkApplication {app.name} no longer exists: nothing to re-run",
-                }
+            return dataclasses.replace(
+                base, refusal=f"SparkApplication {app.name} no longer exists: nothing to re-run"
             )
         conf = {
             **raw.mapping(sparkapp, "spec", "sparkConf"),
@@ -831,25 +805,20 @@ def resubmit_plan(
             now,
             actor,
         )
-        return Plan(
-            **{
-                **base.__dict__,
-                "operations": (op, event),
-                "notes": (
-                    (
-                        "the spark-operator re-submits a SparkApplication whose spec changed (it invalidates the current run and "
-                        "submits again); a changed sparkConf entry is the least intrusive spec change"
-                    ),
+        return dataclasses.replace(
+            base,
+            operations=(op, event),
+            notes=(
+                (
+                    "the spark-operator re-submits a SparkApplication whose spec changed (it invalidates the current run and "
+                    "submits again); a changed sparkConf entry is the least intrusive spec change"
                 ),
-            }
+            ),
         )
     if app.source == "job":
         if job is None:
-            return Plan(
-                **{
-                    **base.__dict__,
-                    "refusal": f"the driver Job of {app.name} no longer exists: nothing to copy",
-                }
+            return dataclasses.replace(
+                base, refusal=f"the driver Job of {app.name} no longer exists: nothing to copy"
             )
         warnings: tuple[str, ...] = ()
         if _job_may_start_attempts(job):
@@ -864,7 +833,7 @@ def resubmit_plan(
                     if last
                     else f'suspend it first (kubectl patch job {raw.name(job)} -p \'{{"spec":{{"suspend":true}}}}\')'
                 )
-                return Plan(**{**base.__dict__, "refusal": f"{why}; {advice}, or pass --force"})
+                return dataclasses.replace(base, refusal=f"{why}; {advice}, or pass --force")
             warnings = (why,)
         spec = copy.deepcopy(raw.mapping(job, "spec"))
         for key in ("selector", "manualSelector"):
@@ -912,11 +881,9 @@ def resubmit_plan(
             now,
             actor,
         )
-        return Plan(
-            **{**base.__dict__, "operations": (op, event), "created": (body,), "warnings": warnings}
-        )
+        return dataclasses.replace(base, operations=(op, event), created=(body,), warnings=warnings)
     if driver is None:
-        return Plan(**{**base.__dict__, "refusal": f"no driver pod of {app.name} is left to copy"})
+        return dataclasses.replace(base, refusal=f"no driver pod of {app.name} is left to copy")
     resubmission = suffix
     name = f"{re.sub(r'-r[a-z0-9]{5,}$', '', raw.name(driver))}-r{suffix}"[:253]
     labels = {
@@ -1017,16 +984,14 @@ def resubmit_plan(
             actor,
         )
     )
-    return Plan(
-        **{
-            **base.__dict__,
-            "operations": tuple(ops),
-            "created": tuple(created),
-            "notes": (
-                (
-                    "the copies of the ConfigMap and Service have no owner until you delete the old driver's; "
-                    "the new driver mounts the original ConfigMap names unless you edit its volumes"
-                ),
+    return dataclasses.replace(
+        base,
+        operations=tuple(ops),
+        created=tuple(created),
+        notes=(
+            (
+                "the copies of the ConfigMap and Service have no owner until you delete the old driver's; "
+                "the new driver mounts the original ConfigMap names unless you edit its volumes"
             ),
-        }
+        ),
     )

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import textwrap
-from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.widgets import Static
 
 from kubectl_spark.core.model import App, Reason
@@ -28,7 +28,7 @@ ADVICE = {
 class DetailPane(Static):
     _shown: tuple[App | None, tuple[str, int, str] | None] = (None, None)
 
-    def on_resize(self, _event: Any) -> None:
+    def on_resize(self, _event: events.Resize) -> None:
         self.show(*self._shown)  # evidence is folded to the pane's width: fold it again
 
     def show(self, app: App | None, selection: tuple[str, int, str] | None) -> None:

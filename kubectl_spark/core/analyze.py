@@ -21,7 +21,7 @@ from .alerts import find_alerts
 from .grouping import OUTSIDE_NOTE, AppGroup, AttemptGroup, group
 from .history import build_history
 from .model import Analysis, App, Attempt, Executor, History, Reason, in_id_order
-from .podfacts import PodFacts, canonical_time
+from .podfacts import ROLE, PodFacts, canonical_time
 from .reasons import NodeHealth, PodContext, classify, spark_container
 from .sparkview import kept_evidence, with_spark_view
 
@@ -461,6 +461,8 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
         base.reason,
         executors,
         outside=group_.outside,
+        # grouping gives a client-mode driver the role it plays; its pod's own label tells
+        driver_unlabelled=driver is not None and raw.label(driver.pod, ROLE) != "driver",
     )
 
 

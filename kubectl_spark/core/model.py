@@ -143,6 +143,9 @@ class Attempt:
     unknown_losses: int = 0
     # No driver pod, ever: executors that name no owner (client mode); the notes say so in JSON.
     outside: bool = False
+    # The driver runs in a pod spark-submit did not make (no spark-role=driver label: Spark's
+    # client mode in a notebook's pod, which its executors name as owner). Not in JSON.
+    driver_unlabelled: bool = False
 
     def driver_shown(self) -> str:
         """The driver pod's name, or why there is none, for people."""

@@ -227,6 +227,21 @@ def _outside(attempt: Attempt, verb: str) -> str:
     )
 
 
+def _unlabelled(attempt: Attempt, verb: str, effect: str) -> str:
+    """Why a client-mode driver in a pod of its own (a notebook) is not fenced or killed here.
+
+    The pod is more than the application: a notebook server, its kernels, whoever is using it.
+    Fencing or killing it would cut off or delete all of that, so ``--force`` does not change it.
+    """
+    pod = attempt.driver_pod
+    return (
+        f"attempt {attempt.number}'s driver runs in pod {pod}, which spark-submit did not make "
+        f"(no spark-role=driver label: Spark's client mode, as in a notebook): to {verb} it would "
+        f"{effect} the whole pod, not only the application; stop the application from {pod} "
+        "(its executors exit with it)"
+    )
+
+
 def _client_mode_refusal(app: App, driver: dict[str, Any] | None) -> str:
     """Why a client-mode application cannot be resubmitted by copying a pod ("" when it can).
 
@@ -274,6 +289,8 @@ def fence_plan(
     base = Plan("fence", app.namespace, app.name, attempt.number)
     if attempt.outside:
         return dataclasses.replace(base, refusal=_outside(attempt, "fence"))
+    if attempt.driver_unlabelled:
+        return dataclasses.replace(base, refusal=_unlabelled(attempt, "fence", "cut off"))
     if not attempt.uid or not attempt.driver_pod:
         return dataclasses.replace(
             base,
@@ -523,6 +540,8 @@ def force_kill_plan(
     base = Plan("force-kill", app.namespace, app.name, attempt.number)
     if attempt.outside:
         return dataclasses.replace(base, refusal=_outside(attempt, "kill"))
+    if attempt.driver_unlabelled:
+        return dataclasses.replace(base, refusal=_unlabelled(attempt, "kill", "delete"))
     if not attempt.uid or not attempt.driver_pod:
         return dataclasses.replace(
             base, noop=f"attempt {attempt.number}'s driver pod is already gone"

@@ -257,9 +257,15 @@ def test_a_client_mode_driver_in_an_unlabelled_pod_is_the_attempts_driver(cluste
     assert attempt["state"] == "Running"
     assert [e["reason"] for e in attempt["executors"]] == [None, None]
     assert app["alerts"] == []
-    # a live notebook is not killed by mistake: it looks healthy, as a driver does
-    code, _, err = run(capsys, c, "force-kill", "notebook/1", "--yes")
-    assert code == 1 and "looks healthy" in err
+    # The notebook's pod is more than the application: it is neither killed nor cut off, even
+    # with --force (before, --force deleted it, or fenced it off the network).
+    for action in ("force-kill", "fence"):
+        for force in ((), ("--force",)):
+            c.server.clear_audit()
+            code, _, err = run(capsys, c, action, "notebook/1", *force, "--yes")
+            assert code == 1 and "runs in pod jupyter-alice, which spark-submit did not make" in err
+            assert len(err.strip().splitlines()) == 1, err
+            assert [e for e in c.server.audit_entries() if e["verb"] not in ("get", "list")] == []
     assert c.world.client.get(f"{pods}/jupyter-alice") is not None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -562,6 +563,14 @@ def test_evidence_folds_under_its_bullet_and_again_when_the_pane_resizes() -> No
             bullets = [line for line in lines if line.startswith("  •")]
             assert bullets and all(line.strip() != "•" for line in bullets), lines
             assert path not in text_of(detail)  # folded: the pane is narrower than the path
+            # ... after a separator of the path, never inside a name (exitCod / e=0)
+            start = next(i for i, line in enumerate(lines) if line.startswith(f"  • {path[:20]}"))
+            rest = itertools.takewhile(lambda ln: ln.startswith("    "), lines[start + 1 :])
+            folded = [lines[start][4:], *(ln[4:] for ln in rest)]
+            assert "".join(folded) == path, folded
+            assert all(a[-1] in ".=]/," or b[0] == "[" for a, b in itertools.pairwise(folded)), (
+                folded
+            )
             await pilot.resize_terminal(260, 45)
             await until(pilot, lambda: f"  • {path}" in text_of(detail))
 

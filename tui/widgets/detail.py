@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from rich.text import Text
@@ -23,6 +24,16 @@ ADVICE = {
     "ImagePullFailure": "fix the image name or the registry credentials",
     "Unschedulable": "no node has room: lower the requests or add capacity",
 }
+
+
+class _FieldPathWrapper(textwrap.TextWrapper):
+    """Folds a field path after ``.``, ``=``, ``]``, ``/`` or ``,``, and before ``[``, as at spaces.
+
+    ``textwrap`` breaks a token longer than the line wherever the line ends, which splits a name
+    in two (``exitCod`` / ``e=0``); a break after a separator keeps each name whole.
+    """
+
+    wordsep_simple_re = re.compile(r"(\s+|(?<=[.=\]/,])(?=\S)|(?=\[))")
 
 
 class DetailPane(Static):
@@ -106,11 +117,7 @@ class DetailPane(Static):
         width = self.content_size.width
         if width < 12:  # not laid out yet
             return Text(f"  • {line}\n")
-        folded = textwrap.wrap(
-            line,
-            width=width,
-            initial_indent="  • ",
-            subsequent_indent="    ",
-            break_on_hyphens=False,
-        )
+        folded = _FieldPathWrapper(
+            width=width, initial_indent="  • ", subsequent_indent="    ", break_on_hyphens=False
+        ).wrap(line)
         return Text("\n".join(folded or ["  •"]) + "\n")

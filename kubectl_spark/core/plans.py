@@ -130,36 +130,19 @@ def _stamp(actor: str, now: str, action: str, epoch: int | None = None) -> dict[
 def _event(
     app: App, attempt: Attempt, reason: str, message: str, now: str, actor: str
 ) -> Operation:
-    name = f"{attempt.driver_pod}.kubectl-spark-{reason.lower()}-{re.sub(r'[^0-9]', '', now)}"[:253]
-    body = {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {"name": name, "namespace": app.namespace},
-        "involvedObject": {
-            "kind": "Pod",
-            "namespace": app.namespace,
-            "name": attempt.driver_pod,
-            "uid": attempt.uid,
-            "apiVersion": "v1",
-        },
-        "reason": reason,
-        "message": message,
-        "type": "Warning" if reason != "Unfenced" else "Normal",
-        "source": {"component": "kubectl-spark"},
-        "reportingComponent": "kubectl-spark",
-        "reportingInstance": actor,
-        "firstTimestamp": now,
-        "lastTimestamp": now,
-        "count": 1,
-    }
-    return Operation(
-        "create",
-        "v1",
-        "events",
+    """The Event an action leaves on the attempt's driver pod (a Warning, but for an unfence)."""
+    return _event_on(
         app.namespace,
-        name,
-        f"record the {reason} action on the driver pod",
-        body,
+        "Pod",
+        "v1",
+        attempt.driver_pod or "",
+        attempt.uid or "",
+        reason,
+        message,
+        now,
+        actor,
+        warning=reason != "Unfenced",
+        on="the driver pod",
     )
 
 
@@ -173,6 +156,9 @@ def _event_on(
     message: str,
     now: str,
     actor: str,
+    *,
+    warning: bool = False,
+    on: str = "",
 ) -> Operation:
     event_name = f"{name}.kubectl-spark-{reason.lower()}-{re.sub(r'[^0-9]', '', now)}"[:253]
     body = {
@@ -188,7 +174,7 @@ def _event_on(
         },
         "reason": reason,
         "message": message,
-        "type": "Normal",
+        "type": "Warning" if warning else "Normal",
         "source": {"component": "kubectl-spark"},
         "reportingComponent": "kubectl-spark",
         "reportingInstance": actor,
@@ -196,9 +182,8 @@ def _event_on(
         "lastTimestamp": now,
         "count": 1,
     }
-    return Operation(
-        "create", "v1", "events", namespace, event_name, f"record the {reason} action", body
-    )
+    what = f"record the {reason} action" + (f" on {on}" if on else "")
+    return Operation("create", "v1", "events", namespace, event_name, what, body)
 
 
 def _pods(attempt: Attempt) -> list[tuple[str, str, str]]:

@@ -227,6 +227,15 @@ def _unlabelled(attempt: Attempt, verb: str, effect: str) -> str:
     )
 
 
+def _driver_not_ours(attempt: Attempt, verb: str, effect: str) -> str:
+    """Why kubectl spark does not fence or kill this attempt's driver ("" when it may)."""
+    if attempt.outside:
+        return _outside(attempt, verb)
+    if attempt.driver_unlabelled:
+        return _unlabelled(attempt, verb, effect)
+    return ""
+
+
 def _client_mode_refusal(app: App, driver: dict[str, Any] | None) -> str:
     """Why a client-mode application cannot be resubmitted by copying a pod ("" when it can).
 
@@ -272,10 +281,9 @@ def fence_plan(
     force: bool = False,
 ) -> Plan:
     base = Plan("fence", app.namespace, app.name, attempt.number)
-    if attempt.outside:
-        return dataclasses.replace(base, refusal=_outside(attempt, "fence"))
-    if attempt.driver_unlabelled:
-        return dataclasses.replace(base, refusal=_unlabelled(attempt, "fence", "cut off"))
+    not_ours = _driver_not_ours(attempt, "fence", "cut off")
+    if not_ours:
+        return dataclasses.replace(base, refusal=not_ours)
     if not attempt.uid or not attempt.driver_pod:
         return dataclasses.replace(
             base,
@@ -523,10 +531,9 @@ def force_kill_plan(
     actor: str,
 ) -> Plan:
     base = Plan("force-kill", app.namespace, app.name, attempt.number)
-    if attempt.outside:
-        return dataclasses.replace(base, refusal=_outside(attempt, "kill"))
-    if attempt.driver_unlabelled:
-        return dataclasses.replace(base, refusal=_unlabelled(attempt, "kill", "delete"))
+    not_ours = _driver_not_ours(attempt, "kill", "delete")
+    if not_ours:
+        return dataclasses.replace(base, refusal=not_ours)
     if not attempt.uid or not attempt.driver_pod:
         return dataclasses.replace(
             base, noop=f"attempt {attempt.number}'s driver pod is already gone"

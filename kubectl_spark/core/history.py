@@ -51,6 +51,28 @@ def _event_time(event: Any) -> str | None:
     return times.rfc3339(times.parse(raw.text(event, "metadata", "creationTimestamp")))
 
 
+def _aggregated(event: Any) -> tuple[str | None, str]:
+    """When an Event first happened, and what to say of its repeats (" (x3, the last at …)").
+
+    An Event the API aggregated (``count`` > 1, or a ``series``) stands for occurrences from its
+    first time to its last: placed at its first, it sits by what set it off (the first failure,
+    the first rerun), not after runs it spanned.
+    """
+    series = raw.mapping(event, "series")
+    count = raw.number(event, "count") or raw.number(series, "count") or 1
+    if count <= 1:
+        return _event_time(event), ""
+    first = times.rfc3339(
+        times.parse(raw.text(event, "firstTimestamp") or raw.text(event, "eventTime"))
+    )
+    last = times.rfc3339(
+        times.parse(raw.text(event, "lastTimestamp") or raw.text(series, "lastObservedTime"))
+    )
+    if not first:
+        return _event_time(event), f" (x{count})"
+    return first, f" (x{count}, the last at {last})" if last and last != first else f" (x{count})"
+
+
 def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry, ...]:
     entries: list[HistoryEntry] = []
     for attempt, source in zip(app.attempts, group.attempts, strict=False):
@@ -152,11 +174,10 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
     if group.owner is not None and app.source == "sparkapplication":
         for event in index.events_for(group.owner, "SparkApplication"):
             if raw.text(event, "reason") in APP_EVENTS:
-                count = raw.number(event, "count") or 1
-                suffix = f" (x{count})" if count > 1 else ""
+                first, suffix = _aggregated(event)
                 entries.append(
                     HistoryEntry(
-                        _event_time(event),
+                        first,
                         "Event",
                         None,
                         None,
@@ -222,13 +243,10 @@ def _pod_events(
         if reason not in only or reason in seen:
             continue
         seen.add(reason)
+        first, suffix = _aggregated(event)
         out.append(
             HistoryEntry(
-                _event_time(event),
-                "Event",
-                attempt,
-                executor,
-                f"{reason}: {raw.text(event, 'message')}",
+                first, "Event", attempt, executor, f"{reason}: {raw.text(event, 'message')}{suffix}"
             )
         )
     return out

@@ -160,6 +160,14 @@ def test_s5_operator_attempts_reconstructed(cluster, capsys) -> None:
         assert any("SparkDriverFailed (x3)" in e for e in earlier["reason"]["evidence"])
     ended = [h["attempt"] for h in app["history"] if h["kind"] == "AttemptEnded"]
     assert ended == [1, 2, 3]
+    # An aggregated Event sits at its first time, by what set it off, and says when it last
+    # happened: the first failure before the reruns it led to, not after them.
+    kinds = [(h["kind"], h["attempt"], h["message"].split(":")[0]) for h in app["history"]]
+    failed = kinds.index(("Event", None, "SparkDriverFailed"))
+    assert kinds.index(("AttemptEnded", 1, "attempt 1 ended")) < failed
+    assert failed < kinds.index(("AttemptStarted", 2, "attempt 2 (driver pi-driver)"))
+    failed_entry = app["history"][failed]
+    assert "(x3, the last at " in failed_entry["message"]
     # the aggregated Events still hold the first run's start and end
     events = {
         e["reason"]: e
@@ -174,6 +182,10 @@ def test_s5_operator_attempts_reconstructed(cluster, capsys) -> None:
         events["SparkDriverFailed"]["firstTimestamp"],
     )
     assert app["attempts"][1]["createdAt"] is None  # a later run: no Event says when
+    assert failed_entry["time"] == events["SparkDriverFailed"]["firstTimestamp"]
+    assert failed_entry["message"].endswith(
+        f"(x3, the last at {events['SparkDriverFailed']['lastTimestamp']})"
+    )
 
 
 def test_executors_lost_with_their_node_are_placed_in_the_timeline(cluster, capsys) -> None:

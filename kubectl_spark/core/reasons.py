@@ -91,18 +91,23 @@ def spark_container(pod: Any) -> dict[str, Any]:
     return statuses[0] if statuses else {}
 
 
-def _field(container: dict[str, Any], *path: str) -> str:
-    return f"status.containerStatuses[{raw.text(container, 'name') or 0}]." + ".".join(path)
+def _field(container: dict[str, Any], *path: str, statuses: str = "containerStatuses") -> str:
+    return f"status.{statuses}[{raw.text(container, 'name') or 0}]." + ".".join(path)
 
 
 def termination_reason(
-    term: dict[str, Any], container: dict[str, Any], where: str, *, counts: bool
+    term: dict[str, Any],
+    container: dict[str, Any],
+    where: str,
+    *,
+    counts: bool,
+    statuses: str = "containerStatuses",
 ) -> Reason:
     """Classify one container termination (current state or lastState of a restart)."""
     code = raw.number(term, "exitCode")
     reason = raw.text(term, "reason")
     message = raw.text(term, "message")
-    read = _field(container, where, "terminated")
+    read = _field(container, where, "terminated", statuses=statuses)
     evidence = [f"{read}.reason={reason or '<none>'}", f"{read}.exitCode={code}"]
     if message:
         evidence.append(f"{read}.message={message}")
@@ -392,6 +397,15 @@ def classify(ctx: PodContext) -> Reason | None:
             (ctx.node.evidence, *extra),
         )
 
+    if failed and not term:
+        init = _failed_init(pod)
+        if init is not None:
+            status_, init_term = init
+            init_code = raw.number(init_term, "exitCode")
+            init_stopped = init_code in (143, 137) and raw.text(init_term, "reason") != "OOMKilled"
+            if not (init_stopped and (deleting or disruption_reason)):
+                return _init_reason(status_, init_term, "state", counts=True, extra=extra)
+
     never_started = phase == "Pending" and not raw.text(container, "state", "running")
     if never_started:
         start_reason = _never_started(ctx, waiting)
@@ -500,9 +514,74 @@ def classify(ctx: PodContext) -> Reason | None:
     return None
 
 
+def _failed_init(pod: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The init container that stopped the pod, and its termination (a non-zero exit)."""
+    for status in raw.items(pod, "status", "initContainerStatuses"):
+        term = raw.mapping(status, "state", "terminated")
+        if term and raw.number(term, "exitCode") != 0:
+            return status, term
+    return None
+
+
+def _init_reason(
+    status: dict[str, Any],
+    term: dict[str, Any],
+    where: str,
+    *,
+    counts: bool,
+    extra: tuple[str, ...] = (),
+) -> Reason:
+    """An init container's failure: the Spark container never ran (kubectl's ``Init:Error``)."""
+    reason = termination_reason(
+        term, status, where, counts=counts, statuses="initContainerStatuses"
+    )
+    name = raw.text(status, "name") or "?"
+    return Reason(
+        reason.category,
+        reason.code,
+        reason.exit_code,
+        reason.counts_as_failure,
+        f"init container {name} failed, so the Spark container never ran: {reason.message}",
+        (*reason.evidence, *extra),
+    )
+
+
+def _init_waiting(ctx: PodContext) -> Reason | None:
+    """Why an init container keeps the pod from starting (kubectl's ``Init:…``), if one does."""
+    for status in raw.items(ctx.pod, "status", "initContainerStatuses"):
+        waiting = raw.mapping(status, "state", "waiting")
+        why = raw.text(waiting, "reason")
+        if not why or why == "PodInitializing":
+            continue
+        last = raw.mapping(status, "lastState", "terminated")
+        if why == "CrashLoopBackOff" and last:
+            return _init_reason(status, last, "lastState", counts=False)
+        found = _never_started_by(ctx, why, raw.text(waiting, "message"))
+        if found is not None:
+            name = raw.text(status, "name") or "?"
+            return Reason(
+                found.category,
+                found.code,
+                None,
+                False,
+                f"init container {name}: {found.message}",
+                (f"status.initContainerStatuses[{name}].{found.evidence[0]}", *found.evidence[1:]),
+            )
+    return None
+
+
 def _never_started(ctx: PodContext, waiting: dict[str, Any]) -> Reason | None:
-    why = raw.text(waiting, "reason")
-    message = raw.text(waiting, "message")
+    found = _never_started_by(ctx, raw.text(waiting, "reason"), raw.text(waiting, "message"))
+    if found is not None:
+        return found
+    init = _init_waiting(ctx)
+    if init is not None:
+        return init
+    return _unschedulable(ctx)
+
+
+def _never_started_by(ctx: PodContext, why: str, message: str) -> Reason | None:
+    """A container's waiting reason that means it cannot start: its image, or its config."""
     if why in IMAGE_PULL:
         return Reason(
             "app",
@@ -524,6 +603,10 @@ def _never_started(ctx: PodContext, waiting: dict[str, Any]) -> Reason | None:
             f"the container could not be configured ({why}): {message}".rstrip(": "),
             (f"state.waiting.reason={why}",),
         )
+    return None
+
+
+def _unschedulable(ctx: PodContext) -> Reason | None:
     scheduled = raw.condition(ctx.pod, "PodScheduled")
     if (
         raw.text(scheduled, "status") == "False"

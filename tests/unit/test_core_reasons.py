@@ -321,3 +321,71 @@ def test_in_place_restarts_each_get_an_entry() -> None:
 )
 def test_human_duration_is_kubectls(seconds: float, text: str) -> None:
     assert human_duration(seconds) == text
+
+
+def with_init(item: dict[str, Any], **state: Any) -> dict[str, Any]:
+    """The pod with an init container (``fetch-jars``) in the given state; its Spark container
+    waits on it (PodInitializing), as the kubelet shows while init containers run."""
+    last = state.pop("last", None)
+    item["status"]["containerStatuses"][0]["state"] = {"waiting": {"reason": "PodInitializing"}}
+    item["status"]["initContainerStatuses"] = [
+        {"name": "istio-init", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}},
+        {
+            "name": "fetch-jars",
+            "state": state,
+            "lastState": {"terminated": last} if last else {},
+            "restartCount": 3 if last else 0,
+        },
+    ]
+    return item
+
+
+def test_a_failed_init_container_is_the_reason_the_spark_container_never_ran() -> None:
+    """kubectl shows Init:Error; the pod failed with no Spark container termination to read."""
+    item = with_init(pod("Failed"), terminated={"exitCode": 1, "reason": "Error"})
+    reason = classify(PodContext(item, "executor"))
+    assert reason is not None
+    assert (reason.code, reason.category, reason.counts_as_failure) == ("ExitCode", "app", True)
+    assert reason.message.startswith("init container fetch-jars failed, so the Spark container")
+    assert "status.initContainerStatuses[fetch-jars].state.terminated.exitCode=1" in reason.evidence
+    oom = with_init(pod("Failed"), terminated={"exitCode": 137, "reason": "OOMKilled"})
+    reason = classify(PodContext(oom, "driver"))
+    assert reason is not None and (reason.code, reason.category) == ("OOMKilled", "app")
+
+
+def test_an_init_container_stopped_by_a_deletion_is_not_the_reason() -> None:
+    item = with_init(pod("Failed", deleting=True), terminated={"exitCode": 143, "reason": "Error"})
+    reason = classify(PodContext(item, "executor"))
+    assert reason is not None and reason.code == "DeletedByDriver"
+
+
+@pytest.mark.parametrize(
+    ("state", "code", "evidence"),
+    [
+        (
+            {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}},
+            "ImagePullFailure",
+            "status.initContainerStatuses[fetch-jars].state.waiting.reason=ImagePullBackOff",
+        ),
+        (
+            {
+                "waiting": {"reason": "CrashLoopBackOff"},
+                "last": {"exitCode": 2, "reason": "Error"},
+            },
+            "ExitCode",
+            "status.initContainerStatuses[fetch-jars].lastState.terminated.exitCode=2",
+        ),
+    ],
+)
+def test_an_init_container_that_keeps_a_pod_from_starting_is_said_once_it_is_deleted(
+    state: dict[str, Any], code: str, evidence: str
+) -> None:
+    """Init:ImagePullBackOff, Init:CrashLoopBackOff: while it waits, nothing is lost yet."""
+    waiting = with_init(pod("Pending"), **dict(state))
+    assert classify(PodContext(waiting, "executor")) is None
+    deleted = with_init(pod("Pending", deleting=True), **dict(state))
+    reason = classify(PodContext(deleted, "executor"))
+    assert reason is not None
+    assert (reason.code, reason.counts_as_failure) == (code, False)
+    assert "init container fetch-jars" in reason.message and "never started" in reason.message
+    assert evidence in reason.evidence

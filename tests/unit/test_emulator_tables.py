@@ -34,11 +34,18 @@ def test_the_clients_first_acceptable_form_wins(accept: str | None, chosen: str 
 
 def pod(**status: Any) -> dict[str, Any]:
     meta = status.pop("meta", {})
+    spec: dict[str, Any] = {"containers": [{"name": "a"}, {"name": "b"}]}
+    if "init" in status:
+        spec["initContainers"] = status.pop("init")
     return {
         "metadata": {"name": "p", "creationTimestamp": "2026-03-01T02:00:00Z", **meta},
-        "spec": {"containers": [{"name": "a"}, {"name": "b"}]},
+        "spec": spec,
         "status": status,
     }
+
+
+INIT = [{"name": "istio-init"}, {"name": "fetch-jars"}]
+DONE = {"name": "istio-init", "state": {"terminated": {"reason": "Completed", "exitCode": 0}}}
 
 
 def container(
@@ -48,6 +55,7 @@ def container(
 
 
 RUNNING = {"running": {"startedAt": "2026-03-01T02:00:00Z"}}
+PODINITIALIZING = container({"waiting": {"reason": "PodInitializing"}})
 
 
 @pytest.mark.parametrize(
@@ -160,6 +168,85 @@ RUNNING = {"running": {"startedAt": "2026-03-01T02:00:00Z"}}
             "0/2",
             "SchedulingGated",
             "0",
+        ),
+        (  # an init container failed: the main containers never ran
+            pod(
+                phase="Failed",
+                init=INIT,
+                initContainerStatuses=[
+                    DONE,
+                    {
+                        "name": "fetch-jars",
+                        "state": {"terminated": {"reason": "Error", "exitCode": 1}},
+                    },
+                ],
+                containerStatuses=[PODINITIALIZING],
+            ),
+            "0/2",
+            "Init:Error",
+            "0",
+        ),
+        (  # without a reason, the signal
+            pod(
+                phase="Failed",
+                init=INIT,
+                initContainerStatuses=[
+                    {"name": "istio-init", "state": {"terminated": {"exitCode": 137, "signal": 9}}}
+                ],
+            ),
+            "0/2",
+            "Init:Signal:9",
+            "0",
+        ),
+        (  # restarting init container: its restarts count, not the waiting main containers'
+            pod(
+                phase="Pending",
+                init=INIT,
+                initContainerStatuses=[
+                    DONE,
+                    {
+                        "name": "fetch-jars",
+                        "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                        "restartCount": 3,
+                        "lastState": {"terminated": {"finishedAt": "2026-03-01T02:55:00Z"}},
+                    },
+                ],
+                containerStatuses=[PODINITIALIZING],
+            ),
+            "0/2",
+            "Init:CrashLoopBackOff",
+            "3 (5m ago)",
+        ),
+        (  # the second of two init containers runs
+            pod(
+                phase="Pending",
+                init=INIT,
+                initContainerStatuses=[DONE, {"name": "fetch-jars", "state": RUNNING}],
+                containerStatuses=[PODINITIALIZING],
+            ),
+            "0/2",
+            "Init:1/2",
+            "0",
+        ),
+        (  # a started sidecar (an init container that always restarts) counts as a container
+            pod(
+                phase="Running",
+                init=[{"name": "proxy", "restartPolicy": "Always"}],
+                conditions=[{"type": "Initialized", "status": "True"}],
+                initContainerStatuses=[
+                    {
+                        "name": "proxy",
+                        "state": RUNNING,
+                        "started": True,
+                        "ready": True,
+                        "restartCount": 2,
+                    }
+                ],
+                containerStatuses=[container(RUNNING, ready=True)],
+            ),
+            "2/3",
+            "Running",
+            "2",
         ),
     ],
 )

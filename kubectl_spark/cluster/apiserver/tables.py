@@ -78,8 +78,27 @@ POD_COLUMNS: list[Column] = [
 ]
 
 
+def _last_finished(container: dict[str, Any]) -> str:
+    """When a container last stopped before its current run ("" if it never restarted)."""
+    finished = _dict(_dict(container.get("lastState")).get("terminated")).get("finishedAt")
+    return finished if isinstance(finished, str) else ""
+
+
+def _terminated_reason(terminated: dict[str, Any]) -> str:
+    """A terminated state as printPod words it: its reason, else Signal:N, else ExitCode:N."""
+    if terminated.get("reason"):
+        return str(terminated["reason"])
+    signal = terminated.get("signal")
+    return f"Signal:{signal}" if signal else f"ExitCode:{terminated.get('exitCode', 0)}"
+
+
 def _pod_row(pod: dict[str, Any], now: datetime) -> Row:
-    """printPod: the STATUS kubectl shows is the last container's waiting or terminated reason."""
+    """The columns kubectl's printPod makes: STATUS and RESTARTS as kubectl shows them.
+
+    STATUS is the first unfinished init container's state (``Init:Error``, ``Init:1/2``), else the
+    last container's waiting or terminated reason; a started sidecar (an init container that
+    always restarts) counts as a container.
+    """
     meta, spec, status = (
         _dict(pod.get("metadata")),
         _dict(pod.get("spec")),
@@ -92,32 +111,60 @@ def _pod_row(pod: dict[str, Any], now: datetime) -> Row:
         c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated" for c in conditions
     ):
         reason = "SchedulingGated"
+    init_specs = {c.get("name"): c for c in _list(spec.get("initContainers"))}
+    sidecars = {n for n, c in init_specs.items() if c.get("restartPolicy") == "Always"}
+    total = len(_list(spec.get("containers"))) + len(sidecars)
     restarts, ready, last_restart = 0, 0, ""
-    has_running = False
-    statuses = _list(status.get("containerStatuses"))
-    for container in reversed(statuses):
+    sidecar_restarts, sidecar_last_restart = 0, ""
+    initializing = False
+    for i, container in enumerate(_list(status.get("initContainerStatuses"))):
         count = container.get("restartCount")
-        restarts += count if type(count) is int else 0
-        finished = _dict(_dict(container.get("lastState")).get("terminated")).get("finishedAt")
-        if isinstance(finished, str) and finished > last_restart:
-            last_restart = finished
+        count = count if type(count) is int else 0
+        finished = _last_finished(container)
+        restarts += count
+        last_restart = max(last_restart, finished)
+        if container.get("name") in sidecars:
+            sidecar_restarts += count
+            sidecar_last_restart = max(sidecar_last_restart, finished)
         state = _dict(container.get("state"))
-        waiting, terminated = state.get("waiting"), state.get("terminated")
-        if isinstance(waiting, dict) and waiting.get("reason"):
-            reason = str(waiting["reason"])
-        elif isinstance(terminated, dict) and terminated.get("reason"):
-            reason = str(terminated["reason"])
-        elif isinstance(terminated, dict):
-            signal = terminated.get("signal")
-            reason = f"Signal:{signal}" if signal else f"ExitCode:{terminated.get('exitCode', 0)}"
-        elif container.get("ready") and isinstance(state.get("running"), dict):
-            has_running = True
-            ready += 1
-    if reason == "Completed" and has_running:
-        ready_condition = any(
-            c.get("type") == "Ready" and c.get("status") == "True" for c in conditions
-        )
-        reason = "Running" if ready_condition else "NotReady"
+        waiting, terminated = _dict(state.get("waiting")), state.get("terminated")
+        if isinstance(terminated, dict) and terminated.get("exitCode") == 0:
+            continue
+        if container.get("name") in sidecars and container.get("started") is True:
+            ready += 1 if container.get("ready") else 0
+            continue
+        if isinstance(terminated, dict):  # initialization failed
+            reason = "Init:" + _terminated_reason(terminated)
+        elif waiting.get("reason") and waiting.get("reason") != "PodInitializing":
+            reason = f"Init:{waiting['reason']}"
+        else:
+            reason = f"Init:{i}/{len(init_specs)}"
+        initializing = True
+        break
+    initialized = any(
+        c.get("type") == "Initialized" and c.get("status") == "True" for c in conditions
+    )
+    if not initializing or initialized:
+        restarts, last_restart = sidecar_restarts, sidecar_last_restart
+        has_running = False
+        for container in reversed(_list(status.get("containerStatuses"))):
+            count = container.get("restartCount")
+            restarts += count if type(count) is int else 0
+            last_restart = max(last_restart, _last_finished(container))
+            state = _dict(container.get("state"))
+            main_waiting, main_terminated = state.get("waiting"), state.get("terminated")
+            if isinstance(main_waiting, dict) and main_waiting.get("reason"):
+                reason = str(main_waiting["reason"])
+            elif isinstance(main_terminated, dict):
+                reason = _terminated_reason(main_terminated)
+            elif container.get("ready") and isinstance(state.get("running"), dict):
+                has_running = True
+                ready += 1
+        if reason == "Completed" and has_running:
+            ready_condition = any(
+                c.get("type") == "Ready" and c.get("status") == "True" for c in conditions
+            )
+            reason = "Running" if ready_condition else "NotReady"
     if meta.get("deletionTimestamp") and status.get("reason") == "NodeLost":
         reason = "Unknown"
     elif meta.get("deletionTimestamp") and phase not in ("Succeeded", "Failed"):
@@ -135,7 +182,7 @@ def _pod_row(pod: dict[str, Any], now: datetime) -> Row:
         gates_text = "<none>"
     return [
         meta.get("name", ""),
-        f"{ready}/{len(_list(spec.get('containers')))}",
+        f"{ready}/{total}",
         reason,
         restarts_text,
         _since(meta.get("creationTimestamp"), now),

@@ -22,7 +22,7 @@ from .grouping import OUTSIDE_NOTE, AppGroup, AttemptGroup, group
 from .history import build_history
 from .model import Analysis, App, Attempt, Executor, History, Reason, in_id_order
 from .podfacts import ROLE, PodFacts, canonical_time
-from .reasons import NodeHealth, PodContext, classify, spark_container
+from .reasons import NodeHealth, PodContext, classify, spark_container, waiting_reason
 from .sparkview import kept_evidence, with_spark_view
 
 
@@ -223,19 +223,18 @@ def _executor(
     """A classified executor; ``node``: its node's health (``Index.node``)."""
     pod = f.pod
     container = spark_container(pod)
-    reason = classify(
-        PodContext(
-            pod,
-            "executor",
-            node,
-            index.pod_events(f),
-            owner_gone=owner_gone,
-            owner_attempt=attempt.number if attempt else None,
-            owner_reason=attempt.reason if attempt else None,
-            job_managed=False,
-            container=container,
-        )
+    ctx = PodContext(
+        pod,
+        "executor",
+        node,
+        index.pod_events(f),
+        owner_gone=owner_gone,
+        owner_attempt=attempt.number if attempt else None,
+        owner_reason=attempt.reason if attempt else None,
+        job_managed=False,
+        container=container,
     )
+    reason = classify(ctx)
     if f.source != "cluster":
         reason = (
             dataclasses.replace(reason, evidence=(*reason.evidence, kept_evidence(pod)))
@@ -261,6 +260,7 @@ def _executor(
         created_at=f.created or None,
         ended_at=_ended(pod, container) if reason is not None else None,
         source=f.source,
+        waiting=waiting_reason(ctx) if reason is None and f.source == "cluster" else None,
     )
 
 
@@ -388,6 +388,7 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
     job_managed = app.source == "job"
     driver = group_.driver
     reason: Reason | None
+    waiting: Reason | None = None
     if driver is None and group_.outside:
         state, reason = "Unknown", None  # nothing was lost: the driver is not a pod here
     elif driver is None:
@@ -412,16 +413,16 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
         pod = driver.pod
         node = index.node(driver.node)
         container = spark_container(pod)
-        reason = classify(
-            PodContext(
-                pod,
-                "driver",
-                node,
-                index.pod_events(driver),
-                job_managed=job_managed,
-                container=container,
-            )
+        ctx = PodContext(
+            pod,
+            "driver",
+            node,
+            index.pod_events(driver),
+            job_managed=job_managed,
+            container=container,
         )
+        reason = classify(ctx)
+        waiting = waiting_reason(ctx) if reason is None and driver.source == "cluster" else None
         state = pod_state(driver, node, container)
         base = Attempt(
             number,
@@ -461,6 +462,7 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
         base.reason,
         executors,
         outside=group_.outside,
+        waiting=waiting,
         # grouping gives a client-mode driver the role it plays; its pod's own label tells
         driver_unlabelled=driver is not None and raw.label(driver.pod, ROLE) != "driver",
     )

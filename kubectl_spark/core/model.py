@@ -88,6 +88,8 @@ class Executor:
     # Where it was read: the pod in the cluster, a watch's last sight of a deleted pod, the
     # local history store, or Spark's own executor list (the pod is gone).
     source: str = "cluster"
+    # Why it has not started, or keeps restarting, while nothing is lost (reason is None).
+    waiting: Reason | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -99,6 +101,7 @@ class Executor:
             "state": self.state,
             "restarts": self.restarts,
             "reason": self.reason.to_json() if self.reason else None,
+            "waiting": self.waiting.to_json() if self.waiting else None,
             "source": self.source,
         }
 
@@ -146,6 +149,8 @@ class Attempt:
     # The driver runs in a pod spark-submit did not make (no spark-role=driver label: Spark's
     # client mode in a notebook's pod, which its executors name as owner). Not in JSON.
     driver_unlabelled: bool = False
+    # Why its driver has not started, or keeps restarting, while nothing is lost (reason is None).
+    waiting: Reason | None = None
 
     def driver_shown(self) -> str:
         """The driver pod's name, or why there is none, for people."""
@@ -165,6 +170,7 @@ class Attempt:
             "restarts": self.restarts,
             "fenced": self.fenced,
             "reason": self.reason.to_json() if self.reason else None,
+            "waiting": self.waiting.to_json() if self.waiting else None,
             "executors": [e.to_json() for e in self.executors],
             "unknownLosses": self.unknown_losses,
         }

@@ -51,7 +51,7 @@ class PodFacts:
     source: str  # cluster | watch | history
     fenced: bool  # labelled kubectl-spark.io/fenced=true
     deleting: bool  # has a deletionTimestamp
-    quiet: bool  # Running, not deleting, fenced, inactive or kept, no terminated container, no disruption
+    quiet: bool  # Running, not deleting, fenced, inactive or kept, its container running, no disruption
 
     def label(self, key: str) -> str:
         """Any other label (``--group-by``): rare, so read from the pod."""
@@ -124,8 +124,8 @@ def facts(pod: dict[str, Any]) -> PodFacts:
                 restarts += count
                 if chosen is None and container.get("name") in SPARK_CONTAINERS:
                     chosen = container
-            if "terminated" in ((chosen or statuses[0]).get("state") or ()):
-                quiet = False
+            if "running" not in ((chosen or statuses[0]).get("state") or ("running",)):
+                quiet = False  # terminated, or waiting (CrashLoopBackOff): the classifiers look
         source = "cluster"
         annotations = meta.get("annotations")
         if annotations and SOURCE in annotations:

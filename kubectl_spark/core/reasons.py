@@ -514,6 +514,38 @@ def classify(ctx: PodContext) -> Reason | None:
     return None
 
 
+def waiting_reason(ctx: PodContext) -> Reason | None:
+    """Why a pod that lost nothing has not started, or keeps restarting; None when it runs.
+
+    Not a loss (``classify`` says None): a Pending driver whose image cannot be pulled, whose
+    init container keeps failing or that no node fits, and a Spark container in CrashLoopBackOff
+    under restartPolicy OnFailure. At 3 a.m. "Pending" alone does not say what to fix.
+    """
+    pod = ctx.pod
+    if raw.text(pod, "metadata", "deletionTimestamp"):
+        return None
+    container = spark_container(pod) if ctx.container is None else ctx.container
+    waiting = raw.mapping(container, "state", "waiting")
+    if raw.text(waiting, "reason") == "CrashLoopBackOff":
+        last = raw.mapping(container, "lastState", "terminated")
+        if last:
+            ended = termination_reason(last, container, "lastState", counts=False)
+            return Reason(
+                ended.category,
+                ended.code,
+                ended.exit_code,
+                False,
+                f"restarting in place (CrashLoopBackOff) after: {ended.message}",
+                (
+                    f"{_field(container, 'state', 'waiting', 'reason')}=CrashLoopBackOff",
+                    *ended.evidence,
+                ),
+            )
+    if raw.text(pod, "status", "phase") == "Pending":
+        return _never_started(ctx, waiting)
+    return None
+
+
 def _failed_init(pod: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """The init container that stopped the pod, and its termination (a non-zero exit)."""
     for status in raw.items(pod, "status", "initContainerStatuses"):

@@ -544,3 +544,29 @@ def test_ls_watch_prints_changed_rows_from_a_watch(cluster, flag: str) -> None:
     finally:
         proc.terminate()
         proc.communicate(timeout=10)
+
+
+def test_a_pending_driver_says_why_it_waits(cluster, capsys) -> None:
+    """Its image cannot be pulled: nothing is lost yet, and "Pending" alone says nothing to fix."""
+    c = cluster("s6-driver-restarts")
+    c.player.play_until(1)  # its nodes
+    labels = {"spark-role": "driver", "spark-app-selector": "spark-pull", "spark-app-name": "pull"}
+    c.world.client.create(
+        "/api/v1/namespaces/default/pods",
+        {
+            "metadata": {"name": "pull-driver", "labels": labels},
+            "spec": {
+                "containers": [{"name": "spark-kubernetes-driver", "image": "apache/spark:missing"}]
+            },
+        },
+    )
+    c.world.step(3)
+    (attempt,) = app_named(ls_json(capsys, c), "pull")["attempts"]
+    assert (attempt["state"], attempt["reason"]) == ("Pending", None)  # not a loss
+    waiting = attempt["waiting"]
+    assert waiting["code"] == "ImagePullFailure" and "apache/spark:missing" in waiting["message"]
+    assert any(e.startswith("state.waiting.reason=") for e in waiting["evidence"])
+    code, out, _ = run(capsys, c, "describe", "pull")
+    assert code == 0 and "Waiting:   ImagePullFailure — image pull failed" in out
+    code, out, _ = run(capsys, c, "ls")
+    assert code == 0 and "Pending" in out

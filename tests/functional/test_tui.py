@@ -575,3 +575,30 @@ def test_evidence_folds_under_its_bullet_and_again_when_the_pane_resizes() -> No
             await until(pilot, lambda: f"  • {path}" in text_of(detail))
 
     asyncio.run(scenario())
+
+
+def test_a_waiting_driver_says_why_in_the_detail_pane() -> None:
+    """Pending because its image cannot be pulled: the pane says so, not "No loss"."""
+    labels = {"spark-app-selector": "spark-pull", "spark-app-name": "pull"}
+    driver = mk("pull-driver", "driver", "2026-03-01T02:50:00Z", labels=labels, phase="Pending")
+    driver["status"]["containerStatuses"] = [
+        {
+            "name": "spark-kubernetes-driver",
+            "restartCount": 0,
+            "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling"}},
+        }
+    ]
+
+    async def scenario() -> None:
+        app = static_app(snapshot=Snapshot(pods=[driver], now=NOW))
+        async with app.run_test(size=SIZE) as pilot:
+            table = app.query_one(AppsTable)
+            await until(pilot, lambda: table.row_count == 1)
+            await to_first_attempt(pilot, app)
+            detail = app.query_one(DetailPane)
+            await until(pilot, lambda: "ImagePullFailure" in text_of(detail))
+            text = text_of(detail)
+            assert "waiting, ImagePullFailure: image pull failed (ImagePullBackOff)" in text
+            assert "No loss" not in text and "what to do: fix the image name" in text
+
+    asyncio.run(scenario())

@@ -389,3 +389,75 @@ def test_an_init_container_that_keeps_a_pod_from_starting_is_said_once_it_is_del
     assert (reason.code, reason.counts_as_failure) == (code, False)
     assert "init container fetch-jars" in reason.message and "never started" in reason.message
     assert evidence in reason.evidence
+
+
+def test_why_a_pod_that_lost_nothing_waits() -> None:
+    """Not a loss (classify says None), but what to fix: image, init container, crash loop."""
+    from kubectl_spark.core.reasons import waiting_reason
+
+    def why(item: dict[str, Any]) -> tuple[str, str] | None:
+        assert classify(PodContext(item, "driver")) is None  # nothing is lost
+        found = waiting_reason(PodContext(item, "driver"))
+        return (found.code, found.evidence[0]) if found else None
+
+    assert why(pod()) is None  # it runs
+    assert why(pod("Pending", waiting={"reason": "ImagePullBackOff", "message": "m"})) == (
+        "ImagePullFailure",
+        "state.waiting.reason=ImagePullBackOff",
+    )
+    crashing = with_init(
+        pod("Pending"),
+        waiting={"reason": "CrashLoopBackOff"},
+        last={"exitCode": 2, "reason": "Error"},
+    )
+    assert why(crashing) == (
+        "ExitCode",
+        "status.initContainerStatuses[fetch-jars].lastState.terminated.reason=Error",
+    )
+    looping = pod(
+        "Running",
+        waiting={"reason": "CrashLoopBackOff"},
+        last={"exitCode": 137, "reason": "OOMKilled"},
+        restarts=4,
+    )
+    assert why(looping) == (
+        "OOMKilled",
+        "status.containerStatuses[spark-kubernetes-executor].state.waiting.reason=CrashLoopBackOff",
+    )
+    found = waiting_reason(PodContext(looping, "driver"))
+    assert found is not None and found.message.startswith("restarting in place (CrashLoopBackOff)")
+    assert not found.counts_as_failure
+    gone = pod("Pending", waiting={"reason": "ImagePullBackOff"}, deleting=True)
+    assert waiting_reason(PodContext(gone, "driver")) is None  # a deleted pod's story is its loss
+
+
+def test_an_executor_in_a_crash_loop_is_not_taken_for_a_quiet_one() -> None:
+    """Phase Running, container waiting: the fast path used to skip it, and say nothing."""
+    from kubectl_spark.core.analyze import Snapshot, analyze
+    from kubectl_spark.core.podfacts import facts
+
+    from .test_core_grouping import NOW, mk, ref
+
+    app = {"spark-app-selector": "spark-1", "spark-app-name": "loop"}
+    driver = mk("loop-driver", "driver", "2026-03-01T00:00:00Z", labels=app)
+    executor = mk(
+        "loop-exec-1",
+        "executor",
+        "2026-03-01T00:01:00Z",
+        labels={**app, "spark-exec-id": "1"},
+        owner=ref("Pod", "loop-driver", "uid-loop-driver"),
+    )
+    executor["status"]["containerStatuses"] = [
+        {
+            "name": "spark-kubernetes-executor",
+            "restartCount": 2,
+            "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+            "lastState": {"terminated": {"exitCode": 52, "reason": "Error"}},
+        }
+    ]
+    assert not facts(executor).quiet
+    (found,) = analyze(Snapshot(pods=[driver, executor], now=NOW)).apps
+    (exec_1,) = found.attempts[0].executors
+    assert exec_1.reason is None and exec_1.waiting is not None
+    assert (exec_1.waiting.code, exec_1.restarts) == ("JvmOutOfMemory", 2)
+    assert exec_1.to_json()["waiting"]["code"] == "JvmOutOfMemory"

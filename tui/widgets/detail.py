@@ -63,23 +63,27 @@ class DetailPane(Static):
                 f"exec-{executor.id} {executor.pod} on {executor.node or '-'}: {executor.state}, {executor.restarts} restart(s)",
                 "bold",
             )
-            self.update(self._reason(head, executor.reason))
+            self.update(self._reason(head, executor.reason, executor.waiting))
             return
         head = safe(
             f"attempt {attempt.number} {attempt.driver_shown()} on {attempt.node or '-'}: {attempt.state}"
             + (" [fenced]" if attempt.fenced else ""),
             "bold",
         )
-        text = self._reason(head, attempt.reason)
+        text = self._reason(head, attempt.reason, attempt.waiting)
         if app.notes and not text.plain.endswith("\n"):
             text.append("\n")
         for note in app.notes:  # what could not be read or explained: the answer is partial
             text.append_text(safe(f"note: {note}\n", "dim"))
         self.update(text)
 
-    def _reason(self, head: Text, reason: Reason | None) -> Text:
+    def _reason(self, head: Text, reason: Reason | None, waiting: Reason | None = None) -> Text:
         text = head.copy()
         text.append("\n")
+        if reason is None and waiting is not None:
+            text.append_text(safe(f"waiting, {waiting.code}: {waiting.message}\n", "bold yellow"))
+            text.append_text(safe(f"category: {waiting.category}; nothing is lost yet\n"))
+            return self._evidence_and_advice(text, waiting)
         if reason is None:
             text.append("No loss: it runs (or waits) unharmed.", style="green")
             return text
@@ -99,6 +103,9 @@ class DetailPane(Static):
                 + "\n"
             )
         )
+        return self._evidence_and_advice(text, reason)
+
+    def _evidence_and_advice(self, text: Text, reason: Reason) -> Text:
         text.append("evidence:\n", style="underline")
         for item in reason.evidence:
             text.append_text(self._bullet(item))

@@ -34,6 +34,19 @@ def _reason_lines(reason: Reason, indent: str) -> list[str]:
     return lines
 
 
+def _waiting_lines(waiting: Reason, indent: str) -> list[str]:
+    """Why it has not started (or keeps restarting): no loss, so no failure rule to tell."""
+    more = indent + " " * 11
+    lines = [
+        f"{indent}Waiting:   {waiting.code} — {continued(waiting.message, more)}",
+        f"{more}{FAULT.get(waiting.category, waiting.category)}",
+    ]
+    if waiting.evidence:
+        lines.append(f"{indent}Evidence:  {continued(waiting.evidence[0], more)}")
+        lines += [f"{more}{continued(e, more)}" for e in waiting.evidence[1:]]
+    return lines
+
+
 def text(app: App, now: datetime, events: list[dict[str, str]]) -> str:
     col = " " * 14
     lines = [
@@ -62,6 +75,8 @@ def text(app: App, now: datetime, events: list[dict[str, str]]) -> str:
         )
         if attempt.reason is not None:
             lines += _reason_lines(attempt.reason, "      ")
+        elif attempt.waiting is not None:
+            lines += _waiting_lines(attempt.waiting, "      ")
         if attempt.executors:
             lines.append(
                 f"      Executors: {sum(1 for e in attempt.executors if e.state == 'Running')} running of {len(attempt.executors)}"
@@ -75,7 +90,11 @@ def text(app: App, now: datetime, events: list[dict[str, str]]) -> str:
                         e.node or "-",
                         e.state,
                         str(e.restarts),
-                        f"{e.reason.code} ({e.reason.category})" if e.reason else "-",
+                        f"{e.reason.code} ({e.reason.category})"
+                        if e.reason
+                        else f"waiting: {e.waiting.code}"
+                        if e.waiting
+                        else "-",
                         e.source,
                     )
                     for e in attempt.executors
@@ -89,6 +108,9 @@ def text(app: App, now: datetime, events: list[dict[str, str]]) -> str:
                 ):
                     lines.append(f"        exec-{continued(executor.id, '          ')}:")
                     lines += _reason_lines(executor.reason, "          ")
+                elif executor.reason is None and executor.waiting is not None:
+                    lines.append(f"        exec-{continued(executor.id, '          ')}:")
+                    lines += _waiting_lines(executor.waiting, "          ")
     lines.append("Events:" + ("       <none>" if not events else ""))
     if events:
         table = render.table(

@@ -492,7 +492,7 @@ def test_cluster_newlines_cannot_forge_a_line_of_the_screen() -> None:
     from kubectl_spark.tui.widgets.safe import safe
 
     assert safe("lost\r\nattempt 2 Running\n").plain == "lost\n  | attempt 2 Running\n"
-    label = _label("exec-1 pod\nexec-9 forged", "Running", None).plain
+    label = _label("exec-1 pod\nexec-9 forged", "Running", None, None).plain
     assert [line for line in label.splitlines() if line.startswith("exec-9")] == []
 
 
@@ -600,5 +600,8 @@ def test_a_waiting_driver_says_why_in_the_detail_pane() -> None:
             text = text_of(detail)
             assert "waiting, ImagePullFailure: image pull failed (ImagePullBackOff)" in text
             assert "No loss" not in text and "what to do: fix the image name" in text
+            tree = app.query_one(AttemptTree)
+            assert tree.cursor_node is not None
+            assert str(tree.cursor_node.label).endswith("Pending  waiting: ImagePullFailure")
 
     asyncio.run(scenario())

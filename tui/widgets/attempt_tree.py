@@ -1,4 +1,4 @@
-"""Attempts → executors, each line with its state and loss reason."""
+"""Attempts → executors, each line with its state and loss reason (or why it waits)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from kubectl_spark.core.model import App
+from kubectl_spark.core.model import App, Reason
 
 from .safe import safe
 
@@ -22,7 +22,7 @@ STATE_STYLE = {
 }
 
 
-def _label(title: str, state: str, reason: object) -> Text:
+def _label(title: str, state: str, reason: Reason | None, waiting: Reason | None) -> Text:
     text = safe(title)
     text.append("  ")
     text.append_text(safe(state, STATE_STYLE.get(state, "")))
@@ -33,12 +33,15 @@ def _label(title: str, state: str, reason: object) -> Text:
                 f"{reason.code} ({reason.category})",
                 "red" if reason.category in ("app", "cluster") else "dim",
             )
-        )  # type: ignore[attr-defined]
+        )
+    elif waiting is not None:  # nothing lost, but it does not start (or keeps restarting)
+        text.append("  ")
+        text.append_text(safe(f"waiting: {waiting.code}", "yellow"))
     return text
 
 
 Key = tuple[str, int, str]
-Line = tuple[str, str, object]  # title, state, reason
+Line = tuple[str, str, Reason | None, Reason | None]  # title, state, reason, waiting
 
 
 def _lines(app: App) -> list[tuple[Key, Line]]:
@@ -47,11 +50,17 @@ def _lines(app: App) -> list[tuple[Key, Line]]:
         title = f"attempt {attempt.number}  {attempt.driver_shown()}" + (
             f" on {attempt.node}" if attempt.node else ""
         )
-        out.append((("attempt", attempt.number, ""), (title, attempt.state, attempt.reason)))
+        line = (title, attempt.state, attempt.reason, attempt.waiting)
+        out.append((("attempt", attempt.number, ""), line))
         out.extend(
             (
                 ("executor", attempt.number, executor.id),
-                (f"exec-{executor.id}  {executor.pod}", executor.state, executor.reason),
+                (
+                    f"exec-{executor.id}  {executor.pod}",
+                    executor.state,
+                    executor.reason,
+                    executor.waiting,
+                ),
             )
             for executor in attempt.executors
         )

@@ -21,29 +21,18 @@ FAULT = {
 }
 
 
-def _reason_lines(reason: Reason, indent: str) -> list[str]:
+def _reason_lines(reason: Reason, indent: str, *, waiting: bool = False) -> list[str]:
+    """A loss reason, or (``waiting``) why nothing lost has started: no failure rule to tell."""
     counted = "counts as a failure" if reason.counts_as_failure else "does not count as a failure"
     more = indent + " " * 11
+    fault = FAULT.get(reason.category, reason.category)
     lines = [
-        f"{indent}Reason:    {reason.code} — {continued(reason.message, more)}",
-        f"{more}{FAULT.get(reason.category, reason.category)}; {counted} (Spark's exitCausedByApp rule)",
+        f"{indent}{'Waiting:' if waiting else 'Reason:':<11}{reason.code} — {continued(reason.message, more)}",
+        f"{more}{fault}" if waiting else f"{more}{fault}; {counted} (Spark's exitCausedByApp rule)",
     ]
     if reason.evidence:
         lines.append(f"{indent}Evidence:  {continued(reason.evidence[0], more)}")
         lines += [f"{more}{continued(e, more)}" for e in reason.evidence[1:]]
-    return lines
-
-
-def _waiting_lines(waiting: Reason, indent: str) -> list[str]:
-    """Why it has not started (or keeps restarting): no loss, so no failure rule to tell."""
-    more = indent + " " * 11
-    lines = [
-        f"{indent}Waiting:   {waiting.code} — {continued(waiting.message, more)}",
-        f"{more}{FAULT.get(waiting.category, waiting.category)}",
-    ]
-    if waiting.evidence:
-        lines.append(f"{indent}Evidence:  {continued(waiting.evidence[0], more)}")
-        lines += [f"{more}{continued(e, more)}" for e in waiting.evidence[1:]]
     return lines
 
 
@@ -76,7 +65,7 @@ def text(app: App, now: datetime, events: list[dict[str, str]]) -> str:
         if attempt.reason is not None:
             lines += _reason_lines(attempt.reason, "      ")
         elif attempt.waiting is not None:
-            lines += _waiting_lines(attempt.waiting, "      ")
+            lines += _reason_lines(attempt.waiting, "      ", waiting=True)
         if attempt.executors:
             lines.append(
                 f"      Executors: {sum(1 for e in attempt.executors if e.state == 'Running')} running of {len(attempt.executors)}"
@@ -110,7 +99,7 @@ def text(app: App, now: datetime, events: list[dict[str, str]]) -> str:
                     lines += _reason_lines(executor.reason, "          ")
                 elif executor.reason is None and executor.waiting is not None:
                     lines.append(f"        exec-{continued(executor.id, '          ')}:")
-                    lines += _waiting_lines(executor.waiting, "          ")
+                    lines += _reason_lines(executor.waiting, "          ", waiting=True)
     lines.append("Events:" + ("       <none>" if not events else ""))
     if events:
         table = render.table(

@@ -13,6 +13,7 @@ a user, or because the owner attempt went away), and pods that never started.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -203,7 +204,6 @@ def classify(ctx: PodContext) -> Reason | None:
     container = spark_container(pod) if ctx.container is None else ctx.container
     state = raw.mapping(container, "state")
     term = raw.mapping(state, "terminated")
-    waiting = raw.mapping(state, "waiting")
     disruption = raw.condition(pod, "DisruptionTarget")
     disruption_reason = (
         raw.text(disruption, "reason") if raw.text(disruption, "status") == "True" else ""
@@ -408,7 +408,7 @@ def classify(ctx: PodContext) -> Reason | None:
 
     never_started = phase == "Pending" and not raw.text(container, "state", "running")
     if never_started:
-        start_reason = _never_started(ctx, waiting)
+        start_reason = _never_started(ctx, container)
         if start_reason is None and not deleting:
             return None
         if start_reason is not None:
@@ -542,7 +542,7 @@ def waiting_reason(ctx: PodContext) -> Reason | None:
                 ),
             )
     if raw.text(pod, "status", "phase") == "Pending":
-        return _never_started(ctx, waiting)
+        return _never_started(ctx, container)
     return None
 
 
@@ -588,22 +588,18 @@ def _init_waiting(ctx: PodContext) -> Reason | None:
         last = raw.mapping(status, "lastState", "terminated")
         if why == "CrashLoopBackOff" and last:
             return _init_reason(status, last, "lastState", counts=False)
-        found = _never_started_by(ctx, why, raw.text(waiting, "message"))
+        field = _field(status, "state", "waiting", "reason", statuses="initContainerStatuses")
+        found = _never_started_by(ctx, why, raw.text(waiting, "message"), field)
         if found is not None:
             name = raw.text(status, "name") or "?"
-            return Reason(
-                found.category,
-                found.code,
-                None,
-                False,
-                f"init container {name}: {found.message}",
-                (f"status.initContainerStatuses[{name}].{found.evidence[0]}", *found.evidence[1:]),
-            )
+            return dataclasses.replace(found, message=f"init container {name}: {found.message}")
     return None
 
 
-def _never_started(ctx: PodContext, waiting: dict[str, Any]) -> Reason | None:
-    found = _never_started_by(ctx, raw.text(waiting, "reason"), raw.text(waiting, "message"))
+def _never_started(ctx: PodContext, container: dict[str, Any]) -> Reason | None:
+    waiting = raw.mapping(container, "state", "waiting")
+    field = _field(container, "state", "waiting", "reason")
+    found = _never_started_by(ctx, raw.text(waiting, "reason"), raw.text(waiting, "message"), field)
     if found is not None:
         return found
     init = _init_waiting(ctx)
@@ -612,8 +608,8 @@ def _never_started(ctx: PodContext, waiting: dict[str, Any]) -> Reason | None:
     return _unschedulable(ctx)
 
 
-def _never_started_by(ctx: PodContext, why: str, message: str) -> Reason | None:
-    """A container's waiting reason that means it cannot start: its image, or its config."""
+def _never_started_by(ctx: PodContext, why: str, message: str, field: str) -> Reason | None:
+    """A waiting reason (read at ``field``) that means a container cannot start: image, config."""
     if why in IMAGE_PULL:
         return Reason(
             "app",
@@ -622,7 +618,7 @@ def _never_started_by(ctx: PodContext, why: str, message: str) -> Reason | None:
             False,
             f"image pull failed ({why}): {message}".rstrip(": "),
             (
-                f"state.waiting.reason={why}",
+                f"{field}={why}",
                 *[_event_evidence(e) for e in _events(ctx, "Failed", "BackOff")][:2],
             ),
         )
@@ -633,7 +629,7 @@ def _never_started_by(ctx: PodContext, why: str, message: str) -> Reason | None:
             None,
             False,
             f"the container could not be configured ({why}): {message}".rstrip(": "),
-            (f"state.waiting.reason={why}",),
+            (f"{field}={why}",),
         )
     return None
 

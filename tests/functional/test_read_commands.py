@@ -565,7 +565,8 @@ def test_a_pending_driver_says_why_it_waits(cluster, capsys) -> None:
     assert (attempt["state"], attempt["reason"]) == ("Pending", None)  # not a loss
     waiting = attempt["waiting"]
     assert waiting["code"] == "ImagePullFailure" and "apache/spark:missing" in waiting["message"]
-    assert any(e.startswith("state.waiting.reason=") for e in waiting["evidence"])
+    field = "status.containerStatuses[spark-kubernetes-driver].state.waiting.reason="
+    assert any(e.startswith(field) for e in waiting["evidence"])
     code, out, _ = run(capsys, c, "describe", "pull")
     assert code == 0 and "Waiting:   ImagePullFailure — image pull failed" in out
     code, out, _ = run(capsys, c, "ls")

@@ -403,7 +403,7 @@ def test_why_a_pod_that_lost_nothing_waits() -> None:
     assert why(pod()) is None  # it runs
     assert why(pod("Pending", waiting={"reason": "ImagePullBackOff", "message": "m"})) == (
         "ImagePullFailure",
-        "state.waiting.reason=ImagePullBackOff",
+        "status.containerStatuses[spark-kubernetes-executor].state.waiting.reason=ImagePullBackOff",
     )
     crashing = with_init(
         pod("Pending"),

@@ -546,7 +546,7 @@ def test_unknown_fields_are_refused_warned_or_ignored_as_kubectl_asks(kubectl) -
     assert "imagePullPolicyy" not in stored["spec"]["containers"][0]
 
 
-def test_create_namespace_and_configmap_as_kubectl_sends_them(kubectl, tmp_path) -> None:
+def test_create_namespace_configmap_and_job_as_kubectl_sends_them(kubectl, tmp_path) -> None:
     """kubectl's generators post protobuf for built-in kinds; what they send is what is kept."""
     kubectl("create", "namespace", "spark-team")
     assert (
@@ -565,5 +565,10 @@ def test_create_namespace_and_configmap_as_kubectl_sends_them(kubectl, tmp_path)
     conf = json.loads(kubectl("get", "configmap", "conf", "-n", "spark-team", "-o", "json").stdout)
     assert conf["data"] == {"spark.executor.memory": "4g", "note": "two words"}
     assert conf["binaryData"] == {"blob": "/wBzcGFyaw=="}
-    proc = kubectl("create", "job", "j", "--image=busybox", check=False)
-    assert proc.returncode != 0 and "send application/json" in proc.stderr
+    kubectl("create", "job", "j", "-n", "spark-team", "--image=busybox", "--", "sh", "-c", "exit 3")
+    job = json.loads(kubectl("get", "job", "j", "-n", "spark-team", "-o", "json").stdout)
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    assert (container["name"], container["image"]) == ("j", "busybox")
+    assert container["command"] == ["sh", "-c", "exit 3"]
+    assert job["spec"]["template"]["spec"]["restartPolicy"] == "Never"
+    assert job["spec"]["backoffLimit"] == 6  # defaulted by the server, not sent

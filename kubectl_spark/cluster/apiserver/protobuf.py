@@ -1,7 +1,8 @@
 """The protobuf request bodies kubectl's typed clients send, for the kinds a demo user creates.
 
 They are SelfSubjectAccessReview (``kubectl auth can-i``), Eviction (``kubectl drain``),
-Namespace (``kubectl create namespace``) and ConfigMap (``kubectl create configmap``):
+Namespace (``kubectl create namespace``), ConfigMap (``kubectl create configmap``) and Job
+(``kubectl create job``, through ``protoschema``'s table of field numbers):
 client-go's typed clientsets post ``application/vnd.kubernetes.protobuf`` for built-in kinds;
 the emulator answers in JSON (which the same requests accept) and decodes only these messages,
 by field number from ``k8s.io/api``'s ``generated.proto``. Any other protobuf body is refused
@@ -13,49 +14,12 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from . import protoschema
 from .errors import ApiError
+from .protowire import Fields, fields
 
 MAGIC = b"k8s\x00"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
-
-Fields = dict[int, list[Any]]
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(data):
-            raise ValueError("truncated varint")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-
-
-def fields(data: bytes) -> Fields:
-    """Decode one message into {field number: [values]} (varints as int, the rest as bytes)."""
-    out: Fields = {}
-    pos = 0
-    while pos < len(data):
-        key, pos = _varint(data, pos)
-        number, wire = key >> 3, key & 7
-        value: int | bytes
-        if wire == 0:
-            value, pos = _varint(data, pos)
-        elif wire == 2:
-            length, pos = _varint(data, pos)
-            value = data[pos : pos + length]
-            pos += length
-        elif wire == 1:
-            value, pos = data[pos : pos + 8], pos + 8
-        elif wire == 5:
-            value, pos = data[pos : pos + 4], pos + 4
-        else:
-            raise ValueError(f"unsupported wire type {wire}")
-        out.setdefault(number, []).append(value)
-    return out
 
 
 def _str(f: Fields, n: int) -> str:
@@ -98,6 +62,8 @@ def decode(body: bytes) -> dict[str, Any]:
         unknown = fields(body[len(MAGIC) :])
         type_meta = _msg(unknown, 1)
         kind = _str(type_meta, 2)
+        if kind in protoschema.KINDS:
+            return protoschema.decode_object(kind, bytes(unknown[2][0]) if 2 in unknown else b"")
         raw = fields(bytes(unknown[2][0])) if 2 in unknown else {}
         meta = _msg(raw, 1)
         metadata = {"name": _str(meta, 1), "namespace": _str(meta, 3)}
@@ -164,7 +130,7 @@ def decode(body: bytes) -> dict[str, Any]:
     raise ApiError(
         415,
         "UnsupportedMediaType",
-        "the emulator decodes protobuf only for SelfSubjectAccessReview, Eviction, Namespace and "
-        f"ConfigMap, not {kind or 'this kind'}; "
+        "the emulator decodes protobuf only for SelfSubjectAccessReview, Eviction, Namespace, "
+        f"ConfigMap and Job, not {kind or 'this kind'}; "
         "send application/json",
     )

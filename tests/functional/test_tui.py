@@ -41,12 +41,12 @@ def live_app(
     return SparkTUI(make, **kwargs)
 
 
-async def until(pilot: Any, condition: Any, timeout: float = 15.0) -> None:
+async def until(pilot: Any, condition: Any, timeout: float = 15.0, what: str = "") -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
         if loop.time() > deadline:
-            raise AssertionError("condition not met in time")
+            raise AssertionError(f"{what or 'condition'} not met in {timeout:g} s")
         await pilot.pause(0.1)
 
 
@@ -518,8 +518,12 @@ async def test_a_tenant_without_nodes_sees_the_split_brain_live(cluster, tmp_pat
     c.server.set_policy(tenant_policy("tenant"))
     app = live_app(c, kubeconfig=tenant)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
-        await until(pilot, lambda: "SplitBrain" in text_of(app.query_one(AlertsBanner)))
+        # Live lists and watches as a tenant: slower than the rest beside a busy suite (it
+        # once took longer than 15 s on 2 cores), so the bound is wider and says what it waited for.
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 1, 45, "one application listed")
+        banner = app.query_one(AlertsBanner)
+        await until(pilot, lambda: "SplitBrain" in text_of(banner), 45, "the SplitBrain alert")
         assert "nodes" in app.source.live.snapshot().unreadable
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ class LiveSource:
     connection: Any
     all_namespaces: bool = False
     history: Path | None = None  # the history store to record into while open
+    clock: Callable[[], datetime] | None = None  # the demo's simulated clock; else the wall's
     live: Any = field(default=None, init=False)
     recorder: Any = field(default=None, init=False)
     context: str = field(default="", init=False)
@@ -68,7 +70,7 @@ class LiveSource:
                 self.recorder = Recorder(HistoryStore(self.history), scope)
             except HistoryError:
                 self.recorder = None  # the TUI works without it; `ls` says why
-        self.live = LiveCluster(self.connect, self.namespace)
+        self.live = LiveCluster(self.connect, self.namespace, clock=self.clock)
         if self.recorder is not None:  # what the store kept of pods the cluster has forgotten
             store = self.recorder.store
             self.live.seed(

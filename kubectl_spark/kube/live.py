@@ -46,8 +46,12 @@ class LiveCluster:
         *,
         watch_timeout: int = 300,
         max_tombstones: int = 5000,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.api_factory = api_factory
+        # The time the analysis reads as now: the wall clock, or the demo's simulated one, so
+        # ages, churn windows and timelines agree with the times the cluster stamps.
+        self.clock = clock or (lambda: datetime.now(UTC))
         self.namespace = namespace
         self.watch_timeout = watch_timeout
         self.lock = threading.Lock()
@@ -124,7 +128,7 @@ class LiveCluster:
             e for uid, e in self.kept_events.items() if uid not in self.objects["events"]
         ]
         copies["owners"] = list(self.owners.values())
-        return Snapshot.of(copies, now=datetime.now(UTC), unreadable=sorted(self.forbidden))
+        return Snapshot.of(copies, now=self.clock(), unreadable=sorted(self.forbidden))
 
     def _poll_owners(self) -> None:
         """Read the pods executors name as owner that the pod watch does not select, now and then.
@@ -156,7 +160,7 @@ class LiveCluster:
 
     def _bury(self, uid: str, pod: dict[str, Any], changes: dict[str, Change]) -> None:
         """Keep a deleted pod's last state (under the lock); forget the oldest beyond the bound."""
-        stone = kept_copy(pod, "watch", rfc3339(datetime.now(UTC)) or "")
+        stone = kept_copy(pod, "watch", rfc3339(self.clock()) or "")
         self.tombstones[uid] = stone
         changes[uid] = Change(stone)
         while len(self.tombstones) > self.max_tombstones:

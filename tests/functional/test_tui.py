@@ -609,3 +609,20 @@ def test_a_waiting_driver_says_why_in_the_detail_pane() -> None:
             assert str(tree.cursor_node.label).endswith("Pending  waiting: ImagePullFailure")
 
     asyncio.run(scenario())
+
+
+async def test_the_demo_tui_reads_the_clock_the_cluster_stamps_times_with(cluster) -> None:
+    """The demo's clock starts in the past and catches up: read the wall's, every age and churn
+    window was off by up to the scenario's length while the scenario played."""
+    from kubectl_spark.cli.commands.demo import demo_app
+
+    c = cluster("s8-orphans-and-churn")
+    c.player.play_until(100)  # the manual clock stands 160 s behind the wall's
+    app = demo_app(c.kubeconfig, c.clock)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count >= 1, 30, "the applications listed")
+        assert app.clock() == c.clock.now()
+        assert app.source.live.snapshot().now == c.clock.now()
+        ages = {str(table.get_row_at(i)[-1]) for i in range(table.row_count)}
+        assert ages <= {"100s", "99s"}, ages  # submitted at the scenario's start, 100 s ago

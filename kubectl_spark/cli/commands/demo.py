@@ -172,10 +172,7 @@ def _tui(scenario_name: str, path: Path, speed: float) -> None:
     """The embedded cluster, the scenario unfolding at ``speed``, and the TUI on top of it."""
     from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
     from kubectl_spark.cluster.clock import ScaledClock
-    from kubectl_spark.kube.client import Connection
     from kubectl_spark.sim import scenario as scenarios
-    from kubectl_spark.tui.app import SparkTUI
-    from kubectl_spark.tui.sources import LiveSource
 
     clock = ScaledClock(speed, lead=scenarios.load(scenario_name).duration)
     stop = threading.Event()
@@ -189,17 +186,31 @@ def _tui(scenario_name: str, path: Path, speed: float) -> None:
         )
         simulator.start()
 
-        def make_source(namespace: str | None, context: str | None, all_namespaces: bool) -> Any:
-            return LiveSource(
-                Connection(kubeconfig=str(path), context=context, namespace=namespace),
-                all_namespaces=all_namespaces,
-            )
-
         try:
-            SparkTUI(make_source, all_namespaces=True).run()
+            demo_app(path, clock).run()
         finally:
             stop.set()
             simulator.join(timeout=10)
+
+
+def demo_app(path: Path, clock: Any) -> Any:
+    """The TUI on the demo's cluster, reading the simulated clock the cluster stamps times with.
+
+    Ages, churn windows and the timeline's "now" read that clock, not the wall's, which is
+    ahead of it while it catches up.
+    """
+    from kubectl_spark.kube.client import Connection
+    from kubectl_spark.tui.app import SparkTUI
+    from kubectl_spark.tui.sources import LiveSource
+
+    def make_source(namespace: str | None, context: str | None, all_namespaces: bool) -> Any:
+        return LiveSource(
+            Connection(kubeconfig=str(path), context=context, namespace=namespace),
+            all_namespaces=all_namespaces,
+            clock=clock.now,
+        )
+
+    return SparkTUI(make_source, all_namespaces=True, now=clock.now)
 
 
 def player_speed(clock: Any) -> float:

@@ -131,5 +131,3 @@ def test_field_selector_keeps_whole_applications_with_a_matching_pod(
     assert (code, out) == (0, "") and "No Spark applications found" in err
     code, out, err = run(played, capsys, "ls", "--field-selector", "spec.bogus=1")
     assert code != 0 and "field label not supported: spec.bogus" in err
-    code, out, err = run(played, capsys, "ls", "-w", "--field-selector", "spec.nodeName=x")
-    assert code != 0 and out == "" and "cannot be combined with --watch" in err

@@ -571,3 +571,54 @@ def test_a_pending_driver_says_why_it_waits(cluster, capsys) -> None:
     assert code == 0 and "Waiting:   ImagePullFailure — image pull failed" in out
     code, out, _ = run(capsys, c, "ls")
     assert code == 0 and "Pending" in out
+
+
+def test_ls_watch_with_a_field_selector_follows_the_matching_applications(cluster) -> None:
+    """`ls -w --field-selector spec.nodeName=N`: the applications touching node N, as they change;
+    each burst asks the server again which pods match, so its rules are the rules."""
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    c = cluster("s6-driver-restarts")
+    c.player.play_until(20)
+    (executor,) = [
+        p
+        for p in c.world.find_pods("default", spark_role="executor")
+        if p["metadata"]["name"].endswith("exec-1")
+    ]
+    binary = Path(sys.executable).parent / "kubectl-spark"
+    seen: dict[str, list[str]] = {}
+    procs = []
+    for node in (executor["spec"]["nodeName"], "nowhere"):
+        args = ["ls", "-w", "--field-selector", f"spec.nodeName={node}"]
+        proc = subprocess.Popen(
+            [str(binary), "--kubeconfig", str(c.kubeconfig), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        lines = seen.setdefault(node, [])
+        threading.Thread(target=lambda p=proc, out=lines: out.extend(p.stdout), daemon=True).start()
+        procs.append(proc)
+    matching = seen[executor["spec"]["nodeName"]]
+    try:
+        deadline = time.monotonic() + 20
+        while len(matching) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert matching[1].split()[:2] == ["restarting-driver", "Running"], matching
+        c.world.oom_kill("default", executor["metadata"]["name"])
+        c.world.step(2)
+        deadline = time.monotonic() + 20
+        while not any("1 app" in line for line in matching) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert any(
+            line.startswith("restarting-driver") and "1 app" in line for line in matching[2:]
+        )
+        time.sleep(0.5)
+        assert seen["nowhere"] == [], seen["nowhere"]  # no pod there: nothing, then or now
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.communicate(timeout=10)

@@ -624,5 +624,8 @@ async def test_the_demo_tui_reads_the_clock_the_cluster_stamps_times_with(cluste
         await until(pilot, lambda: table.row_count >= 1, 30, "the applications listed")
         assert app.clock() == c.clock.now()
         assert app.source.live.snapshot().now == c.clock.now()
-        ages = {str(table.get_row_at(i)[-1]) for i in range(table.row_count)}
-        assert ages <= {"100s", "99s"}, ages  # submitted at the scenario's start, 100 s ago
+        ages = [str(table.get_row_at(i)[-1]) for i in range(table.row_count)]
+        # submitted in the scenario's first seconds: about 100 s ago, not the wall's 260 s
+        assert all(a[-1] == "s" and a[:-1].isdigit() and 80 <= int(a[:-1]) <= 100 for a in ages), (
+            ages
+        )

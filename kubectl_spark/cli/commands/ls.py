@@ -165,8 +165,6 @@ def run(
     chosen = render.check_output(output)
     if sort_by:
         by_path(sort_by)  # a bad path is refused before anything is read
-    if field_selector and (watch or watch_only):
-        raise errors.UsageError("--field-selector cannot be combined with --watch yet")
     everywhere = cli_globals.current().all_namespaces
     loaded = common.load(selector=selector or None, group_by=group_by or None, slim_pods=True)
     try:
@@ -192,16 +190,19 @@ def run(
         sys.stdout.write(text)
         sys.stdout.flush()
         if watch or watch_only:
-            _watch(loaded, chosen, everywhere, selector or None, group_by or None)
+            _watch(loaded, chosen, everywhere, selector or None, group_by or None, field_selector)
     finally:
         loaded.api.close()
 
 
-def with_pods_matching(loaded: common.Loaded, selector: str, field_selector: str) -> Analysis:
+def with_pods_matching(
+    loaded: common.Loaded, selector: str, field_selector: str, analysis: Analysis | None = None
+) -> Analysis:
     """The applications (and ungrouped pods) with a pod the field selector matches.
 
     Whole applications are analyzed, then kept or not: a driver on another node still counts
-    as its attempt's driver (filtering the pods themselves would make it look gone).
+    as its attempt's driver (filtering the pods themselves would make it look gone). The
+    server matches the pods (one LIST of them, by field selector): its rules are the rules.
     """
     base = (
         "/api/v1/pods"
@@ -220,7 +221,7 @@ def with_pods_matching(loaded: common.Loaded, selector: str, field_selector: str
     def has_one(app: App) -> bool:
         return any(a.uid in uids or any(e.uid in uids for e in a.executors) for a in app.attempts)
 
-    analysis = loaded.analysis
+    analysis = analysis or loaded.analysis
     return dataclasses.replace(
         analysis,
         apps=tuple(a for a in analysis.apps if has_one(a)),
@@ -237,9 +238,18 @@ class _Relist(Exception):
 
 
 def _watch(
-    loaded: common.Loaded, output: str, everywhere: bool, selector: str | None, group_by: str | None
+    loaded: common.Loaded,
+    output: str,
+    everywhere: bool,
+    selector: str | None,
+    group_by: str | None,
+    field_selector: str = "",
 ) -> None:
-    """Follow pod changes from a watch (not polling) and reprint the rows that changed."""
+    """Follow pod changes from a watch (not polling) and reprint the rows that changed.
+
+    With a field selector, the watch still follows every Spark pod (an application is analyzed
+    whole), and each burst of changes asks the server again which pods match.
+    """
     api = loaded.api
     base = (
         "/api/v1/pods"
@@ -267,13 +277,15 @@ def _watch(
             for batch in api.watch(base, query, what="watch pods"):
                 rv, changed = _apply(batch, pods, rv)
                 if changed:
-                    _reprint(loaded, pods, shown, output, everywhere, group_by)
+                    _reprint(
+                        loaded, pods, shown, output, everywhere, group_by, field_selector, selector
+                    )
         except errors.ClusterUnreachable as exc:
             # Cut mid-stream: say so, and resume from the last resourceVersion seen.
             sys.stderr.write(f"reconnecting: {escape(exc.message)}\n")
             time.sleep(0.5)
         except _Relist:
-            return _rewatch(loaded, output, everywhere, selector, group_by)
+            return _rewatch(loaded, output, everywhere, selector, group_by, field_selector)
 
 
 def _apply(batch: list[dict[str, Any]], pods: dict[str, Any], rv: str) -> tuple[str, bool]:
@@ -306,6 +318,8 @@ def _reprint(
     output: str,
     everywhere: bool,
     group_by: str | None,
+    field_selector: str = "",
+    selector: str | None = None,
 ) -> None:
     """Analyze the pods as they are now and print the rows that changed."""
     from kubectl_spark.core.analyze import analyze
@@ -315,6 +329,8 @@ def _reprint(
         dataclasses.replace(loaded.snapshot, pods=list(pods.values()), now=now),
         group_by=group_by,
     )
+    if field_selector:
+        fresh = with_pods_matching(loaded, selector or "", field_selector, fresh)
     for app in sorted(fresh.apps, key=sort_key):
         cells = row(app, now, all_namespaces=everywhere, wide=output == "wide")
         key = (app.namespace, app.name)
@@ -334,12 +350,17 @@ def _reprint(
 
 
 def _rewatch(
-    loaded: common.Loaded, output: str, everywhere: bool, selector: str | None, group_by: str | None
+    loaded: common.Loaded,
+    output: str,
+    everywhere: bool,
+    selector: str | None,
+    group_by: str | None,
+    field_selector: str = "",
 ) -> None:
     """A 410 on the watch: list again (a fresh snapshot) and watch from there."""
     fresh = common.load(selector=selector, group_by=group_by, slim_pods=True)
     loaded.api.close()
     try:
-        _watch(fresh, output, everywhere, selector, group_by)
+        _watch(fresh, output, everywhere, selector, group_by, field_selector)
     finally:
         fresh.api.close()

@@ -6,6 +6,7 @@ import dataclasses
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -190,7 +191,10 @@ def run(
         sys.stdout.write(text)
         sys.stdout.flush()
         if watch or watch_only:
-            _watch(loaded, chosen, everywhere, selector or None, group_by or None, field_selector)
+            view = _WatchView(
+                chosen, everywhere, selector or None, group_by or None, field_selector
+            )
+            _watch(loaded, view)
     finally:
         loaded.api.close()
 
@@ -237,14 +241,18 @@ class _Relist(Exception):
     """The watch answered 410: its resourceVersion is too old; list again."""
 
 
-def _watch(
-    loaded: common.Loaded,
-    output: str,
-    everywhere: bool,
-    selector: str | None,
-    group_by: str | None,
-    field_selector: str = "",
-) -> None:
+@dataclass(frozen=True)
+class _WatchView:
+    """What ``ls -w`` prints and what it follows, kept across a re-list."""
+
+    output: str
+    everywhere: bool
+    selector: str | None
+    group_by: str | None
+    field_selector: str = ""
+
+
+def _watch(loaded: common.Loaded, view: _WatchView) -> None:
     """Follow pod changes from a watch (not polling) and reprint the rows that changed.
 
     With a field selector, the watch still follows every Spark pod (an application is analyzed
@@ -262,7 +270,7 @@ def _watch(
     rv = loaded.snapshot.pods_resource_version
     shown = {
         (a.namespace, a.name): row(
-            a, datetime.now(UTC), all_namespaces=everywhere, wide=output == "wide"
+            a, datetime.now(UTC), all_namespaces=view.everywhere, wide=view.output == "wide"
         )
         for a in loaded.analysis.apps
     }
@@ -271,21 +279,19 @@ def _watch(
             ("watch", "true"),
             ("resourceVersion", rv),
             ("allowWatchBookmarks", "true"),
-            ("labelSelector", "spark-role" + (f",{selector}" if selector else "")),
+            ("labelSelector", "spark-role" + (f",{view.selector}" if view.selector else "")),
         ]
         try:
             for batch in api.watch(base, query, what="watch pods"):
                 rv, changed = _apply(batch, pods, rv)
                 if changed:
-                    _reprint(
-                        loaded, pods, shown, output, everywhere, group_by, field_selector, selector
-                    )
+                    _reprint(loaded, pods, shown, view)
         except errors.ClusterUnreachable as exc:
             # Cut mid-stream: say so, and resume from the last resourceVersion seen.
             sys.stderr.write(f"reconnecting: {escape(exc.message)}\n")
             time.sleep(0.5)
         except _Relist:
-            return _rewatch(loaded, output, everywhere, selector, group_by, field_selector)
+            return _rewatch(loaded, view)
 
 
 def _apply(batch: list[dict[str, Any]], pods: dict[str, Any], rv: str) -> tuple[str, bool]:
@@ -315,11 +321,7 @@ def _reprint(
     loaded: common.Loaded,
     pods: dict[str, Any],
     shown: dict[tuple[str, str], list[str]],
-    output: str,
-    everywhere: bool,
-    group_by: str | None,
-    field_selector: str = "",
-    selector: str | None = None,
+    view: _WatchView,
 ) -> None:
     """Analyze the pods as they are now and print the rows that changed."""
     from kubectl_spark.core.analyze import analyze
@@ -327,10 +329,11 @@ def _reprint(
     now = datetime.now(UTC)
     fresh = analyze(
         dataclasses.replace(loaded.snapshot, pods=list(pods.values()), now=now),
-        group_by=group_by,
+        group_by=view.group_by,
     )
-    if field_selector:
-        fresh = with_pods_matching(loaded, selector or "", field_selector, fresh)
+    if view.field_selector:
+        fresh = with_pods_matching(loaded, view.selector or "", view.field_selector, fresh)
+    output, everywhere = view.output, view.everywhere
     for app in sorted(fresh.apps, key=sort_key):
         cells = row(app, now, all_namespaces=everywhere, wide=output == "wide")
         key = (app.namespace, app.name)
@@ -349,18 +352,11 @@ def _reprint(
             sys.stdout.flush()
 
 
-def _rewatch(
-    loaded: common.Loaded,
-    output: str,
-    everywhere: bool,
-    selector: str | None,
-    group_by: str | None,
-    field_selector: str = "",
-) -> None:
+def _rewatch(loaded: common.Loaded, view: _WatchView) -> None:
     """A 410 on the watch: list again (a fresh snapshot) and watch from there."""
-    fresh = common.load(selector=selector, group_by=group_by, slim_pods=True)
+    fresh = common.load(selector=view.selector, group_by=view.group_by, slim_pods=True)
     loaded.api.close()
     try:
-        _watch(fresh, output, everywhere, selector, group_by, field_selector)
+        _watch(fresh, view)
     finally:
         fresh.api.close()

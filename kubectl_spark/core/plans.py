@@ -16,7 +16,7 @@ from typing import Any
 
 from . import raw
 from .model import App, Attempt
-from .podfacts import FENCE_LABEL, ROLE
+from .podfacts import FENCE_LABEL
 
 FENCE_ID = "kubectl-spark.io/fence-id"
 ACTION = "kubectl-spark.io/action"
@@ -249,8 +249,9 @@ def _client_mode_refusal(app: App, driver: dict[str, Any] | None) -> str:
             f"the driver of {app.name} runs outside the cluster (Spark's client mode): "
             "kubectl spark cannot start it again; run the application again where its driver runs"
         )
-    if driver is not None and raw.labels(driver).get(ROLE) != "driver":
-        name = raw.name(driver)
+    last = next((a for a in reversed(app.attempts) if a.uid), None)  # the driver copied
+    if last is not None and last.driver_unlabelled:
+        name = last.driver_pod
         return (
             f"the driver of {app.name} runs in pod {name}, which spark-submit did not make (no "
             "spark-role=driver label: Spark's client mode, as in a notebook); a copy would start "

@@ -267,6 +267,10 @@ def test_hostile_shapes_still_make_a_row() -> None:
         {},
         {"metadata": [], "status": "x"},
         {"status": {"containerStatuses": ["x", {"state": 3, "restartCount": "2"}]}},
+        {
+            "spec": {"initContainers": ["y", {"name": [], "restartPolicy": "Always"}]},
+            "status": {"initContainerStatuses": ["x", {"name": [], "state": 3}]},
+        },
     ):
         for plural in (
             "pods",

@@ -111,8 +111,12 @@ def _pod_row(pod: dict[str, Any], now: datetime) -> Row:
         c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated" for c in conditions
     ):
         reason = "SchedulingGated"
-    init_specs = {c.get("name"): c for c in _list(spec.get("initContainers"))}
-    sidecars = {n for n, c in init_specs.items() if c.get("restartPolicy") == "Always"}
+    init_specs = _list(spec.get("initContainers"))
+    sidecars = {
+        c["name"]
+        for c in init_specs
+        if c.get("restartPolicy") == "Always" and isinstance(c.get("name"), str)
+    }
     total = len(_list(spec.get("containers"))) + len(sidecars)
     restarts, ready, last_restart = 0, 0, ""
     sidecar_restarts, sidecar_last_restart = 0, ""
@@ -123,14 +127,15 @@ def _pod_row(pod: dict[str, Any], now: datetime) -> Row:
         finished = _last_finished(container)
         restarts += count
         last_restart = max(last_restart, finished)
-        if container.get("name") in sidecars:
+        sidecar = isinstance(container.get("name"), str) and container["name"] in sidecars
+        if sidecar:
             sidecar_restarts += count
             sidecar_last_restart = max(sidecar_last_restart, finished)
         state = _dict(container.get("state"))
         waiting, terminated = _dict(state.get("waiting")), state.get("terminated")
         if isinstance(terminated, dict) and terminated.get("exitCode") == 0:
             continue
-        if container.get("name") in sidecars and container.get("started") is True:
+        if sidecar and container.get("started") is True:
             ready += 1 if container.get("ready") else 0
             continue
         if isinstance(terminated, dict):  # initialization failed

@@ -8,6 +8,7 @@ core on it, then hands the result back to the UI thread. Workers never touch wid
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -141,8 +142,13 @@ class SparkTUI(App[None]):
         self.set_interval(0.25, self._poll)
 
     def _wake(self) -> None:
-        """Called from a watch thread when changes are waiting: poll on the UI thread now."""
-        self._loop.call_soon_threadsafe(self._poll)
+        """Called from a watch thread when changes are waiting: poll on the UI thread now.
+
+        A watch thread is not joined when the app closes: one that was mid-list can call this
+        after the loop has closed, when there is nothing left to wake.
+        """
+        with contextlib.suppress(RuntimeError):  # the event loop is closed
+            self._loop.call_soon_threadsafe(self._poll)
 
     def _start_source(self) -> None:
         if self.source is not None:

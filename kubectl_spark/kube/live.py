@@ -197,6 +197,13 @@ class LiveCluster:
         self.last_event = time.monotonic()
 
     def _tell(self) -> None:
+        """Wake the reader once per batch of changes.
+
+        A stopped cluster wakes nobody: its reader may be gone (the TUI's event loop closes
+        right after it stops the watches).
+        """
+        if self.stopping.is_set():
+            return
         if self.on_change is not None and not self._told:
             self._told = True
             self.on_change()

@@ -122,3 +122,18 @@ def test_a_dead_owner_is_asked_about_once(cluster: Any, monkeypatch: Any) -> Non
     finally:
         live.stop()
     assert asked() == [driver["metadata"]["name"]]
+
+
+def test_a_stopped_cluster_wakes_nobody() -> None:
+    """The TUI stops the watches and then closes its event loop; a change a watch thread was
+    still applying must not wake a reader that is gone."""
+    woken: list[int] = []
+    live = LiveCluster(lambda: None, None)
+    live.on_change = lambda: woken.append(1)
+    pod = {"metadata": {"uid": "u1", "name": "d1", "labels": {"spark-role": "driver"}}}
+    live._apply("pods", "MODIFIED", pod)
+    assert woken == [1], "a running cluster wakes its reader"
+    live.take_changes()
+    live.stop()
+    live._apply("pods", "MODIFIED", pod)
+    assert woken == [1], "a stopped one does not"

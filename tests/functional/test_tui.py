@@ -629,3 +629,17 @@ async def test_the_demo_tui_reads_the_clock_the_cluster_stamps_times_with(cluste
         assert all(a[-1] == "s" and a[:-1].isdigit() and 80 <= int(a[:-1]) <= 100 for a in ages), (
             ages
         )
+
+
+def test_a_watch_that_wakes_the_app_after_it_closed_is_ignored() -> None:
+    """Watch threads are not joined on exit: one that finishes a list as the app closes calls
+    its wake-up on a closed event loop. That raised in the thread (a CI run saw it)."""
+    app = static_app()
+
+    async def run() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause(0.1)
+
+    asyncio.run(run())  # its own loop, closed on return, as the test's loop is after a test
+    assert app._loop.is_closed()
+    app._wake()  # nothing to wake, nothing raised

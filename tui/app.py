@@ -98,7 +98,8 @@ class SparkTUI(App[None]):
         self.make_source = make_source
         self.namespace, self.context, self.all_namespaces = namespace, context, all_namespaces
         self.readonly = readonly
-        self.clock = now or (lambda: datetime.now(UTC))
+        # Ages are read against the cluster's clock when the source knows it (a live cluster).
+        self.clock = now or self._source_now
         self.filter_text = initial_filter
         self.faults_only = False
         self.analysis = Analysis()
@@ -140,6 +141,10 @@ class SparkTUI(App[None]):
         self._start_source()
         # Watches wake the app up at once (see _wake); the timer keeps the header's ages fresh.
         self.set_interval(0.25, self._poll)
+
+    def _source_now(self) -> datetime:
+        told = getattr(self.source, "now", None)
+        return told() if callable(told) else datetime.now(UTC)
 
     def _wake(self) -> None:
         """Called from a watch thread when changes are waiting: poll on the UI thread now.
@@ -550,7 +555,7 @@ class SparkTUI(App[None]):
         try:
             with self.source.connect() as api:
                 snap, app, attempt = _fresh(api, chosen, chosen_attempt)
-                actor, now = act.actor(api), act.now_text()
+                actor, now = act.actor(api), act.now_text(api)
                 if action == "fence" and attempt is not None:
                     plan = plans.fence_plan(
                         app,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +84,12 @@ class LiveSource:
         from kubectl_spark.kube.client import connect
 
         return connect(self.connection)
+
+    def now(self) -> datetime:
+        """The time by the cluster's clock, as the watches have learned it (``LiveCluster``)."""
+        if self.live is not None:
+            return self.live.clock()  # type: ignore[no-any-return]
+        return (self.clock or (lambda: datetime.now(UTC)))()
 
     def stop(self) -> None:
         if self.live is not None:

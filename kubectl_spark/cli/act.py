@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 from kubectl_spark.cli import render
@@ -20,8 +19,9 @@ class PlanFailed(KubectlSparkError):
     """A plan stopped at a failed step (what was applied has been reported)."""
 
 
-def now_text() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def now_text(api: Any) -> str:
+    """When an action happens, by the cluster's clock (the timeline sorts it among its times)."""
+    return str(api.now().strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
 def suffix() -> str:

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import orjson
@@ -59,6 +61,8 @@ class Connection:
 READ_ATTEMPTS = 5
 RETRIED = frozenset({429, 500, 502, 503, 504})
 LIST_RESTARTS = 3
+# A Date header is to the second: a smaller difference from this machine's clock is its rounding.
+SKEW_NOTICED = timedelta(seconds=2)
 
 
 @dataclass
@@ -70,11 +74,33 @@ class Api:
     timeout: float | None
     acting_as: str = ""  # the user impersonated (--as, or the kubeconfig's), if any
     verbosity: int = 0
+    # The server's clock less this machine's, from the last answer's Date header (zero when
+    # they agree to the second).
+    skew: timedelta = timedelta(0)
     _closed: bool = field(default=False, repr=False)
 
     @property
     def namespace(self) -> str:
         return self.resolved.namespace
+
+    def now(self) -> datetime:
+        """The time by the cluster's clock, which its timestamps and kubectl's AGE are read against.
+
+        kube-apiserver prints AGE for ``kubectl get`` by its own clock, so a laptop's skewed
+        clock (or the demo's clock, still catching up) would otherwise age every pod differently
+        from kubectl.
+        """
+        return datetime.now(UTC) + self.skew
+
+    def _learn_clock(self, date: str | None) -> None:
+        try:
+            server = parsedate_to_datetime(date) if date else None
+        except (TypeError, ValueError):
+            return  # an unreadable Date says nothing of the server's clock
+        if server is None or server.tzinfo is None:
+            return
+        skew = server - datetime.now(UTC)
+        self.skew = skew if abs(skew) >= SKEW_NOTICED else timedelta(0)
 
     def close(self) -> None:
         if not self._closed:
@@ -191,6 +217,7 @@ class Api:
         else:
             raw = response[0] if isinstance(response, tuple) else response
             status = raw.status
+            self._learn_clock(raw.headers.get("Date") if raw.headers is not None else None)
             return raw
         finally:
             if self.verbosity >= trace.REQUESTS:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubectl_spark import errors
@@ -49,9 +49,11 @@ class LiveCluster:
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.api_factory = api_factory
-        # The time the analysis reads as now: the wall clock, or the demo's simulated one, so
-        # ages, churn windows and timelines agree with the times the cluster stamps.
-        self.clock = clock or (lambda: datetime.now(UTC))
+        # The time the analysis reads as now: the cluster's (this machine's, corrected by the
+        # skew its answers' Date headers showed), or the demo's simulated one, so ages, churn
+        # windows and timelines agree with the times the cluster stamps.
+        self.skew = timedelta(0)
+        self.clock = clock or (lambda: datetime.now(UTC) + self.skew)
         self.namespace = namespace
         self.watch_timeout = watch_timeout
         self.lock = threading.Lock()
@@ -229,6 +231,7 @@ class LiveCluster:
                             if isinstance(i, dict) and isinstance(i.get("metadata"), dict)
                         }
                         self.forbidden.discard(key)
+                        self.skew = api.skew
                         # A (re-)list replaces a whole kind: no per-object change describes it.
                         self.changes = None
                         self._changed()

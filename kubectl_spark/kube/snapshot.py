@@ -9,7 +9,6 @@ forbidden pod list is an error naming the verb and the resource.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from typing import Any
 
 from kubectl_spark import errors
@@ -125,7 +124,7 @@ def read(
             optional[key] = []  # e.g. no spark-operator CRD: nothing to read
     return Snapshot.of(
         {**optional, "pods": pods},
-        now=datetime.now(UTC),
+        now=api.now(),  # the cluster's clock: ages and windows as kubectl reads them
         pods_resource_version=pods_rv,
         unreadable=unreadable,
     )

@@ -572,3 +572,48 @@ def test_create_namespace_configmap_and_job_as_kubectl_sends_them(kubectl, tmp_p
     assert container["command"] == ["sh", "-c", "exit 3"]
     assert job["spec"]["template"]["spec"]["restartPolicy"] == "Never"
     assert job["spec"]["backoffLimit"] == 6  # defaulted by the server, not sent
+
+
+def test_kubectl_and_ls_age_pods_by_the_servers_clock(cluster, capsys) -> None:
+    """kubectl get prints AGE as the server computes it, by the server's clock; `ls` reads the
+    same clock from the Date header, so both agree when this machine's clock does not."""
+    from tests.conftest import Kubectl, kubectl_binary
+    from tests.functional.test_read_commands import run
+
+    binary = kubectl_binary()
+    if binary is None:
+        pytest.skip("SKIPPING real-kubectl test LOUDLY: no kubectl binary on PATH")
+    c = cluster("s6-driver-restarts")
+    c.player.play()
+    c.clock.advance(3 * 3600)  # 3 hours ahead of this machine's clock
+    kubectl = Kubectl(binary, c.kubeconfig)
+    rows = kubectl("get", "pods", "-l", "spark-role=driver", "--no-headers").stdout.splitlines()
+    assert rows and all(r.split()[-1].startswith("3h") for r in rows), rows
+    code, out, err = run(capsys, c, "ls", "--no-headers")
+    assert code == 0, err
+    assert all(line.split()[-1].startswith("3h") for line in out.splitlines()), out
+
+
+def test_the_date_header_is_the_emulators_clock(cluster) -> None:
+    """Every answer, even an error, carries the clock the emulator stamps objects with."""
+    import urllib.request
+    from email.utils import parsedate_to_datetime
+
+    c = cluster("s6-driver-restarts")
+    c.clock.advance(-86400)  # a day behind this machine's clock
+    import urllib.error
+
+    stamped = c.clock.now().replace(microsecond=0)
+    with urllib.request.urlopen(c.server.url + "/version", context=_unverified()) as answer:
+        assert parsedate_to_datetime(answer.headers["Date"]) == stamped
+    with pytest.raises(urllib.error.HTTPError) as refused:  # no credentials: 401
+        urllib.request.urlopen(c.server.url + "/api/v1/pods", context=_unverified())
+    with refused.value as error:
+        assert error.code == 401
+        assert parsedate_to_datetime(error.headers["Date"]) == stamped
+
+
+def _unverified() -> object:
+    import ssl
+
+    return ssl._create_unverified_context()

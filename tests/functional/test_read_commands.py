@@ -620,3 +620,43 @@ def test_ls_watch_with_a_field_selector_follows_the_matching_applications(cluste
     finally:
         on_node.stop()
         nowhere.stop()
+
+
+def _ages(table: str) -> list[str]:
+    lines = table.splitlines()
+    return [line.split()[-1] for line in lines[1:] if line.strip()]
+
+
+def test_ages_are_read_against_the_clusters_clock(cluster, capsys) -> None:
+    """kube-apiserver prints AGE for kubectl by its own clock; `ls` and `describe` read the
+    cluster's clock from its answers' Date header. Before, a laptop whose clock was off (or the
+    demo's clock, still catching up) aged every application by the difference."""
+    c = cluster("s6-driver-restarts")
+    c.player.play()
+    c.clock.advance(3 * 3600)  # the cluster's clock now runs 3 hours ahead of this machine's
+    code, out, err = run(capsys, c, "ls", "-A")
+    assert code == 0, err
+    ages = _ages(out)
+    assert ages and all(a.startswith("3h") for a in ages), out
+    code, out, err = run(capsys, c, "describe", "restarting-driver")
+    assert code == 0, err
+    created = next(line for line in out.splitlines() if line.startswith("Created:"))
+    assert created.endswith("ago)") and "(3h" in created, created
+
+
+def test_a_clock_that_agrees_to_the_second_is_trusted_as_it_is() -> None:
+    """A Date header is to the second: within 2 s, this machine's clock is the better one; an
+    unreadable Date changes nothing."""
+    from datetime import UTC, datetime, timedelta
+    from email.utils import format_datetime
+
+    from kubectl_spark.kube.client import Api
+
+    api = Api(client=None, resolved=None, timeout=None)  # type: ignore[arg-type]
+    api._learn_clock(format_datetime(datetime.now(UTC) + timedelta(seconds=1), usegmt=True))
+    assert api.skew == timedelta(0)
+    api._learn_clock(format_datetime(datetime.now(UTC) - timedelta(minutes=10), usegmt=True))
+    assert timedelta(minutes=-10, seconds=-2) < api.skew < timedelta(minutes=-9, seconds=58)
+    for unreadable in ("yesterday", "", None, "Mon, 30 Nov 2026 08:00:00"):
+        api._learn_clock(unreadable)
+        assert timedelta(minutes=-10, seconds=-2) < api.skew < timedelta(minutes=-9, seconds=58)

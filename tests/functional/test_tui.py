@@ -643,3 +643,18 @@ def test_a_watch_that_wakes_the_app_after_it_closed_is_ignored() -> None:
     asyncio.run(run())  # its own loop, closed on return, as the test's loop is after a test
     assert app._loop.is_closed()
     app._wake()  # nothing to wake, nothing raised
+
+
+async def test_the_live_tui_ages_by_the_clusters_clock(cluster) -> None:
+    """The watches learn the cluster's clock from the Date header, and the TUI reads ages with
+    it, as `ls` and kubectl do; this machine's clock is 3 hours behind the cluster's here."""
+    c = cluster("s6-driver-restarts")
+    c.player.play()
+    c.clock.advance(3 * 3600)
+    app = live_app(c)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count >= 1, 30, "the applications listed")
+        ages = [str(table.get_row_at(i)[-1]) for i in range(table.row_count)]
+        assert all(a.startswith("3h") for a in ages), ages
+        assert abs((app.clock() - c.clock.now()).total_seconds()) < 5

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from datetime import UTC, datetime
+from datetime import datetime
 
 import typer
 
@@ -129,5 +129,5 @@ def run(
         if render.is_document(chosen):
             sys.stdout.write(render.document(app.to_json(), chosen))
         else:
-            now = datetime.now(UTC)
+            now = loaded.snapshot.now
             sys.stdout.write(text(app, now, app_events(loaded.snapshot, app, now)))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import typer
@@ -80,7 +80,7 @@ def run(
     chosen = render.check_output(output, ("table", "json", "yaml"))
     # Events only: Spark's executor list (a request per live driver) would change nothing here.
     with common.one_app(app_ref, spark_api=False) as (loaded, app):
-        events = app_events(loaded.snapshot, app, datetime.now(UTC))
+        events = app_events(loaded.snapshot, app, loaded.snapshot.now)
         if render.is_document(chosen):
             doc = {
                 "apiVersion": "kubectl-spark/v1",

@@ -37,7 +37,7 @@ def run(
             lease=lease(loaded.api, app),
             allow=allow or None,
             keep_executors=keep_executors,
-            now=act.now_text(),
+            now=act.now_text(loaded.api),
             actor=act.actor(loaded.api),
             node_reachable=node_reachable(loaded.snapshot, attempt.node),
             force=force,
@@ -57,7 +57,7 @@ def unfence(
         app, attempt = common.find_attempt(loaded.analysis, reference)
         act.execute(
             loaded.api,
-            unfence_plan(app, attempt, now=act.now_text(), actor=act.actor(loaded.api)),
+            unfence_plan(app, attempt, now=act.now_text(loaded.api), actor=act.actor(loaded.api)),
             dry_run=mode,
             yes=yes,
             output=output,

@@ -44,7 +44,7 @@ def run(
             detach_volumes=detach_volumes,
             out_of_service=out_of_service,
             no_replace=no_replace,
-            now=act.now_text(),
+            now=act.now_text(loaded.api),
             actor=act.actor(loaded.api),
         )
         act.execute(loaded.api, plan, dry_run=mode, yes=yes, output=output)

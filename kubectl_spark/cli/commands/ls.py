@@ -7,7 +7,7 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import typer
@@ -171,7 +171,7 @@ def run(
     try:
         if field_selector:
             loaded.analysis = with_pods_matching(loaded, selector, field_selector)
-        now = datetime.now(UTC)
+        now = loaded.snapshot.now
         if watch_only:
             text = (
                 "" if no_headers or chosen not in ("table", "wide") else _header(chosen, everywhere)
@@ -270,7 +270,7 @@ def _watch(loaded: common.Loaded, view: _WatchView) -> None:
     rv = loaded.snapshot.pods_resource_version
     shown = {
         (a.namespace, a.name): row(
-            a, datetime.now(UTC), all_namespaces=view.everywhere, wide=view.output == "wide"
+            a, api.now(), all_namespaces=view.everywhere, wide=view.output == "wide"
         )
         for a in loaded.analysis.apps
     }
@@ -283,7 +283,7 @@ def _watch(loaded: common.Loaded, view: _WatchView) -> None:
         ]
         try:
             for batch in api.watch(base, query, what="watch pods"):
-                rv, changed = _apply(batch, pods, rv)
+                rv, changed = _apply(batch, pods, rv, api.now())
                 if changed:
                     _reprint(loaded, pods, shown, view)
         except errors.ClusterUnreachable as exc:
@@ -294,7 +294,9 @@ def _watch(loaded: common.Loaded, view: _WatchView) -> None:
             return _rewatch(loaded, view)
 
 
-def _apply(batch: list[dict[str, Any]], pods: dict[str, Any], rv: str) -> tuple[str, bool]:
+def _apply(
+    batch: list[dict[str, Any]], pods: dict[str, Any], rv: str, now: datetime
+) -> tuple[str, bool]:
     """One burst of watch events into ``pods``: (the new resourceVersion, anything changed?)."""
     from kubectl_spark.core.sparkview import kept_copy
     from kubectl_spark.core.times import rfc3339
@@ -310,9 +312,7 @@ def _apply(batch: list[dict[str, Any]], pods: dict[str, Any], rv: str) -> tuple[
             continue
         uid = (obj.get("metadata") or {}).get("uid", "")
         # A deleted pod's last state still explains its loss.
-        pods[uid] = (
-            kept_copy(obj, "watch", rfc3339(datetime.now(UTC)) or "") if kind == "DELETED" else obj
-        )
+        pods[uid] = kept_copy(obj, "watch", rfc3339(now) or "") if kind == "DELETED" else obj
         changed = True
     return rv, changed
 
@@ -326,7 +326,7 @@ def _reprint(
     """Analyze the pods as they are now and print the rows that changed."""
     from kubectl_spark.core.analyze import analyze
 
-    now = datetime.now(UTC)
+    now = loaded.api.now()
     fresh = analyze(
         dataclasses.replace(loaded.snapshot, pods=list(pods.values()), now=now),
         group_by=view.group_by,

@@ -34,7 +34,7 @@ def run(
             **resubmit_inputs(loaded.api, app, loaded.snapshot),
             force=force,
             suffix=act.suffix(),
-            now=act.now_text(),
+            now=act.now_text(loaded.api),
             actor=act.actor(loaded.api),
         )
         act.execute(loaded.api, plan, dry_run=mode, yes=yes, output=output)

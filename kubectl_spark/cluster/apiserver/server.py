@@ -14,6 +14,7 @@ import platform
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from email.utils import format_datetime
 from typing import Any
 
 import orjson
@@ -139,7 +140,16 @@ class ApiServer:
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self.handle)
+        app.on_response_prepare.append(self._stamp_date)
         return app
+
+    async def _stamp_date(self, _request: web.Request, response: web.StreamResponse) -> None:
+        """Every answer's Date by the emulator's clock, the one its timestamps are stamped with.
+
+        kube-apiserver's Date and its objects' times come from one clock too, and clients read
+        ages against it.
+        """
+        response.headers["Date"] = format_datetime(self.clock.now(), usegmt=True)
 
     # ------------------------------------------------------------------------------ entry
     async def handle(self, request: web.Request) -> web.StreamResponse:

@@ -129,6 +129,16 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
         if source.driver is not None:
             entries.extend(_restarts(source.driver.pod, n, None))
             entries.extend(_pod_events(index.pod_events(source.driver), n, None))
+            if attempt.waiting is not None:
+                entries.append(
+                    _waiting(
+                        attempt.waiting,
+                        index.pod_events(source.driver),
+                        attempt.created_at,
+                        n,
+                        None,
+                    )
+                )
             entries.extend(_actions(source.driver.pod, n, index))
         elif attempt.driver_pod:
             # the pod is gone; Events that still name it tell part of its story
@@ -165,6 +175,10 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
             if pod.restarts:
                 entries.extend(_restarts(pod.pod, n, executor.id))
             events = index.pod_events(pod)
+            if executor.waiting is not None:
+                entries.append(
+                    _waiting(executor.waiting, events, executor.created_at, n, executor.id)
+                )
             if events:
                 entries.extend(
                     _pod_events(
@@ -228,6 +242,36 @@ def _restarts(pod: Any, attempt: int, executor: str | None) -> list[HistoryEntry
             )
         )
     return out
+
+
+def _waiting(
+    reason: Reason,
+    events: list[dict[str, Any]],
+    created: str | None,
+    attempt: int,
+    executor: str | None,
+) -> HistoryEntry:
+    """Why a pod that lost nothing has not started (or keeps restarting), since when.
+
+    It waits since the first warning the kubelet or the scheduler gave of it (the first failed
+    pull, the first FailedScheduling, the first back-off), else since it was made. Without it a
+    stuck driver's timeline said only "attempt 1 started".
+    """
+    warned = [
+        first
+        for event in events
+        if raw.text(event, "type") == "Warning"
+        for first, _ in (_aggregated(event),)
+        if first
+    ]
+    what = f"executor {executor}" if executor else f"attempt {attempt}'s driver"
+    return HistoryEntry(
+        min(warned, default=created),
+        "Waiting",
+        attempt,
+        executor,
+        f"{what} waits: {reason.code} — {reason.message}",
+    )
 
 
 def _pod_events(

@@ -640,15 +640,18 @@ def _unschedulable(ctx: PodContext) -> Reason | None:
         raw.text(scheduled, "status") == "False"
         and raw.text(scheduled, "reason") == "Unschedulable"
     ):
+        told = _events(ctx, "FailedScheduling")[:1]
+        # The scheduler says why in the condition and in its Event; either may be missing.
+        why = raw.text(scheduled, "message") or "".join(raw.text(e, "message") for e in told)
         return Reason(
             "cluster",
             "Unschedulable",
             None,
             False,
-            f"never scheduled: {raw.text(scheduled, 'message')}",
+            f"never scheduled: {why}" if why else "never scheduled",
             (
                 "status.conditions[PodScheduled].reason=Unschedulable",
-                *[_event_evidence(e) for e in _events(ctx, "FailedScheduling")][:1],
+                *[_event_evidence(e) for e in told],
             ),
         )
     return None

@@ -592,6 +592,18 @@ def test_a_pending_driver_says_why_it_waits(cluster, capsys) -> None:
     assert code == 0 and "Waiting:   ImagePullFailure — image pull failed" in out
     code, out, _ = run(capsys, c, "ls")
     assert code == 0 and "Pending" in out
+    # The timeline says so too, from the first failed pull on; it said only "attempt 1 started".
+    code, out, err = run(capsys, c, "history", "pull", "-o", "json")
+    assert code == 0, err
+    items = json.loads(out)["items"]
+    (entry,) = [h for h in items if h["kind"] == "Waiting"]
+    assert entry["message"].startswith("attempt 1's driver waits: ImagePullFailure — ")
+    started = next(h["time"] for h in items if h["kind"] == "AttemptStarted")
+    assert entry["time"] >= started and entry["time"] == min(
+        e["lastTimestamp"] if e.get("count", 1) == 1 else e["firstTimestamp"]
+        for e in c.world.client.list("/api/v1/namespaces/default/events")
+        if e["involvedObject"]["name"] == "pull-driver" and e["type"] == "Warning"
+    )
 
 
 def test_ls_watch_with_a_field_selector_follows_the_matching_applications(cluster) -> None:

@@ -186,6 +186,37 @@ def _event_on(
     return Operation("create", "v1", "events", namespace, event_name, what, body)
 
 
+def _patch_pod(app: App, pod: str, uid: str, why: str, metadata: dict[str, Any]) -> Operation:
+    """A patch of one pod's metadata, pinned to its UID (in the body and as a precondition).
+
+    A pod of the same name made since the plan was read is another attempt's: never touched.
+    """
+    return Operation(
+        "patch",
+        "v1",
+        "pods",
+        app.namespace,
+        pod,
+        why,
+        {"metadata": {"uid": uid, **metadata}},
+        uid=uid,
+    )
+
+
+def _delete_pod_now(app: App, pod: str, uid: str, why: str) -> Operation:
+    """Delete one pod at once (no grace: its attempt is being stopped), only if it is that UID."""
+    return Operation(
+        "delete",
+        "v1",
+        "pods",
+        app.namespace,
+        pod,
+        why,
+        {"gracePeriodSeconds": 0, "propagationPolicy": "Background"},
+        uid=uid,
+    )
+
+
 def _pods(attempt: Attempt) -> list[tuple[str, str, str]]:
     """(pod, uid, role) of the attempt: executors first, then the driver."""
     out = [(e.pod, e.uid, "executor") for e in attempt.executors if e.uid]
@@ -327,26 +358,16 @@ def fence_plan(
         allowed = candidates[-1] if candidates else None
     epoch = (raw.number(lease, "spec", "leaseTransitions") or 0) + 1 if lease else 1
     stamp = _stamp(actor, now, "fence", epoch)
-    ops: list[Operation] = []
-    for pod, uid, role in _pods(attempt):
-        ops.append(
-            Operation(
-                "patch",
-                "v1",
-                "pods",
-                app.namespace,
-                pod,
-                f"mark the {role} fenced and select it for the deny-all policy",
-                {
-                    "metadata": {
-                        "uid": uid,
-                        "labels": {FENCE_LABEL: "true", FENCE_ID: attempt.uid},
-                        "annotations": stamp,
-                    }
-                },
-                uid=uid,
-            )
+    ops: list[Operation] = [
+        _patch_pod(
+            app,
+            pod,
+            uid,
+            f"mark the {role} fenced and select it for the deny-all policy",
+            {"labels": {FENCE_LABEL: "true", FENCE_ID: attempt.uid}, "annotations": stamp},
         )
+        for pod, uid, role in _pods(attempt)
+    ]
     policy = f"kubectl-spark-fence-{attempt.uid}"
     ops.append(
         Operation(
@@ -423,16 +444,7 @@ def fence_plan(
         )
     if not keep_executors:
         ops.extend(
-            Operation(
-                "delete",
-                "v1",
-                "pods",
-                app.namespace,
-                pod,
-                "stop the fenced attempt's executor now",
-                {"gracePeriodSeconds": 0, "propagationPolicy": "Background"},
-                uid=uid,
-            )
+            _delete_pod_now(app, pod, uid, "stop the fenced attempt's executor now")
             for pod, uid, role in _pods(attempt)
             if role == "executor"
         )
@@ -461,21 +473,15 @@ def unfence_plan(app: App, attempt: Attempt, *, now: str, actor: str) -> Plan:
     if not attempt.fenced or not attempt.uid:
         return dataclasses.replace(base, noop=f"attempt {attempt.number} is not fenced")
     ops = [
-        Operation(
-            "patch",
-            "v1",
-            "pods",
-            app.namespace,
+        _patch_pod(
+            app,
             pod,
+            uid,
             f"remove the fence from the {role}",
             {
-                "metadata": {
-                    "uid": uid,
-                    "labels": {FENCE_LABEL: None, FENCE_ID: None},
-                    "annotations": _stamp(actor, now, "unfence"),
-                }
+                "labels": {FENCE_LABEL: None, FENCE_ID: None},
+                "annotations": _stamp(actor, now, "unfence"),
             },
-            uid=uid,
         )
         for pod, uid, role in _pods(attempt)
     ]
@@ -574,19 +580,10 @@ def force_kill_plan(
         warnings.append(
             f"only apply the out-of-service taint after confirming node {attempt.node} is powered off; remove it after recovery"
         )
-    for pod, uid, role in _pods(attempt):
-        ops.append(
-            Operation(
-                "patch",
-                "v1",
-                "pods",
-                app.namespace,
-                pod,
-                f"record the force-kill on the {role}",
-                {"metadata": {"uid": uid, "annotations": stamp}},
-                uid=uid,
-            )
-        )
+    ops.extend(
+        _patch_pod(app, pod, uid, f"record the force-kill on the {role}", {"annotations": stamp})
+        for pod, uid, role in _pods(attempt)
+    )
     ops.append(
         _event(
             app,
@@ -598,16 +595,7 @@ def force_kill_plan(
         )
     )
     ops.extend(
-        Operation(
-            "delete",
-            "v1",
-            "pods",
-            app.namespace,
-            pod,
-            f"delete the {role} now, only if it is still this pod",
-            {"gracePeriodSeconds": 0, "propagationPolicy": "Background"},
-            uid=uid,
-        )
+        _delete_pod_now(app, pod, uid, f"delete the {role} now, only if it is still this pod")
         for pod, uid, role in _pods(attempt)
     )
     if detach_volumes:

@@ -6,9 +6,8 @@ import sys
 from datetime import datetime
 from typing import Any
 
-import typer
-
 from kubectl_spark.cli import common, render
+from kubectl_spark.cli.commands.table_options import AppRef, NoHeaders, TableOutput
 from kubectl_spark.core import raw
 from kubectl_spark.core.model import App
 from kubectl_spark.core.times import age, parse
@@ -64,18 +63,7 @@ def app_events(snapshot: Any, app: App, now: datetime) -> list[dict[str, str]]:
     return out
 
 
-def run(
-    app_ref: str = typer.Argument(..., metavar="APP", help="Application name or app id."),
-    output: str = typer.Option(
-        "",
-        "--output",
-        "-o",
-        help="Output format: json, yaml, jsonpath=… or custom-columns=… (default: a table).",
-    ),
-    no_headers: bool = typer.Option(
-        False, "--no-headers", help="Do not print the table's header line."
-    ),
-) -> None:
+def run(app_ref: AppRef, output: TableOutput = "", no_headers: NoHeaders = False) -> None:
     """Show the Events of an application's pods, Job and SparkApplication, oldest first."""
     chosen = render.check_output(output, ("table", "json", "yaml"))
     # Events only: Spark's executor list (a request per live driver) would change nothing here.

@@ -5,9 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import typer
-
 from kubectl_spark.cli import common, render
+from kubectl_spark.cli.commands.table_options import AppRef, NoHeaders, TableOutput
 from kubectl_spark.core.model import App
 
 HEADERS = ("TIME", "KIND", "ATTEMPT", "EXECUTOR", "MESSAGE")
@@ -36,18 +35,7 @@ def document(app: App) -> dict[str, Any]:
     }
 
 
-def run(
-    app_ref: str = typer.Argument(..., metavar="APP", help="Application name or app id."),
-    output: str = typer.Option(
-        "",
-        "--output",
-        "-o",
-        help="Output format: json, yaml, jsonpath=… or custom-columns=… (default: a table).",
-    ),
-    no_headers: bool = typer.Option(
-        False, "--no-headers", help="Do not print the table's header line."
-    ),
-) -> None:
+def run(app_ref: AppRef, output: TableOutput = "", no_headers: NoHeaders = False) -> None:
     """Show what happened to an application, in time order: attempts, losses, restarts, actions."""
     chosen = render.check_output(output, ("table", "json", "yaml"))
     with common.one_app(app_ref) as (_, app):

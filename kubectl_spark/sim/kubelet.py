@@ -579,17 +579,7 @@ class Kubelet:
                     "lastState": {"terminated": c.last_terminated} if c.last_terminated else {},
                 }
             )
-        conditions = objects.with_condition(
-            (item.get("status") or {}).get("conditions"),
-            {
-                "type": "DisruptionTarget",
-                "status": "True",
-                "lastProbeTime": None,
-                "lastTransitionTime": stamp,
-                "reason": "TerminationByKubelet",
-                "message": message,
-            },
-        )
+        conditions = objects.with_disruption(item, "TerminationByKubelet", message, stamp)
         conditions = objects.with_condition(
             conditions,
             {

@@ -152,16 +152,11 @@ class NodeLifecycle:
 
     def _evict(self, item: dict[str, Any], now: datetime) -> None:
         meta = item["metadata"]
-        conditions = objects.with_condition(
-            (item.get("status") or {}).get("conditions"),
-            {
-                "type": "DisruptionTarget",
-                "status": "True",
-                "lastProbeTime": None,
-                "lastTransitionTime": rfc3339(now),
-                "reason": "DeletionByTaintManager",
-                "message": "Taint manager: deleting due to NoExecute taint",
-            },
+        conditions = objects.with_disruption(
+            item,
+            "DeletionByTaintManager",
+            "Taint manager: deleting due to NoExecute taint",
+            rfc3339(now),
         )
         try:
             self.world.client.patch(
@@ -189,16 +184,8 @@ class NodeLifecycle:
             if not objects.deleting(item):
                 continue
             meta = item["metadata"]
-            conditions = objects.with_condition(
-                (item.get("status") or {}).get("conditions"),
-                {
-                    "type": "DisruptionTarget",
-                    "status": "True",
-                    "lastProbeTime": None,
-                    "lastTransitionTime": rfc3339(now),
-                    "reason": "DeletionByPodGC",
-                    "message": "PodGC: node no longer exists",
-                },
+            conditions = objects.with_disruption(
+                item, "DeletionByPodGC", "PodGC: node no longer exists", rfc3339(now)
             )
             try:
                 if not objects.is_terminal(item):

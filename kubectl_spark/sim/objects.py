@@ -81,6 +81,27 @@ def with_condition(
     return out
 
 
+def with_disruption(
+    pod: dict[str, Any], reason: str, message: str, stamp: str
+) -> list[dict[str, Any]]:
+    """The pod's conditions with DisruptionTarget=True.
+
+    Kubernetes sets it on a pod before it deletes or fails it for a reason not the pod's own
+    (preemption, taints, eviction, PodGC); the loss reasons read it.
+    """
+    return with_condition(
+        (pod.get("status") or {}).get("conditions"),
+        {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "lastProbeTime": None,
+            "lastTransitionTime": stamp,
+            "reason": reason,
+            "message": message,
+        },
+    )
+
+
 def owner_ref(
     obj: Mapping[str, Any], *, controller: bool = True, block: bool = True
 ) -> dict[str, Any]:

@@ -304,16 +304,11 @@ class World:
     def preempt(self, victim: dict[str, Any], preemptor: dict[str, Any] | None, node: str) -> None:
         meta = victim["metadata"]
         by = preemptor["metadata"]["uid"] if preemptor else "00000000-0000-0000-0000-000000000000"
-        conditions = objects.with_condition(
-            (victim.get("status") or {}).get("conditions"),
-            {
-                "type": "DisruptionTarget",
-                "status": "True",
-                "lastProbeTime": None,
-                "lastTransitionTime": self.now_text(),
-                "reason": "PreemptionByScheduler",
-                "message": "default-scheduler: preempting to accommodate a higher priority pod",
-            },
+        conditions = objects.with_disruption(
+            victim,
+            "PreemptionByScheduler",
+            "default-scheduler: preempting to accommodate a higher priority pod",
+            self.now_text(),
         )
         self.client.patch(
             pod(meta["namespace"], meta["name"]) + "/status", {"status": {"conditions": conditions}}

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
+from http.client import RemoteDisconnected
 from typing import Any
 
 import orjson
@@ -490,7 +491,34 @@ def _short(exc: BaseException) -> tuple[str, bool]:
         return f"no such host {unresolved.group(1)}", False  # a resolver may answer next time
     if "CERTIFICATE_VERIFY_FAILED" in text:
         return "the server's certificate is not trusted (certificate verify failed)", True
-    return (text.splitlines()[0][:200] if text else type(exc).__name__), False
+    if "WRONG_VERSION_NUMBER" in text or "UNKNOWN_PROTOCOL" in text:
+        # A TLS hello answered in plain text: the address serves HTTP.
+        return "the server does not speak TLS (HTTPS) there: is its URL http://…?", True
+    inner = _innermost(exc)
+    if isinstance(inner, (RemoteDisconnected, ConnectionResetError)):
+        # What an HTTPS port (the emulator's) does to plain HTTP, and a proxy that drops us.
+        hint = ": is its URL https://…?" if "HTTPConnectionPool" in text else ""
+        return f"the server closed the connection without answering{hint}", False
+    said = " ".join(str(inner).split())
+    said = said if len(said) <= 160 else said[:160].rsplit(" ", 1)[0] + " …"
+    return (f"{type(inner).__name__}: {said}" if said else type(inner).__name__), False
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The error under urllib3's wrappers (MaxRetryError's reason, ProtocolError's last arg)."""
+    seen: set[int] = set()
+    while id(exc) not in seen:
+        seen.add(id(exc))
+        reason = getattr(exc, "reason", None)
+        if isinstance(reason, BaseException):
+            exc = reason
+        elif exc.args and isinstance(exc.args[-1], BaseException):
+            exc = exc.args[-1]
+        elif isinstance(exc.__cause__, BaseException):
+            exc = exc.__cause__
+        else:
+            break
+    return exc
 
 
 def get_json(conn: Connection, path: str) -> Any:

@@ -494,6 +494,32 @@ def test_cluster_errors(tmp_path: Path, capsys) -> None:
     assert "does not exist" in capsys.readouterr().err
 
 
+def test_a_url_with_the_wrong_scheme_is_said_to_be_one(tmp_path: Path, capsys) -> None:
+    """http:// to an HTTPS port, https:// to an HTTP one: one line that names the likely fix.
+
+    Before, urllib3's retry dump, cut mid-word ("RemoteDisconnected('Remote end closed connec").
+    """
+    from kubectl_spark.cluster.apiserver.embedded import EmulatorOptions
+
+    with (
+        EmbeddedApiServer() as tls,
+        EmbeddedApiServer(EmulatorOptions(tls=False)) as plain,
+    ):
+        config = str(tls.write_kubeconfig(tmp_path / "tls"))
+        address = tls.url.removeprefix("https://")
+        args = ["--kubeconfig", config, "--request-timeout", "5s", "--server"]
+        assert main([*args, f"http://{address}", "ls"]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and len(err.splitlines()) == 1, err
+        assert "closed the connection without answering: is its URL https://" in err, err
+        config = str(plain.write_kubeconfig(tmp_path / "plain"))
+        address = plain.url.removeprefix("http://")
+        assert main(["--kubeconfig", config, "--server", f"https://{address}", "ls"]) == 1
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and "does not speak TLS (HTTPS) there" in err, err
+        assert "attempts" not in err, "retrying a plain-text answer to TLS cannot help"
+
+
 class Watching:
     """``kubectl spark ls`` with ARGS as a process, its output lines gathered as they arrive."""
 
@@ -672,3 +698,19 @@ def test_a_clock_that_agrees_to_the_second_is_trusted_as_it_is() -> None:
     for unreadable in ("yesterday", "", None, "Mon, 30 Nov 2026 08:00:00"):
         api._learn_clock(unreadable)
         assert timedelta(minutes=-10, seconds=-2) < api.skew < timedelta(minutes=-9, seconds=58)
+
+
+def test_an_unknown_network_error_is_said_by_its_innermost_cause() -> None:
+    """urllib3 wraps the cause twice (MaxRetryError, ProtocolError); the user needs the cause,
+    cut at a word, not the wrappers' text cut mid-word."""
+    from urllib3.exceptions import MaxRetryError, ProtocolError
+
+    from kubectl_spark.kube.client import _short
+
+    cause = OSError("the network stack said something long and odd " * 6)
+    wrapped = MaxRetryError(None, "/api", ProtocolError("Connection aborted.", cause))  # type: ignore[arg-type]
+    why, lasting = _short(wrapped)
+    assert why.startswith("OSError: the network stack said something") and not lasting
+    assert why.endswith(" …") and len(why) <= 170 and "Max retries" not in why
+    said = why.removeprefix("OSError: ").removesuffix(" …")
+    assert cause.args[0].startswith(said + " "), "cut between words, never inside one"

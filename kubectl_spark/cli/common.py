@@ -130,16 +130,27 @@ def find_attempt(analysis: Analysis, reference: str) -> tuple[App, Attempt]:
 
 
 def find_executor(app: App, attempt: Attempt, reference: str) -> Executor:
+    """The executor a reference names; an error that says whether it existed, when it is not here.
+
+    Spark numbers a driver's executors 1, 2, 3…: an id below the highest one seen was this
+    attempt's, and its pod (with its log) is gone; one above it never was.
+    """
     wanted = reference.removeprefix("exec-")
     for executor in attempt.executors:
         if executor.id == wanted or executor.pod == reference:
             return executor
+    numbers = [int(e.id) for e in attempt.executors if e.id.isdecimal() and len(e.id) < 8]
+    if wanted.isdecimal() and len(wanted) < 8 and numbers and 0 < int(wanted) < max(numbers):
+        raise UsageError(
+            f"executor {wanted} of {app.name}/{attempt.number} is gone (Spark numbered it before "
+            f"exec-{max(numbers)}): its pod was deleted, and its log with it; "
+            f"`kubectl spark describe {app.name}` says why it was lost"
+        )
     candidates = (
         ", ".join(f"{app.name}/{attempt.number}/exec-{e.id}" for e in attempt.executors) or "none"
     )
     raise UsageError(
-        f'executor "{reference}" has no pod in attempt {attempt.number} (a deleted pod takes its log '
-        f"with it; `kubectl spark describe {app.name}` says why an executor was lost): "
+        f'executor "{reference}" not found in {app.name}/{attempt.number}: '
         f"candidates are {candidates}"
     )
 

@@ -136,6 +136,13 @@ def test_s9_with_neither_says_how_many_were_lost_unexplained(cluster, capsys) ->
     code = main(["--kubeconfig", str(c.kubeconfig), "describe", "vanishing"])
     out, _ = capsys.readouterr()
     assert code == 0 and "3 executor(s) lost with unknown reasons" in out
+    # Their logs: gone with their pods, and said so, unlike an id Spark never gave.
+    code = main(["--kubeconfig", str(c.kubeconfig), "logs", "vanishing/1/exec-2"])
+    _, err = capsys.readouterr()
+    assert code == 1 and "executor 2 of vanishing/1 is gone (Spark numbered it before" in err
+    code = main(["--kubeconfig", str(c.kubeconfig), "logs", "vanishing/1/exec-99"])
+    _, err = capsys.readouterr()
+    assert code == 1 and 'executor "exec-99" not found in vanishing/1: candidates are' in err
 
 
 def test_pod_proxy_forbidden_is_a_note_not_an_error(cluster, capsys) -> None:

@@ -434,7 +434,10 @@ def test_events_logs_and_other_outputs(cluster, capsys) -> None:
             ["logs", "restarting-driver/7"],
             'attempt "7" of restarting-driver not found: candidates are restarting-driver/1',
         ),
-        (["logs", "restarting-driver/1/exec-9"], 'executor "exec-9" has no pod in attempt 1'),
+        (
+            ["logs", "restarting-driver/1/exec-9"],
+            'executor "exec-9" not found in restarting-driver/1: candidates are',
+        ),
         (["-n", "nowhere", "ls"], 'namespace "nowhere" not found'),
         (["ls", "-l", "a in (b"], "unable to parse requirement"),
         (["ls", "-o", "xml"], 'unable to match a printer suitable for the output format "xml"'),

@@ -583,3 +583,21 @@ def test_a_uid_in_a_patch_is_a_precondition(api) -> None:
         )[0]
         == 200
     )
+
+
+def test_the_date_header_holds_for_a_clock_in_any_time_zone(tmp_path) -> None:
+    """The Date header is written on every answer: a clock that tells UTC as another tzinfo
+    (zoneinfo's UTC, an offset) must not break them all (email.utils wants timezone.utc)."""
+    import urllib.request
+    from datetime import timedelta, timezone
+    from email.utils import parsedate_to_datetime
+    from zoneinfo import ZoneInfo
+
+    for tz in (ZoneInfo("UTC"), timezone(timedelta(hours=2))):
+        clock = ManualClock(datetime(2026, 1, 1, 12, 0, tzinfo=tz))
+        with (
+            EmbeddedApiServer(EmulatorOptions(clock=clock, tls=False)) as server,
+            urllib.request.urlopen(server.url + "/version") as answer,
+        ):
+            assert answer.status == 200
+            assert parsedate_to_datetime(answer.headers["Date"]) == clock.now()

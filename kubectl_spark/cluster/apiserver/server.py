@@ -13,7 +13,7 @@ import contextlib
 import platform
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, timedelta
 from email.utils import format_datetime
 from typing import Any
 
@@ -149,7 +149,7 @@ class ApiServer:
         kube-apiserver's Date and its objects' times come from one clock too, and clients read
         ages against it.
         """
-        response.headers["Date"] = format_datetime(self.clock.now(), usegmt=True)
+        response.headers["Date"] = format_datetime(self.clock.now().astimezone(UTC), usegmt=True)
 
     # ------------------------------------------------------------------------------ entry
     async def handle(self, request: web.Request) -> web.StreamResponse:

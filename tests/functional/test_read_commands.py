@@ -620,7 +620,7 @@ def test_a_pending_driver_says_why_it_waits(cluster, capsys) -> None:
     code, out, _ = run(capsys, c, "describe", "pull")
     assert code == 0 and "Waiting:   ImagePullFailure — image pull failed" in out
     code, out, _ = run(capsys, c, "ls")
-    assert code == 0 and "Pending" in out
+    assert code == 0 and "Pending:ImagePullFailure" in out.split(), out  # one cell, no spaces
     # The timeline says so too, from the first failed pull on; it said only "attempt 1 started".
     code, out, err = run(capsys, c, "history", "pull", "-o", "json")
     assert code == 0, err

@@ -598,6 +598,7 @@ def test_a_waiting_driver_says_why_in_the_detail_pane() -> None:
         async with app.run_test(size=SIZE) as pilot:
             table = app.query_one(AppsTable)
             await until(pilot, lambda: table.row_count == 1)
+            assert str(table.get_row_at(0)[4]) == "Pending:ImagePullFailure"  # DRIVER, as in ls
             await to_first_attempt(pilot, app)
             detail = app.query_one(DetailPane)
             await until(pilot, lambda: "ImagePullFailure" in text_of(detail))

@@ -86,3 +86,40 @@ def test_cluster_text_is_escaped_in_tables() -> None:
     out = table(("A",), [("x\x1b[31mred\x07[bold red]y[/]",)])
     assert "\x1b" not in out and "\x07" not in out
     assert "\\x1b[31mred\\x07[bold red]y[/]" in out
+
+
+@pytest.mark.parametrize(
+    ("phase", "statuses", "cell"),
+    [
+        ("Running", {"running": {}}, "Running"),
+        (
+            "Pending",
+            {"waiting": {"reason": "ImagePullBackOff", "message": 'Back-off pulling "x"'}},
+            "Pending:ImagePullFailure",
+        ),
+        (
+            "Running",
+            {"waiting": {"reason": "CrashLoopBackOff"}},
+            "CrashLoopBackOff",
+        ),
+    ],
+)
+def test_the_driver_cell_says_why_a_driver_waits(phase: str, statuses: dict, cell: str) -> None:
+    """kubectl's STATUS style: one word, no spaces; "Pending" alone sent the reader elsewhere."""
+    from kubectl_spark.cli.commands.ls import driver_cell
+
+    driver = mk("d", "driver", "2026-03-01T00:00:00Z", labels={"spark-app-selector": "a"})
+    driver["status"] = {
+        "phase": phase,
+        "containerStatuses": [
+            {
+                "name": "spark-kubernetes-driver",
+                "restartCount": 3,
+                "state": statuses,
+                "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}},
+            }
+        ],
+    }
+    (app,) = analyze(Snapshot(pods=[driver])).apps
+    assert driver_cell(app.current) == cell
+    assert " " not in driver_cell(app.current)

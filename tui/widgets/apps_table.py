@@ -7,7 +7,7 @@ from datetime import datetime
 from rich.text import Text
 from textual.widgets import DataTable
 
-from kubectl_spark.cli.commands.ls import lost_summary
+from kubectl_spark.cli.commands.ls import driver_cell, lost_summary
 from kubectl_spark.core.model import App
 from kubectl_spark.core.times import age, parse
 
@@ -57,7 +57,7 @@ def cells(app: App, now: datetime) -> list[Text]:
         name,
         safe(app.state),
         safe(f"{current.number}/{len(app.attempts)}" if current else "0/0"),
-        safe(current.state if current else "-"),
+        safe(driver_cell(current)),
         safe(f"{running}/{len(execs)}"),
         safe(lost_summary(app)),
         safe(str(restarts)),

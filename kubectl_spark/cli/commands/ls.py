@@ -16,7 +16,7 @@ from kubectl_spark import errors
 from kubectl_spark.cli import common, render
 from kubectl_spark.cli import globals as cli_globals
 from kubectl_spark.cli.terminal import escape
-from kubectl_spark.core.model import Analysis, App
+from kubectl_spark.core.model import Analysis, App, Attempt
 from kubectl_spark.core.times import age, parse
 
 HEADERS = ("APP", "STATE", "ATTEMPT", "DRIVER", "EXECUTORS", "LOST", "RESTARTS", "ALERTS", "AGE")
@@ -36,6 +36,19 @@ def lost_summary(app: App) -> str:
     return ", ".join(f"{by_category[c]} {c}" for c in order if by_category[c])
 
 
+def driver_cell(attempt: Attempt | None) -> str:
+    """The current driver's state, and why it waits, as kubectl's STATUS says it (no spaces).
+
+    "Pending" alone sends the reader to `describe`; ``Pending:ImagePullFailure`` does not. A
+    driver waiting after it ran restarts in place: kubectl's word for that is CrashLoopBackOff.
+    """
+    if attempt is None:
+        return "-"
+    if attempt.waiting is None:
+        return attempt.state
+    return f"Pending:{attempt.waiting.code}" if attempt.state == "Pending" else "CrashLoopBackOff"
+
+
 def row(app: App, now: datetime, *, all_namespaces: bool, wide: bool) -> list[str]:
     current = app.current
     executors = current.executors if current else ()
@@ -46,7 +59,7 @@ def row(app: App, now: datetime, *, all_namespaces: bool, wide: bool) -> list[st
         app.name,
         app.state,
         f"{current.number}/{len(app.attempts)}" if current else "0/0",
-        current.state if current else "-",
+        driver_cell(current),
         f"{running}/{len(executors)}",
         lost_summary(app),
         str(restarts),

@@ -12,6 +12,7 @@ as long as the list takes (seconds at 50,000 pods), which costs memory for a mom
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -20,27 +21,52 @@ class _Freezing:
     by_owner = False  # set by freeze_long_lived: the process keeps objects frozen on purpose
 
 
+class _Pauses:
+    """The pauses open in the whole process, and whether the collector ran before the first.
+
+    The collector is one per process; its users are many threads.
+    """
+
+    lock = threading.Lock()
+    open = 0
+    collector_was_enabled = False
+    per_thread = threading.local()
+
+
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """Nests and restores: the collector runs again only if it ran before the outermost pause.
+    """Nests and restores, across threads.
 
-    What the pause allocated goes straight to the oldest generation (``gc.freeze`` then
-    ``gc.unfreeze``, two list splices). Left young, it would be walked whole by the first
-    collection after the pause, a pass that finds nothing in acyclic data: a sixth of the
-    core's time at 100,000 pods. Cycles made meanwhile wait for the next full collection.
-    A process that freezes objects on purpose (``freeze_long_lived``) is left as it is, since
-    unfreezing would thaw them.
+    The collector runs again when the last open pause ends, and only if it ran before the first.
+
+    What a thread's outermost pause allocated goes straight to the oldest generation
+    (``gc.freeze`` then ``gc.unfreeze``, two list splices), even if another thread's pause
+    began first. Left young, it would be walked whole by the first collection after the
+    pause, a pass that finds nothing in acyclic data: a sixth of the core's time at 100,000
+    pods. Cycles made meanwhile wait for the next full collection. A process that freezes
+    objects on purpose (``freeze_long_lived``) is left as it is, since unfreezing would thaw
+    them.
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
+    mine = _Pauses.per_thread
+    depth = getattr(mine, "depth", 0)
+    with _Pauses.lock:
+        if _Pauses.open == 0:
+            _Pauses.collector_was_enabled = gc.isenabled()
+            gc.disable()
+        _Pauses.open += 1
+    mine.depth = depth + 1
     try:
         yield
     finally:
-        if was_enabled:
-            if not _Freezing.by_owner:
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
+        mine.depth = depth
+        with _Pauses.lock:
+            _Pauses.open -= 1
+            if _Pauses.collector_was_enabled:
+                if depth == 0 and not _Freezing.by_owner:
+                    gc.freeze()
+                    gc.unfreeze()
+                if _Pauses.open == 0:
+                    gc.enable()
 
 
 def freeze_long_lived() -> None:

@@ -83,3 +83,41 @@ def test_a_cycle_made_during_the_pause_is_still_collected(no_automatic_collectio
     assert alive() is not None  # a cycle: only a collection frees it
     gc.collect()
     assert alive() is None
+
+
+def test_pauses_in_two_threads_nest_as_one(
+    monkeypatch: pytest.MonkeyPatch, no_automatic_collections: None
+) -> None:
+    """The collector is one per process; pauses come from several threads (the TUI's watches and
+    its analysis, or a watch thread still retrying after its test). A pause that began while
+    another held the collector still sends what it built to the oldest generation, and the
+    collector runs again only when the last pause ends, in whichever thread."""
+    import threading
+
+    from kubectl_spark import memory
+
+    monkeypatch.setattr(memory._Freezing, "by_owner", False)
+    entered, release, left = threading.Event(), threading.Event(), threading.Event()
+
+    def other() -> None:
+        with collector_paused():
+            entered.set()
+            release.wait(10)
+        left.set()
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    assert entered.wait(10)
+    try:
+        with collector_paused():
+            held = [[i] for i in range(1000)]
+        assert _generation(held) == 2, "built under another thread's pause: still moved"
+        assert not gc.isenabled(), "the other thread's pause still holds"
+        with collector_paused():
+            release.set()
+            assert left.wait(10)
+            assert not gc.isenabled(), "the other pause ended first: this one still holds"
+    finally:
+        release.set()
+        worker.join(10)
+    assert gc.isenabled()

@@ -605,7 +605,39 @@ def _never_started(ctx: PodContext, container: dict[str, Any]) -> Reason | None:
     init = _init_waiting(ctx)
     if init is not None:
         return init
-    return _unschedulable(ctx)
+    return _unschedulable(ctx) or _volume_wait(ctx)
+
+
+def _volume_wait(ctx: PodContext) -> Reason | None:
+    """A scheduled pod whose volume the kubelet cannot attach or mount.
+
+    Its containers wait in ContainerCreating, which says nothing. The cause is a ReadWriteOnce
+    volume still attached to another node (a Multi-Attach error), or a ConfigMap or Secret that
+    does not exist.
+    """
+    told = _events(ctx, "FailedAttachVolume", "FailedMount")
+    if not told:
+        return None
+    last = told[-1]
+    message = raw.text(last, "message")
+    if raw.text(last, "reason") == "FailedAttachVolume":
+        return Reason(
+            "cluster",
+            "VolumeAttachFailure",
+            None,
+            False,
+            f"a volume could not be attached: {message}".rstrip(": "),
+            (_event_evidence(last),),
+        )
+    missing = "not found" in message
+    return Reason(
+        "app" if missing else "cluster",
+        "VolumeMountFailure",
+        None,
+        False,
+        f"a volume could not be mounted: {message}".rstrip(": "),
+        (_event_evidence(last),),
+    )
 
 
 def _never_started_by(ctx: PodContext, why: str, message: str, field: str) -> Reason | None:

@@ -112,6 +112,18 @@ def test_s3_volume_blocks_attempt_2(cluster, capsys) -> None:
         in blocked["message"]
     )
     assert blocked["attempts"] == [1, 2]
+    # The attempt itself says what it waits on; "Pending" alone did not.
+    waiting = app["attempts"][1]["waiting"]
+    assert (waiting["code"], waiting["category"]) == ("VolumeAttachFailure", "cluster")
+    assert "Multi-Attach error" in waiting["message"]
+    code, out, err = run(capsys, c, "ls")
+    assert code == 0 and "Pending:VolumeAttachFailure" in out.split(), out
+    code, out, err = run(capsys, c, "history", "streaming-checkpoint", "-o", "json")
+    assert code == 0, err
+    assert any(
+        h["kind"] == "Waiting" and h["attempt"] == 2 and "VolumeAttachFailure" in h["message"]
+        for h in json.loads(out)["items"]
+    )
 
 
 def test_s4_every_loss_reason(cluster, capsys) -> None:

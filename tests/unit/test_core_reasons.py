@@ -461,3 +461,56 @@ def test_an_executor_in_a_crash_loop_is_not_taken_for_a_quiet_one() -> None:
     assert exec_1.reason is None and exec_1.waiting is not None
     assert (exec_1.waiting.code, exec_1.restarts) == ("JvmOutOfMemory", 2)
     assert exec_1.to_json()["waiting"]["code"] == "JvmOutOfMemory"
+
+
+@pytest.mark.parametrize(
+    ("reason", "message", "code", "category"),
+    [
+        (
+            "FailedAttachVolume",
+            (
+                'Multi-Attach error for volume "pvc-1" Volume is already exclusively attached to '
+                "one node and can't be attached to another"
+            ),
+            "VolumeAttachFailure",
+            "cluster",
+        ),
+        (
+            "FailedMount",
+            'MountVolume.SetUp failed for volume "conf" : configmap "spark-conf" not found',
+            "VolumeMountFailure",
+            "app",
+        ),
+        (
+            "FailedMount",
+            "Unable to attach or mount volumes: unmounted volumes=[data]: timed out waiting",
+            "VolumeMountFailure",
+            "cluster",
+        ),
+    ],
+)
+def test_a_pod_waiting_on_its_volume_says_so(
+    reason: str, message: str, code: str, category: str
+) -> None:
+    """ContainerCreating says nothing: the kubelet's Event names the volume (S3's attempt 2 waits
+    on a volume its lost attempt 1 still holds). Deleted before it started, that is its loss."""
+    from kubectl_spark.core.reasons import waiting_reason
+
+    event = {
+        "reason": reason,
+        "type": "Warning",
+        "message": message,
+        "count": 5,
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "ns"},
+    }
+    waiting = pod("Pending", waiting={"reason": "ContainerCreating"})
+    assert classify(PodContext(waiting, "driver", events=[event])) is None  # nothing lost yet
+    found = waiting_reason(PodContext(waiting, "driver", events=[event]))
+    assert found is not None
+    assert (found.code, found.category, found.counts_as_failure) == (code, category, False)
+    assert message in found.message and found.evidence[0].startswith(f"event {reason} x5: ")
+    assert waiting_reason(PodContext(waiting, "driver")) is None  # no Event: nothing to say
+    deleted = pod("Pending", waiting={"reason": "ContainerCreating"}, deleting=True)
+    lost = classify(PodContext(deleted, "executor", events=[event]))
+    assert lost is not None and (lost.code, lost.category) == (code, category)
+    assert lost.message.endswith("never started, then deleted")

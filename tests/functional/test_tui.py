@@ -659,3 +659,17 @@ async def test_the_live_tui_ages_by_the_clusters_clock(cluster) -> None:
         ages = [str(table.get_row_at(i)[-1]) for i in range(table.row_count)]
         assert all(a.startswith("3h") for a in ages), ages
         assert abs((app.clock() - c.clock.now()).total_seconds()) < 5
+
+
+def test_every_reason_a_driver_can_wait_for_comes_with_what_to_do() -> None:
+    """The detail pane's advice covers each code ``waiting`` can carry before a pod starts."""
+    from kubectl_spark.tui.widgets.detail import ADVICE
+
+    waits = (
+        "ImagePullFailure",
+        "ContainerConfigError",
+        "Unschedulable",
+        "VolumeAttachFailure",
+        "VolumeMountFailure",
+    )
+    assert [code for code in waits if code not in ADVICE] == []

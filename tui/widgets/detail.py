@@ -23,6 +23,10 @@ ADVICE = {
     "OwnerGone": "its driver attempt is gone or going: this executor follows it",
     "ImagePullFailure": "fix the image name or the registry credentials",
     "Unschedulable": "no node has room: lower the requests or add capacity",
+    "ContainerConfigError": "a ConfigMap, Secret or key it references is missing: create it, or fix the pod template",
+    "VolumeAttachFailure": "a ReadWriteOnce volume is still attached to another node: end the attempt that holds it "
+    "(force-kill (K) with its volumes detached, once that node is confirmed down)",
+    "VolumeMountFailure": "create the ConfigMap or Secret it mounts, or check the volume's storage (its Events say which)",
 }
 
 

@@ -139,8 +139,11 @@ def find_executor(app: App, attempt: Attempt, reference: str) -> Executor:
     for executor in attempt.executors:
         if executor.id == wanted or executor.pod == reference:
             return executor
-    numbers = [int(e.id) for e in attempt.executors if e.id.isdecimal() and len(e.id) < 8]
-    if wanted.isdecimal() and len(wanted) < 8 and numbers and 0 < int(wanted) < max(numbers):
+    from kubectl_spark.core.sparkview import exec_number, exec_numbers
+
+    numbers = exec_numbers({e.id for e in attempt.executors})
+    number = exec_number(wanted)
+    if number is not None and numbers and number < max(numbers):
         raise UsageError(
             f"executor {wanted} of {app.name}/{attempt.number} is gone (Spark numbered it before "
             f"exec-{max(numbers)}): its pod was deleted, and its log with it; "

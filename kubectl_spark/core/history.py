@@ -127,17 +127,12 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
                 )
             )
         if source.driver is not None:
+            driver_events = index.pod_events(source.driver)
             entries.extend(_restarts(source.driver.pod, n, None))
-            entries.extend(_pod_events(index.pod_events(source.driver), n, None))
+            entries.extend(_pod_events(driver_events, n, None))
             if attempt.waiting is not None:
                 entries.append(
-                    _waiting(
-                        attempt.waiting,
-                        index.pod_events(source.driver),
-                        attempt.created_at,
-                        n,
-                        None,
-                    )
+                    _waiting(attempt.waiting, driver_events, attempt.created_at, n, None)
                 )
             entries.extend(_actions(source.driver.pod, n, index))
         elif attempt.driver_pod:
@@ -257,13 +252,8 @@ def _waiting(
     pull, the first FailedScheduling, the first back-off), else since it was made. Without it a
     stuck driver's timeline said only "attempt 1 started".
     """
-    warned = [
-        first
-        for event in events
-        if raw.text(event, "type") == "Warning"
-        for first, _ in (_aggregated(event),)
-        if first
-    ]
+    firsts = (_aggregated(e)[0] for e in events if raw.text(e, "type") == "Warning")
+    warned = [first for first in firsts if first]
     what = f"executor {executor}" if executor else f"attempt {attempt}'s driver"
     return HistoryEntry(
         min(warned, default=created),

@@ -114,7 +114,7 @@ def _gone_name(executors: tuple[Executor, ...], exec_id: str) -> str:
 MAX_EXECUTOR_ID = 1_000_000  # beyond any real application: a label saying more is not an id
 
 
-def _exec_number(text: str) -> int | None:
+def exec_number(text: str) -> int | None:
     """An executor id Spark could have given (1, 2, 3…), or None."""
     if not text.isdecimal() or len(text) > 7:
         return None
@@ -124,12 +124,12 @@ def _exec_number(text: str) -> int | None:
 
 def _unknown_losses(ids: Collection[str]) -> int:
     """How many of the ids Spark gave up to the highest no source explains (the gaps)."""
-    numbers = _exec_numbers(ids)
+    numbers = exec_numbers(ids)
     return (max(numbers) - len(numbers)) if numbers else 0
 
 
-def _exec_numbers(ids: Collection[str]) -> set[int]:
-    """The ids among ``ids`` that Spark could have given, as numbers (``_exec_number``).
+def exec_numbers(ids: Collection[str]) -> set[int]:
+    """The ids among ``ids`` that Spark could have given, as numbers (``exec_number``).
 
     Read for every executor of every attempt: when all are short decimal numbers in range (the
     usual case), C loops (``map``) check them, not a Python call per executor.
@@ -139,7 +139,7 @@ def _exec_numbers(ids: Collection[str]) -> set[int]:
         numbers.discard(0)
         if max(numbers, default=0) <= MAX_EXECUTOR_ID:
             return numbers
-    return {n for n in map(_exec_number, ids) if n}
+    return {n for n in map(exec_number, ids) if n}
 
 
 def with_spark_view(attempt: Attempt, view: Mapping[str, Any] | None) -> Attempt:

@@ -210,7 +210,7 @@ def demo_app(path: Path, clock: Any) -> Any:
             clock=clock.now,
         )
 
-    return SparkTUI(make_source, all_namespaces=True, now=clock.now)
+    return SparkTUI(make_source, all_namespaces=True)  # it reads its source's clock
 
 
 def player_speed(clock: Any) -> float:

@@ -28,7 +28,10 @@ _METADATA = (
 )
 _POD_SPEC = ("nodeName", "restartPolicy", "priority", "priorityClassName")
 _POD_STATUS = ("phase", "reason", "message", "startTime", "conditions")
-_CONTAINER_STATUS = ("name", "state", "lastState", "restartCount", "ready")
+_CONTAINER_STATUS = ("name", "state", "lastState", "restartCount", "ready", "started")
+# Of the init containers' specs only what tells a sidecar (restartPolicy Always): its restarts
+# count in RESTARTS as kubectl counts them.
+_INIT_CONTAINER = ("name", "restartPolicy")
 _NODE_SPEC = ("taints", "unschedulable")
 
 
@@ -48,14 +51,16 @@ def pod(obj: Any) -> Any:
     if not isinstance(obj, dict):
         return obj  # malformed: the core's accessors cope, and it is rare
     status = _pick(obj.get("status"), _POD_STATUS)
-    containers = (obj.get("status") or {}).get("containerStatuses")
-    if isinstance(containers, list):
-        status["containerStatuses"] = [_pick(c, _CONTAINER_STATUS) for c in containers]
-    return {
-        "metadata": _metadata(obj),
-        "spec": _pick(obj.get("spec"), _POD_SPEC),
-        "status": status,
-    }
+    whole = obj.get("status")
+    for key in ("containerStatuses", "initContainerStatuses"):
+        containers = whole.get(key) if isinstance(whole, dict) else None
+        if isinstance(containers, list):
+            status[key] = [_pick(c, _CONTAINER_STATUS) for c in containers]
+    spec = _pick(obj.get("spec"), _POD_SPEC)
+    inits = obj["spec"].get("initContainers") if isinstance(obj.get("spec"), dict) else None
+    if isinstance(inits, list):
+        spec["initContainers"] = [_pick(c, _INIT_CONTAINER) for c in inits]
+    return {"metadata": _metadata(obj), "spec": spec, "status": status}
 
 
 def node(obj: Any) -> Any:

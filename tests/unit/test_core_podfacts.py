@@ -86,6 +86,43 @@ SIGNALS: list[tuple[tuple[Any, ...], Any]] = [
             {"name": "spark-kubernetes-executor", "state": {"terminated": {"exitCode": 52}}},
         ],
     ),
+    # Init containers: one that failed, one crash-looping, one whose image cannot be pulled,
+    # and a sidecar (an init container that always restarts) that restarted twice.
+    (
+        ("status", "initContainerStatuses"),
+        [{"name": "fetch-jars", "restartCount": 0, "state": {"terminated": {"exitCode": 1}}}],
+    ),
+    (
+        ("status", "initContainerStatuses"),
+        [
+            {"name": "istio-init", "restartCount": 0, "state": {"terminated": {"exitCode": 0}}},
+            {
+                "name": "fetch-jars",
+                "restartCount": 3,
+                "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                "lastState": {"terminated": {"exitCode": 2, "reason": "Error"}},
+            },
+        ],
+    ),
+    (
+        ("status", "initContainerStatuses"),
+        [{"name": "fetch-jars", "state": {"waiting": {"reason": "ImagePullBackOff"}}}],
+    ),
+    (
+        ("status", "initContainerStatuses"),
+        [
+            {
+                "name": "proxy",
+                "restartCount": 2,
+                "started": True,
+                "ready": True,
+                "state": {"running": {}},
+                "lastState": {"terminated": {"exitCode": 1, "finishedAt": "2026-03-01T02:30:00Z"}},
+            }
+        ],
+    ),
+    (("spec", "initContainers"), [{"name": "proxy", "image": "envoy", "restartPolicy": "Always"}]),
+    (("status", "conditions"), [{"type": "Initialized", "status": "True"}]),
 ]
 MALFORMED: list[tuple[tuple[Any, ...], st.SearchStrategy[Any]]] = [
     (("metadata", "name"), value),
@@ -117,6 +154,10 @@ MALFORMED: list[tuple[tuple[Any, ...], st.SearchStrategy[Any]]] = [
     (("status", "containerStatuses", 0, "restartCount"), value),
     (("status", "containerStatuses", 0, "name"), value),
     (("status", "containerStatuses", 0, "state"), odd),
+    (("status", "initContainerStatuses"), st.one_of(odd, st.just(["x"]), st.just([{}]))),
+    (("status", "initContainerStatuses", 0, "restartCount"), value),
+    (("status", "initContainerStatuses", 0, "name"), value),
+    (("spec", "initContainers"), st.one_of(odd, st.just(["x"]), st.just([{"name": 3}]))),
 ]
 
 

@@ -228,6 +228,20 @@ PODINITIALIZING = container({"waiting": {"reason": "PodInitializing"}})
             "Init:1/2",
             "0",
         ),
+        (  # a termination without an exit code is Go's zero value, 0: a completed one
+            pod(
+                phase="Pending",
+                init=INIT,
+                initContainerStatuses=[
+                    {"name": "istio-init", "state": {"terminated": {}}},
+                    {"name": "fetch-jars", "state": RUNNING},
+                ],
+                containerStatuses=[PODINITIALIZING],
+            ),
+            "0/2",
+            "Init:1/2",
+            "0",
+        ),
         (  # a started sidecar (an init container that always restarts) counts as a container
             pod(
                 phase="Running",

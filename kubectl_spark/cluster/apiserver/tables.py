@@ -133,8 +133,8 @@ def _pod_row(pod: dict[str, Any], now: datetime) -> Row:
             sidecar_last_restart = max(sidecar_last_restart, finished)
         state = _dict(container.get("state"))
         waiting, terminated = _dict(state.get("waiting")), state.get("terminated")
-        if isinstance(terminated, dict) and terminated.get("exitCode") == 0:
-            continue
+        if isinstance(terminated, dict) and terminated.get("exitCode") in (0, None):
+            continue  # completed; a missing exit code is Go's zero value
         if sidecar and container.get("started") is True:
             ready += 1 if container.get("ready") else 0
             continue

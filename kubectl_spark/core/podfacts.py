@@ -47,7 +47,7 @@ class PodFacts:
     owner_name: str
     node: str | None
     phase: str  # "Unknown" when missing
-    restarts: int
+    restarts: int  # as kubectl's RESTARTS counts them (kubectl_restarts)
     source: str  # cluster | watch | history
     fenced: bool  # labelled kubectl-spark.io/fenced=true
     deleting: bool  # has a deletionTimestamp
@@ -126,6 +126,8 @@ def facts(pod: dict[str, Any]) -> PodFacts:
                     chosen = container
             if "running" not in ((chosen or statuses[0]).get("state") or ("running",)):
                 quiet = False  # terminated, or waiting (CrashLoopBackOff): the classifiers look
+        if status.get("initContainerStatuses"):  # rare in Spark pods: the careful count
+            restarts = kubectl_restarts(pod)
         source = "cluster"
         annotations = meta.get("annotations")
         if annotations and SOURCE in annotations:
@@ -187,12 +189,43 @@ def _careful(pod: Any) -> PodFacts:
         raw.text(ref, "name"),
         raw.text(pod, "spec", "nodeName") or None,
         raw.text(pod, "status", "phase") or "Unknown",
-        sum(
-            raw.number(c, "restartCount") or 0
-            for c in raw.items(pod, "status", "containerStatuses")
-        ),
+        kubectl_restarts(pod),
         source if source in KEPT else "cluster",
         labels.get(FENCE_LABEL) == "true",
         bool(raw.text(pod, "metadata", "deletionTimestamp")),
         False,
+    )
+
+
+def kubectl_restarts(pod: Any) -> int:
+    """A pod's restarts as the RESTARTS column of ``kubectl get pods`` counts them.
+
+    kubectl (its printPod) counts the init containers' restarts while the pod initializes, up to
+    the one that runs or fails, and once it is initialized the containers' and the sidecars'
+    (init containers that always restart). Counting the containers' alone said 0 for a driver
+    whose init container (fetching jars, say) crash-looped, where kubectl says 5.
+    """
+    sidecars = {
+        name
+        for c in raw.items(pod, "spec", "initContainers")
+        if raw.text(c, "restartPolicy") == "Always" and (name := raw.text(c, "name"))
+    }
+    restarts = sidecar_restarts = 0
+    initializing = False
+    for status in raw.items(pod, "status", "initContainerStatuses"):
+        count = raw.number(status, "restartCount") or 0
+        sidecar = raw.text(status, "name") in sidecars
+        restarts += count
+        sidecar_restarts += count if sidecar else 0
+        terminated = raw.get(status, "state", "terminated")
+        if isinstance(terminated, dict) and not raw.number(terminated, "exitCode"):
+            continue  # completed (a missing exit code reads as 0, as in Go)
+        if sidecar and raw.get(status, "started") is True:
+            continue
+        initializing = True
+        break
+    if initializing and raw.text(raw.condition(pod, "Initialized"), "status") != "True":
+        return restarts
+    return sidecar_restarts + sum(
+        raw.number(c, "restartCount") or 0 for c in raw.items(pod, "status", "containerStatuses")
     )

@@ -617,3 +617,77 @@ def _unverified() -> object:
     import ssl
 
     return ssl._create_unverified_context()
+
+
+def _init_status(name: str, restarts: int, state: dict, **more: object) -> dict:
+    return {"name": name, "restartCount": restarts, "state": state, **more}
+
+
+RUNNING_STATE = {"running": {"startedAt": "2026-03-01T02:00:00Z"}}
+CRASH_LOOP = {"waiting": {"reason": "CrashLoopBackOff"}}
+DONE = {"terminated": {"exitCode": 0, "reason": "Completed"}}
+# executor id: (its init containers' specs, their statuses, the Spark container's restarts,
+# and whether the pod is initialized), one per way kubectl's printPod counts RESTARTS.
+RESTART_CASES: dict[int, tuple[list[dict], list[dict], int, bool]] = {
+    1: ([], [], 2, True),  # no init containers: the container's
+    2: (  # an init container crash-looping: its restarts, while the pod initializes
+        [{"name": "fetch-jars", "image": "busybox"}],
+        [_init_status("fetch-jars", 5, CRASH_LOOP)],
+        0,
+        False,
+    ),
+    3: (  # initialized: the init container's old restarts no longer count
+        [{"name": "fetch-jars", "image": "busybox"}],
+        [_init_status("fetch-jars", 4, DONE)],
+        1,
+        True,
+    ),
+    4: (  # a sidecar (restartPolicy Always) that restarted: it counts as a container
+        [{"name": "proxy", "image": "envoy", "restartPolicy": "Always"}],
+        [_init_status("proxy", 3, RUNNING_STATE, started=True, ready=True)],
+        1,
+        True,
+    ),
+}
+
+
+def test_restarts_are_counted_as_kubectl_counts_them(kubectl, api, kubeconfig, capsys) -> None:
+    """ls (slim pods) and describe (whole ones) say the RESTARTS kubectl get pods says."""
+    from kubectl_spark.cli.main import main
+
+    core = client.CoreV1Api(api)
+    kubectl("create", "--validate=false", "-f", "-", input=DRIVER)
+    driver_uid = kubectl("get", "pod", "pi-driver", "-o", "jsonpath={.metadata.uid}").stdout
+    owner = {"apiVersion": "v1", "kind": "Pod", "name": "pi-driver", "uid": driver_uid}
+    for exec_id, (specs, inits, restarts, initialized) in RESTART_CASES.items():
+        pod = executor(f"pi-exec-{exec_id}", exec_id)
+        pod["metadata"]["ownerReferences"] = [{**owner, "controller": True}]
+        if specs:
+            pod["spec"]["initContainers"] = specs
+        kubectl("create", "--validate=false", "-f", "-", input=json.dumps(pod))
+        status = {
+            "phase": "Running" if initialized else "Pending",
+            "conditions": [{"type": "Initialized", "status": str(initialized)}],
+            "initContainerStatuses": inits,
+            "containerStatuses": [
+                {
+                    "name": "spark-kubernetes-executor",
+                    "restartCount": restarts,
+                    "state": RUNNING_STATE
+                    if initialized
+                    else {"waiting": {"reason": "PodInitializing"}},
+                }
+            ],
+        }
+        core.patch_namespaced_pod_status(
+            pod["metadata"]["name"], "default", {"status": status}, _preload_content=False
+        )
+    rows = kubectl("get", "pods", "-l", "spark-role=executor", "--no-headers").stdout.splitlines()
+    said = {line.split()[0]: int(line.split()[3]) for line in rows}
+    assert said == {"pi-exec-1": 2, "pi-exec-2": 5, "pi-exec-3": 1, "pi-exec-4": 4}
+    for command in (["ls", "-o", "json"], ["describe", "pi", "-o", "json"]):
+        assert main(["--kubeconfig", str(kubeconfig), *command]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        app = doc["items"][0] if "items" in doc else doc
+        (attempt,) = app["attempts"]
+        assert {e["pod"]: e["restarts"] for e in attempt["executors"]} == said, command

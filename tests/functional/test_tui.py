@@ -608,6 +608,13 @@ def test_a_waiting_driver_says_why_in_the_detail_pane() -> None:
             tree = app.query_one(AttemptTree)
             assert tree.cursor_node is not None
             assert str(tree.cursor_node.label).endswith("Pending  waiting: ImagePullFailure")
+            # The timeline marks where the wait began (it showed only the attempt's span).
+            row = next(
+                line
+                for line in text_of(app.query_one("#timeline")).splitlines()
+                if line.startswith("attempt 1")
+            )
+            assert "W" in row.split("|")[1], row
 
     asyncio.run(scenario())
 

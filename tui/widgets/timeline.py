@@ -17,6 +17,15 @@ MARK = {
     "user": ("U", "magenta"),
     "unknown": ("?", "white"),
 }
+# History entries marked on their attempt's row. A wait (an image that cannot be pulled, no
+# node that fits) is marked where it began: the span alone showed a stuck attempt as running.
+ENTRY_MARK = {
+    "ContainerRestarted": ("↻", "yellow"),
+    "Waiting": ("W", "yellow"),
+    "Fenced": ("F", "magenta"),
+    "ForceKilled": ("K", "magenta"),
+    "Resubmitted": ("R", "magenta"),
+}
 SPAN = {
     "Running": "green",
     "Lost": "red",
@@ -64,26 +73,16 @@ class Timeline(Static):
                     if x is not None:
                         row[x], styles[x] = MARK.get(executor.reason.category, ("?", "white"))
             for entry in app.history:
-                if entry.attempt == attempt.number and entry.kind in (
-                    "ContainerRestarted",
-                    "Fenced",
-                    "ForceKilled",
-                    "Resubmitted",
-                ):
+                if entry.attempt == attempt.number and entry.kind in ENTRY_MARK:
                     x = column(entry.time)
                     if x is not None:
-                        row[x], styles[x] = {
-                            "ContainerRestarted": ("↻", "yellow"),
-                            "Fenced": ("F", "magenta"),
-                            "ForceKilled": ("K", "magenta"),
-                            "Resubmitted": ("R", "magenta"),
-                        }[entry.kind]
+                        row[x], styles[x] = ENTRY_MARK[entry.kind]
             text.append(f"attempt {attempt.number:<2}|")
             for char, style in zip(row, styles, strict=True):
                 text.append(char, style=style)
             text.append(f"| {attempt.state}\n")
         text.append(
-            "legend: █ attempt span  A app / C cluster / D driver / U user loss  ↻ restart  F fence  K kill  R resubmit",
+            "legend: █ attempt span  A app / C cluster / D driver / U user loss  ↻ restart  W waits  F fence  K kill  R resubmit",
             style="dim",
         )
         self.update(text)

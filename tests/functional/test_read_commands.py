@@ -729,3 +729,48 @@ def test_an_unknown_network_error_is_said_by_its_innermost_cause() -> None:
     assert why.endswith(" …") and len(why) <= 170 and "Max retries" not in why
     said = why.removeprefix("OSError: ").removesuffix(" …")
     assert cause.args[0].startswith(said + " "), "cut between words, never inside one"
+
+
+def test_a_driver_held_by_its_init_container_says_init(kubeconfig, api, capsys) -> None:
+    """Init:CrashLoopBackOff in kubectl; ls said Pending:ExitCode, hiding that Spark never ran."""
+    from kubernetes import client
+
+    core = client.CoreV1Api(api)
+    labels = {"spark-role": "driver", "spark-app-selector": "spark-init", "spark-app-name": "init"}
+    core.create_namespaced_pod(
+        "default",
+        {
+            "metadata": {"name": "init-driver", "labels": labels},
+            "spec": {
+                "initContainers": [{"name": "fetch-jars", "image": "busybox"}],
+                "containers": [{"name": "spark-kubernetes-driver", "image": "apache/spark"}],
+            },
+        },
+        _preload_content=False,
+    )
+    status = {
+        "phase": "Pending",
+        "initContainerStatuses": [
+            {
+                "name": "fetch-jars",
+                "restartCount": 4,
+                "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                "lastState": {"terminated": {"exitCode": 2, "reason": "Error"}},
+            }
+        ],
+        "containerStatuses": [
+            {
+                "name": "spark-kubernetes-driver",
+                "restartCount": 0,
+                "state": {"waiting": {"reason": "PodInitializing"}},
+            }
+        ],
+    }
+    core.patch_namespaced_pod_status(
+        "init-driver", "default", {"status": status}, _preload_content=False
+    )
+    code = main(["--kubeconfig", str(kubeconfig), "ls"])
+    out = capsys.readouterr().out
+    assert code == 0
+    row = next(line.split() for line in out.splitlines() if line.startswith("init "))
+    assert row[3:7] == ["Init:ExitCode", "0/0", "0", "4"], out  # DRIVER ... RESTARTS

@@ -36,17 +36,26 @@ def lost_summary(app: App) -> str:
     return ", ".join(f"{by_category[c]} {c}" for c in order if by_category[c])
 
 
+INIT_EVIDENCE = "status.initContainerStatuses["
+
+
 def driver_cell(attempt: Attempt | None) -> str:
     """The current driver's state, and why it waits, as kubectl's STATUS says it (no spaces).
 
     "Pending" alone sends the reader to `describe`; ``Pending:ImagePullFailure`` does not. A
     driver waiting after it ran restarts in place: kubectl's word for that is CrashLoopBackOff.
+    One waiting on an init container (its evidence reads the init container's status) says
+    ``Init:ExitCode``, ``Init:ImagePullFailure``: "Pending:ExitCode" hid that the Spark
+    container never ran.
     """
     if attempt is None:
         return "-"
-    if attempt.waiting is None:
+    waiting = attempt.waiting
+    if waiting is None:
         return attempt.state
-    return f"Pending:{attempt.waiting.code}" if attempt.state == "Pending" else "CrashLoopBackOff"
+    if any(e.startswith(INIT_EVIDENCE) for e in waiting.evidence):
+        return f"Init:{waiting.code}"  # kubectl's Init:… : the Spark container never started
+    return f"Pending:{waiting.code}" if attempt.state == "Pending" else "CrashLoopBackOff"
 
 
 def row(app: App, now: datetime, *, all_namespaces: bool, wide: bool) -> list[str]:

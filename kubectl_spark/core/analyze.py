@@ -736,6 +736,20 @@ UNREADABLE = {
 }
 
 
+def _unexplained_by(attempt: Attempt, view: Mapping[str, Any] | None) -> str:
+    """What was asked about an attempt's lost executor ids, and found nothing.
+
+    ``ls`` and the TUI ask no driver (one request per running driver); ``describe`` asks each
+    running one. Saying "Spark's driver" explains nothing when it was not asked sent the reader
+    away from the one place that knows.
+    """
+    if view is not None:
+        return "no pod, watch, history or Spark's driver explains"
+    if attempt.state == "Running":
+        return "no pod, watch or history explains; Spark's driver was not asked: describe asks it"
+    return "no pod, watch or history explains; Spark's driver no longer runs to be asked"
+
+
 def _sources(
     group_: AppGroup, attempts: tuple[Attempt, ...], snapshot: Snapshot
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -753,7 +767,7 @@ def _sources(
         if a.unknown_losses:
             notes.append(
                 f"attempt {a.number}: {a.unknown_losses} executor(s) lost with unknown reasons "
-                "(gaps in Spark's executor ids that no pod, watch, history or Spark's driver explains)"
+                f"(gaps in Spark's executor ids that {_unexplained_by(a, view)})"
             )
     notes += [UNREADABLE[key] for key in snapshot.unreadable if key in UNREADABLE]
     found.discard("spark")

@@ -432,6 +432,16 @@ def api_client(conn: Connection) -> Any:
     return connect(conn).client
 
 
+PLAIN_HTTP_TO_TLS = "Client sent an HTTP request to an HTTPS server."
+
+
+def _body_text(exc: ApiException) -> str:
+    body = exc.body
+    if isinstance(body, bytes):
+        return body[:200].decode("utf-8", "replace")
+    return body[:200] if isinstance(body, str) else ""
+
+
 def translate(exc: ApiException, what: str) -> errors.ApiRequestError:
     """Turn an ApiException into our error, with the server's own message."""
     message = exc.reason or "error"
@@ -444,6 +454,13 @@ def translate(exc: ApiException, what: str) -> errors.ApiRequestError:
     except (orjson.JSONDecodeError, TypeError):
         pass
     status = int(exc.status or 0)
+    if status == 400 and PLAIN_HTTP_TO_TLS in _body_text(exc):
+        # Go's TLS server (kube-apiserver's) answers plain HTTP so, on its TLS port.
+        return errors.ApiRequestError(
+            f"{what}: the server speaks HTTPS there (it answered 400 Bad Request: "
+            f"{PLAIN_HTTP_TO_TLS}): is its URL https://…?",
+            status=status,
+        )
     cls: type[errors.ApiRequestError] = {
         401: errors.Unauthorized,
         403: errors.Forbidden,
@@ -496,7 +513,7 @@ def _short(exc: BaseException) -> tuple[str, bool]:
         return "the server does not speak TLS (HTTPS) there: is its URL http://…?", True
     inner = _innermost(exc)
     if isinstance(inner, (RemoteDisconnected, ConnectionResetError)):
-        # What an HTTPS port (the emulator's) does to plain HTTP, and a proxy that drops us.
+        # What a TLS port that does not answer plain HTTP does to it, and a proxy that drops us.
         hint = ": is its URL https://…?" if "HTTPConnectionPool" in text else ""
         return f"the server closed the connection without answering{hint}", False
     said = " ".join(str(inner).split())

@@ -691,3 +691,11 @@ def test_restarts_are_counted_as_kubectl_counts_them(kubectl, api, kubeconfig, c
         app = doc["items"][0] if "items" in doc else doc
         (attempt,) = app["attempts"]
         assert {e["pod"]: e["restarts"] for e in attempt["executors"]} == said, command
+
+
+def test_kubectl_with_a_server_without_a_scheme_is_told_bad_request(kubectl, emulator) -> None:
+    """kubectl --server host:port speaks plain HTTP; kube-apiserver answers 400, not EOF."""
+    proc = kubectl("--server", f"127.0.0.1:{emulator.port}", "get", "pods", check=False)
+    assert proc.returncode == 1
+    assert "Error from server (BadRequest)" in proc.stderr, proc.stderr
+    assert "EOF" not in proc.stderr and "reset by peer" not in proc.stderr

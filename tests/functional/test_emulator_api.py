@@ -601,3 +601,36 @@ def test_the_date_header_holds_for_a_clock_in_any_time_zone(tmp_path) -> None:
         ):
             assert answer.status == 200
             assert parsedate_to_datetime(answer.headers["Date"]) == clock.now()
+
+
+def _exchange(port: int, data: bytes) -> bytes:
+    """What the TLS port sends back to ``data`` sent in plain text, until it closes."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(data)
+        received = b""
+        while chunk := conn.recv(4096):
+            received += chunk
+        return received
+
+
+def test_plain_http_to_the_tls_port_is_answered_as_go_answers_it(emulator, api) -> None:
+    """kube-apiserver's TLS server (Go's) answers a request that starts like HTTP with a 400."""
+    request = b"GET /api/v1/pods HTTP/1.1\r\nHost: x\r\nUser-Agent: kubectl\r\n\r\n"
+    assert _exchange(emulator.port, request) == (
+        b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+    )
+    assert _exchange(emulator.port, b"\x00\x01not tls, not http\r\n") == b""  # closed
+    status, _ = raw(api, "GET", "/api/v1/namespaces/default/pods")  # TLS is still served
+    assert status == 200
+
+
+def test_a_client_that_says_nothing_is_closed(emulator, monkeypatch) -> None:
+    import socket
+
+    from kubectl_spark.cluster.apiserver import sniff
+
+    monkeypatch.setattr(sniff, "FIRST_BYTES_TIMEOUT", 0.3)
+    with socket.create_connection(("127.0.0.1", emulator.port), timeout=10) as conn:
+        assert conn.recv(1) == b""  # closed by the server, not left open

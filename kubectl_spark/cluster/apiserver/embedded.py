@@ -13,7 +13,9 @@ import base64
 import os
 import secrets
 import signal
+import socket
 import ssl
+import sys
 import tempfile
 import threading
 from collections.abc import Callable
@@ -33,6 +35,7 @@ from .authz import Policy
 from .faults import PROFILES, FaultProfile
 from .resources import Registry
 from .server import ApiServer, ServerConfig
+from .sniff import SniffingListener
 from .store import Store
 
 T = TypeVar("T")
@@ -93,6 +96,7 @@ class EmbeddedApiServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
+        self._listener: SniffingListener | None = None
         self._stopped: asyncio.Event | None = None
 
     # ------------------------------------------------------------------------- addresses
@@ -161,15 +165,33 @@ class EmbeddedApiServer:
             self.api.app(), handle_signals=False, access_log=None, shutdown_timeout=1.0
         )
         await self._runner.setup()
-        site = web.TCPSite(
-            self._runner, self.options.host, self.options.port, ssl_context=self._ssl, backlog=512
-        )
-        await site.start()
-        address = self._runner.addresses[0]
-        self.port = int(address[1])
+        if self._ssl is not None and sys.platform != "win32":  # peeking needs add_reader
+            sock = socket.create_server(
+                (self.options.host, self.options.port),
+                family=socket.AF_INET6 if ":" in self.options.host else socket.AF_INET,
+                backlog=512,
+            )
+            server = self._runner.server
+            assert server is not None  # set up above
+            self._listener = SniffingListener(sock, server, self._ssl)
+            self._listener.start()
+            self.port = int(sock.getsockname()[1])
+        else:
+            site = web.TCPSite(
+                self._runner,
+                self.options.host,
+                self.options.port,
+                ssl_context=self._ssl,
+                backlog=512,
+            )
+            await site.start()
+            self.port = int(self._runner.addresses[0][1])
         self.config.server_address = f"{self.options.host}:{self.port}"
 
     async def _shutdown(self) -> None:
+        if self._listener is not None:
+            await self._listener.close()
+            self._listener = None
         await self.api.close_streams()
         transports = []
         if self._runner is not None:

@@ -31,7 +31,7 @@ import orjson
 from _served import BIN, ROOT, client_for, served
 
 from kubectl_spark.cluster.clock import SystemClock
-from kubectl_spark.core import slim
+from kubectl_spark.core import podfacts, slim
 from kubectl_spark.core.analyze import Snapshot, analyze
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.memory import collector_paused
@@ -159,6 +159,7 @@ def core(sizes: list[int]) -> dict[str, Any]:
             Snapshot(pods=_as_ls_holds(copies[:size]), nodes=nodes)
         )
         out[f"{size} reading fields only"] = _floor(copies[:size])
+        out[f"{size} reading every field the analysis reads"] = _every_field(copies[:size])
         # Every driver pod gone (deleted, or a namespace's drivers cleaned up): executors are
         # placed by app id and time, which must stay a lookup per executor, not a scan.
         executors = [p for p in copies[:size] if p["metadata"]["labels"]["spark-role"] != "driver"]
@@ -210,6 +211,53 @@ def _floor(pods: list[dict[str, Any]]) -> dict[str, Any]:
             labels.get("spark-app-selector"),
             status["phase"],
         )
+
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        for pod in pods:
+            fields(pod)
+        times.append(time.perf_counter() - start)
+    best = statistics.median(times)
+    return {"seconds": round(best, 3), "pods_per_s": round(len(pods) / best)}
+
+
+LABELS_READ = (
+    podfacts.ROLE,
+    podfacts.APP_ID,
+    podfacts.EXEC_ID,
+    podfacts.APP_NAME,
+    podfacts.OPERATOR_APP,
+    podfacts.SUBMISSION,
+    podfacts.FENCE_LABEL,
+    podfacts.INACTIVE,
+)
+
+
+def _every_field(pods: list[dict[str, Any]]) -> dict[str, Any]:
+    """Reading every field ``podfacts.facts`` reads of a pod, and building nothing.
+
+    The analysis cannot know a pod without these (labels, owner, phase, container states, the
+    signals of a disruption): this is the bound that no change to what is built from them can
+    pass. At 200,000 pods/s the whole analysis has 5 µs per pod.
+    """
+
+    def fields(pod: dict[str, Any]) -> None:
+        meta, status, spec = pod["metadata"], pod["status"], pod["spec"]
+        labels = meta["labels"]
+        (meta["name"], meta["uid"], meta["namespace"], meta["creationTimestamp"])
+        (status["phase"], status.get("reason"), spec.get("nodeName"))
+        (meta.get("deletionTimestamp"), meta.get("annotations"))
+        for key in LABELS_READ:
+            labels.get(key)
+        for ref in meta.get("ownerReferences") or ():
+            if ref.get("controller") is True:
+                (ref["kind"], ref["uid"], ref["name"])
+        for container in status.get("containerStatuses") or ():
+            (container.get("restartCount"), container.get("name"), container.get("state"))
+        status.get("initContainerStatuses")
+        for condition in status.get("conditions") or ():
+            condition.get("type")
 
     times = []
     for _ in range(3):

@@ -212,14 +212,7 @@ def _floor(pods: list[dict[str, Any]]) -> dict[str, Any]:
             status["phase"],
         )
 
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        for pod in pods:
-            fields(pod)
-        times.append(time.perf_counter() - start)
-    best = statistics.median(times)
-    return {"seconds": round(best, 3), "pods_per_s": round(len(pods) / best)}
+    return _reading_rate(pods, fields)
 
 
 LABELS_READ = (
@@ -259,11 +252,16 @@ def _every_field(pods: list[dict[str, Any]]) -> dict[str, Any]:
         for condition in status.get("conditions") or ():
             condition.get("type")
 
+    return _reading_rate(pods, fields)
+
+
+def _reading_rate(pods: list[dict[str, Any]], read: Any) -> dict[str, Any]:
+    """``read`` called on every pod, the median of three passes, in pods/s."""
     times = []
     for _ in range(3):
         start = time.perf_counter()
         for pod in pods:
-            fields(pod)
+            read(pod)
         times.append(time.perf_counter() - start)
     best = statistics.median(times)
     return {"seconds": round(best, 3), "pods_per_s": round(len(pods) / best)}

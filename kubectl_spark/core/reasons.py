@@ -562,6 +562,7 @@ def _init_reason(
     *,
     counts: bool,
     extra: tuple[str, ...] = (),
+    how: str = "failed, so the Spark container never ran",
 ) -> Reason:
     """An init container's failure: the Spark container never ran (kubectl's ``Init:Error``)."""
     reason = termination_reason(
@@ -573,7 +574,7 @@ def _init_reason(
         reason.code,
         reason.exit_code,
         reason.counts_as_failure,
-        f"init container {name} failed, so the Spark container never ran: {reason.message}",
+        f"init container {name} {how}: {reason.message}",
         (*reason.evidence, *extra),
     )
 
@@ -586,9 +587,21 @@ def _init_waiting(ctx: PodContext) -> Reason | None:
         if not why or why == "PodInitializing":
             continue
         last = raw.mapping(status, "lastState", "terminated")
-        if why == "CrashLoopBackOff" and last:
-            return _init_reason(status, last, "lastState", counts=False)
         field = _field(status, "state", "waiting", "reason", statuses="initContainerStatuses")
+        if why == "CrashLoopBackOff" and last:
+            # Restarting, not failed once: "never ran" read as if it had stopped for good.
+            restarts = raw.number(status, "restartCount") or 0
+            ended = _init_reason(
+                status,
+                last,
+                "lastState",
+                counts=False,
+                how=f"keeps failing (CrashLoopBackOff after {restarts} restart(s)), so the "
+                "Spark container has not run; its last exit",
+            )
+            return dataclasses.replace(
+                ended, evidence=(f"{field}=CrashLoopBackOff", *ended.evidence)
+            )
         found = _never_started_by(ctx, why, raw.text(waiting, "message"), field)
         if found is not None:
             name = raw.text(status, "name") or "?"

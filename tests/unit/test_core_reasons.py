@@ -412,7 +412,15 @@ def test_why_a_pod_that_lost_nothing_waits() -> None:
     )
     assert why(crashing) == (
         "ExitCode",
-        "status.initContainerStatuses[fetch-jars].lastState.terminated.reason=Error",
+        "status.initContainerStatuses[fetch-jars].state.waiting.reason=CrashLoopBackOff",
+    )
+    found = waiting_reason(PodContext(crashing, "driver"))
+    assert found is not None and found.message == (
+        "init container fetch-jars keeps failing (CrashLoopBackOff after 3 restart(s)), so the "
+        "Spark container has not run; its last exit: exit code 2 (unexpected)"
+    )  # it said "failed, so the Spark container never ran", as if it had stopped for good
+    assert "status.initContainerStatuses[fetch-jars].lastState.terminated.exitCode=2" in (
+        found.evidence
     )
     looping = pod(
         "Running",

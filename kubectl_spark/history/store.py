@@ -253,6 +253,20 @@ class HistoryStore:
         with self._lock:
             return self._load(scope, kind, namespace)
 
+    def load_under(
+        self, scope: Scope, kind: str, namespace: str, prefix: str
+    ) -> list[dict[str, Any]]:
+        """The objects of one kind in a namespace whose key starts with ``prefix`` + "/"."""
+        with self._lock:
+            if self.db is None:
+                return []
+            rows = self.db.execute(
+                "SELECT body FROM objects WHERE cluster=? AND context=? AND kind=? "
+                "AND namespace=? AND substr(uid, 1, ?) = ?",
+                (scope.cluster, scope.context, kind, namespace, len(prefix) + 1, prefix + "/"),
+            )
+            return [orjson.loads(body) for (body,) in rows]
+
     def _load(
         self, scope: Scope, kind: str, namespace: str | None
     ) -> list[tuple[dict[str, Any], str, str | None]]:

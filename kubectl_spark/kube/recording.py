@@ -26,15 +26,10 @@ class Recorder:
 
     def write(self, changes: Mapping[str, Mapping[str, Change]] | None, snapshot: Snapshot) -> None:
         """One batch, as LiveCluster.take_changes() gave it (None: everything was listed)."""
+        pods = changed_pods(changes, snapshot)
         if changes is None:
-            pods = [(p, kept_source(p) == "watch") for p in snapshot.pods if isinstance(p, dict)]
             events = list(snapshot.events)
         else:
-            pods = [
-                (c.obj, c.deleted or kept_source(c.obj) == "watch")
-                for c in (changes.get("pods") or {}).values()
-                if isinstance(c.obj, dict)
-            ]
             events = [c.obj for c in (changes.get("events") or {}).values()]
         if pods:
             self.pods_written += self.store.record(self.scope, "pods", pods)
@@ -43,6 +38,19 @@ class Recorder:
             self.events_written += self.store.record(
                 self.scope, "events", [(e, False) for e in wanted]
             )
+
+
+def changed_pods(
+    changes: Mapping[str, Mapping[str, Change]] | None, snapshot: Snapshot
+) -> list[tuple[dict[str, Any], bool]]:
+    """(pod, gone?) for each pod of a batch (every pod when everything was listed)."""
+    if changes is None:
+        return [(p, kept_source(p) == "watch") for p in snapshot.pods if isinstance(p, dict)]
+    return [
+        (c.obj, c.deleted or kept_source(c.obj) == "watch")
+        for c in (changes.get("pods") or {}).values()
+        if isinstance(c.obj, dict)
+    ]
 
 
 def _about_spark(snapshot: Snapshot, events: list[Any]) -> list[dict[str, Any]]:

@@ -27,6 +27,45 @@ def since_seconds(text: str) -> int | None:
     return sum(int(n) * units[u] for n, u in parts)
 
 
+KEEP_HINT = " (`kubectl spark record` keeps the last lines of containers that stop with an error)"
+
+
+def _driver_is_gone(loaded: common.Loaded, uid: str) -> bool:
+    """Whether the attempt's driver is only a kept copy (history store or watch) of a gone pod."""
+    from kubectl_spark.core import raw
+    from kubectl_spark.core.sparkview import kept_source
+
+    pod = next((p for p in loaded.snapshot.pods if raw.uid(p) == uid), None)
+    return pod is not None and kept_source(pod) != "cluster"
+
+
+def _print_kept(loaded: common.Loaded, namespace: str, uid: str, pod: str) -> bool:
+    """Print the last lines ``kubectl spark record`` kept of a gone pod; False if it kept none."""
+    from kubectl_spark.cli import globals as cli_globals
+    from kubectl_spark.history.store import HistoryStore
+    from kubectl_spark.kube.client import history_scope
+    from kubectl_spark.kube.logtails import kept_tail
+
+    if not uid or cli_globals.current().no_history:
+        return False
+    with HistoryStore(common.history_path(), create=False) as store:
+        kept = kept_tail(store, history_scope(loaded.api), namespace, uid)
+    if kept is None:
+        return False
+    which = "previous run" if kept.get("previous") is True else "last run"
+    ended = kept.get("finishedAt") or "?"
+    sys.stderr.write(
+        escape(
+            f"pod {pod} is gone; these are the last {kept.get('tailLines', '?')} lines of its "
+            f"{kept.get('container', '?')} container ({which}, exit code {kept.get('exitCode')}, "
+            f"ended {ended}), kept by kubectl spark record\n"
+        )
+    )
+    sys.stdout.write(escape(str(kept.get("text") or "")))
+    sys.stdout.flush()
+    return True
+
+
 def run(
     reference: str = typer.Argument(
         ...,
@@ -61,9 +100,12 @@ def run(
         if len(parts) == 3:
             executor = common.find_executor(app, attempt, parts[2])
             if executor.source != "cluster":
+                if _print_kept(loaded, app.namespace, executor.uid, executor.pod):
+                    return
                 raise UsageError(
                     f"executor {executor.id} of {app.name}/{attempt.number} is gone (its pod "
-                    f"{executor.pod} was deleted; last seen by {executor.source}): its log went with it"
+                    f"{executor.pod} was deleted; last seen by {executor.source}): its log went "
+                    f"with it{KEEP_HINT}"
                 )
             pod, node, default_container = executor.pod, executor.node, "spark-kubernetes-executor"
         elif attempt.outside:
@@ -72,9 +114,12 @@ def run(
                 f"client mode): its log is where it runs; its executors' logs are here "
                 f"({app.name}/{attempt.number}/exec-ID)"
             )
-        elif not pod or attempt.uid is None:
+        elif not pod or attempt.uid is None or _driver_is_gone(loaded, attempt.uid):
+            if attempt.uid and _print_kept(loaded, app.namespace, attempt.uid, pod or "?"):
+                return
             raise UsageError(
-                f"attempt {attempt.number} of {app.name} has no driver pod any more: its log is gone"
+                f"attempt {attempt.number} of {app.name} has no driver pod any more: its log is "
+                f"gone{KEEP_HINT}"
             )
         query: list[tuple[str, object]] = [("container", container or default_container)]
         if previous:

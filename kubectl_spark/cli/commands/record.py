@@ -27,7 +27,8 @@ def run(
     from kubectl_spark.kube import snapshot
     from kubectl_spark.kube.client import connect, history_scope
     from kubectl_spark.kube.live import LiveCluster
-    from kubectl_spark.kube.recording import Recorder
+    from kubectl_spark.kube.logtails import LogKeeper
+    from kubectl_spark.kube.recording import Recorder, changed_pods
 
     g = cli_globals.current()
     conn = common.connection()
@@ -45,8 +46,9 @@ def run(
         wake.set()
 
     previous = signal.signal(signal.SIGTERM, stopping)
-    with HistoryStore(path) as store:
+    with HistoryStore(path) as store, connect(conn) as api:
         recorder = Recorder(store, scope)
+        keeper = LogKeeper(api, store, scope)
         live = LiveCluster(lambda: connect(conn), namespace)
         live.on_change = wake.set
         live.start()
@@ -59,7 +61,17 @@ def run(
                 wake.clear()
                 if live.state == "forbidden":
                     raise Forbidden(live.error, status=403)
-                recorder.write(*live.take_changes())
+                changes, seen = live.take_changes()
+                recorder.write(changes, seen)
+                # At once: Spark deletes a lost executor's pod, and its log, within a second.
+                said_forbidden = keeper.forbidden
+                keeper.keep(changed_pods(changes, seen), listed=changes is None)
+                if keeper.forbidden and not said_forbidden:
+                    print(
+                        "cannot read pods' logs (forbidden: needs get on pods/log): the last "
+                        "lines of stopped containers are not kept",
+                        file=sys.stderr,
+                    )
         except KeyboardInterrupt:
             pass
         finally:
@@ -68,6 +80,7 @@ def run(
             signal.signal(signal.SIGTERM, previous)
     if not quiet:
         print(
-            f"recorded {recorder.pods_written} pod and {recorder.events_written} event states",
+            f"recorded {recorder.pods_written} pod and {recorder.events_written} event states, "
+            f"and the last lines of {keeper.kept} stopped container(s)",
             file=sys.stderr,
         )

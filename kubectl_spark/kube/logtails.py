@@ -1,0 +1,155 @@
+"""The last lines of a Spark container that stopped, kept before its pod (and its log) is gone.
+
+Spark deletes a lost executor's pod within about a second of its end, and its log with it:
+the lines that say why a JVM died (an ``OutOfMemoryError``, the exception that made it exit)
+are the evidence no pod status carries. ``kubectl spark record`` sees the stop in its watch,
+asks the kubelet (through the API) for the container's last lines at once, and keeps them in the
+history store under the kind ``logs``; ``kubectl spark logs`` shows them once the pod is gone.
+
+A container is kept once per run (pod uid, container, restart count): a terminated Spark
+container with a non-zero exit (its current log), or one that restarted in place after such an
+exit (its previous log). A pod already gone, or a log the kubelet no longer has, is skipped.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+
+from kubectl_spark import errors
+from kubectl_spark.core import raw
+from kubectl_spark.core.reasons import spark_container
+from kubectl_spark.history.store import HistoryStore, Scope
+
+KIND = "logs"
+TAIL_LINES = 100
+LIMIT_BYTES = 64 * 1024
+TIMEOUT = 5.0
+PER_BATCH = 20
+
+
+def _wanted(pod: dict[str, Any]) -> tuple[str, int, bool, dict[str, Any]] | None:
+    """(container, restart count, previous?, its termination) if its last lines are evidence."""
+    container = spark_container(pod)
+    name = raw.text(container, "name")
+    if not name:
+        return None
+    restarts = raw.number(container, "restartCount") or 0
+    current = raw.mapping(container, "state", "terminated")
+    if current:
+        return (name, restarts, False, current) if raw.number(current, "exitCode") else None
+    last = raw.mapping(container, "lastState", "terminated")
+    if last and raw.number(last, "exitCode"):
+        return name, restarts, True, last
+    return None
+
+
+class LogKeeper:
+    """Asks for, and keeps, the last lines of each Spark container that stopped with an error."""
+
+    def __init__(self, api: Any, store: HistoryStore, scope: Scope) -> None:
+        self.api = api
+        self.store = store
+        self.scope = scope
+        self.kept = 0
+        self.forbidden = False  # the API refused the logs (RBAC): said once, then not asked again
+        self._asked: set[tuple[str, str, int, bool]] = set()
+        self._waiting: deque[tuple[dict[str, Any], tuple[str, int, bool, dict[str, Any]]]] = deque()
+
+    def keep(self, pods: Iterable[tuple[dict[str, Any], bool]], *, listed: bool = False) -> None:
+        """``pods``: (pod, gone?) as the recorder writes them; a gone pod's log cannot be read.
+
+        ``listed``: the pods of a full list, whose stops are old news; they wait behind the
+        stops a watch just told, and at most ``PER_BATCH`` logs are asked for per call, so that
+        a cluster full of failed pods does not hold up the recording.
+        """
+        if self.forbidden:
+            return
+        for pod, gone in pods:
+            wanted = None if gone else _wanted(pod)
+            uid = raw.uid(pod)
+            if wanted is None or not uid:
+                continue
+            key = (uid, wanted[0], wanted[1], wanted[2])
+            if key in self._asked:
+                continue
+            self._asked.add(key)
+            if listed:
+                self._waiting.append((pod, wanted))
+            else:
+                self._waiting.appendleft((pod, wanted))
+        found = []
+        for _ in range(min(PER_BATCH, len(self._waiting))):
+            pod, (container, restarts, previous, ended) = self._waiting.popleft()
+            uid = raw.uid(pod)
+            text = self._tail(pod, container, previous)
+            if text is None:
+                continue
+            found.append(
+                (
+                    {
+                        "metadata": {
+                            "uid": "/".join((uid, container, str(restarts), str(previous))),
+                            "namespace": raw.namespace(pod),
+                            "resourceVersion": raw.text(pod, "metadata", "resourceVersion"),
+                        },
+                        "pod": {"name": raw.name(pod), "uid": uid},
+                        "container": container,
+                        "restartCount": restarts,
+                        "previous": previous,
+                        "exitCode": raw.number(ended, "exitCode"),
+                        "finishedAt": raw.text(ended, "finishedAt") or None,
+                        "tailLines": TAIL_LINES,
+                        "text": text,
+                    },
+                    False,
+                )
+            )
+        if found:
+            self.kept += self.store.record(self.scope, KIND, found)
+
+    def _tail(self, pod: dict[str, Any], container: str, previous: bool) -> str | None:
+        query: list[tuple[str, object]] = [
+            ("container", container),
+            ("tailLines", TAIL_LINES),
+            ("limitBytes", LIMIT_BYTES),
+        ]
+        if previous:
+            query.append(("previous", "true"))
+        path = f"/api/v1/namespaces/{raw.namespace(pod)}/pods/{raw.name(pod)}/log"
+        try:
+            response = self.api.request(
+                "GET",
+                path,
+                query=query,
+                stream=True,
+                what=f"keep the last lines of {raw.name(pod)}",
+                timeout=TIMEOUT,
+                retry=False,
+            )
+        except errors.Forbidden:
+            self.forbidden = True  # RBAC: no get on pods/log; asking again will not help
+            self._waiting.clear()
+            return None
+        except errors.KubectlSparkError:
+            return None  # gone already, or its node unreachable: nothing to keep, nothing to fail
+        try:
+            return b"".join(response.stream(65536)).decode("utf-8", "replace")
+        finally:
+            response.release_conn()
+
+
+def kept_tail(store: HistoryStore, scope: Scope, namespace: str, uid: str) -> dict[str, Any] | None:
+    """The last kept lines of the pod ``uid`` (its latest run), or None."""
+    kept = [
+        doc
+        for doc in store.load_under(scope, KIND, namespace, uid)
+        if raw.text(doc, "pod", "uid") == uid and isinstance(doc.get("text"), str)
+    ]
+    # The latest run: the highest restart count; at one count, the current log over the previous.
+    return max(
+        kept,
+        key=lambda d: (raw.number(d, "restartCount") or 0, d.get("previous") is not True),
+        default=None,
+    )

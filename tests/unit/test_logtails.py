@@ -1,0 +1,57 @@
+"""Which stopped containers' last lines ``record`` keeps, and which kept lines ``logs`` shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kubectl_spark.history.store import HistoryStore, Scope
+from kubectl_spark.kube.logtails import KIND, _wanted, kept_tail
+
+SCOPE = Scope("https://127.0.0.1:6443", "ctx")
+
+
+def executor(state: dict[str, Any], last: dict[str, Any] | None = None, restarts: int = 0) -> Any:
+    status = {"name": "spark-kubernetes-executor", "restartCount": restarts, "state": state}
+    if last is not None:
+        status["lastState"] = {"terminated": last}
+    return {"metadata": {"name": "e", "uid": "u"}, "status": {"containerStatuses": [status]}}
+
+
+def test_only_a_spark_container_that_stopped_with_an_error_is_kept() -> None:
+    died = {"exitCode": 52}
+    assert _wanted(executor({"terminated": died})) == ("spark-kubernetes-executor", 0, False, died)
+    assert _wanted(executor({"terminated": {"exitCode": 0}})) is None  # it finished its work
+    assert _wanted(executor({"running": {}})) is None
+    # Restarted in place after an OOM kill: the previous run's log says why.
+    oom = {"exitCode": 137, "reason": "OOMKilled"}
+    assert _wanted(executor({"running": {}}, oom, 1)) == ("spark-kubernetes-executor", 1, True, oom)
+    assert _wanted({"metadata": {"uid": "u"}, "status": {}}) is None  # never ran: no log
+
+
+def test_the_latest_run_is_shown(tmp_path: Path) -> None:
+    def doc(restarts: int, previous: bool, text: str, uid: str = "u") -> tuple[Any, bool]:
+        key = f"{uid}/spark-kubernetes-executor/{restarts}/{previous}"
+        body = {
+            "metadata": {"uid": key, "namespace": "ns", "resourceVersion": "1"},
+            "pod": {"name": "e", "uid": uid},
+            "restartCount": restarts,
+            "previous": previous,
+            "text": text,
+        }
+        return body, False
+
+    with HistoryStore(tmp_path / "h.sqlite") as store:
+        store.record(
+            SCOPE,
+            KIND,
+            [doc(0, False, "first"), doc(1, True, "first, again"), doc(2, True, "second")],
+        )
+        store.record(SCOPE, KIND, [doc(5, False, "another pod", uid="u2")])
+        found = kept_tail(store, SCOPE, "ns", "u")
+        assert found is not None and found["text"] == "second"
+        store.record(SCOPE, KIND, [doc(2, False, "third")])  # the run after: its current log
+        found = kept_tail(store, SCOPE, "ns", "u")
+        assert found is not None and found["text"] == "third"
+        assert kept_tail(store, SCOPE, "other", "u") is None
+        assert kept_tail(store, SCOPE, "ns", "u-") is None  # a uid is not a prefix of another's

@@ -426,7 +426,42 @@ class SparkTUI(App[None]):
         return self.snapshot is None or node_reachable(self.snapshot, node)
 
     def action_logs(self) -> None:
+        gone = self._gone_executor()
+        if gone is not None:
+            self._kept_logs(*gone)
+            return
         self._logs(self._pod(), previous=False)
+
+    def _gone_executor(self) -> tuple[str, str, str] | None:
+        """(namespace, pod, uid) of a selected executor whose pod is gone."""
+        app, attempt, executor = self.selection()
+        if app is None or attempt is None or not executor:
+            return None
+        found = next((e for e in attempt.executors if e.id == executor), None)
+        if found is None or found.source == "cluster" or not found.uid:
+            return None
+        return app.namespace, found.pod, found.uid
+
+    @work(thread=True, exclusive=True, group="view")
+    def _kept_logs(self, namespace: str, pod: str, uid: str) -> None:
+        """What ``kubectl spark record`` kept of a gone executor's log (its store is this TUI's)."""
+        kept = self.source.kept_log(namespace, uid)
+        if kept is None:
+            self.call_from_thread(
+                self.notify,
+                f"pod {pod} is gone, and its log with it (`kubectl spark record` keeps the last "
+                "lines of containers that stop with an error)",
+                severity="warning",
+            )
+            return
+        which = "previous run" if kept.get("previous") is True else "last run"
+        title = (
+            f"last lines of {namespace}/{pod}, kept by kubectl spark record: the pod is gone "
+            f"({which}, exit code {kept.get('exitCode')})  (esc: back)"
+        )
+        self.call_from_thread(
+            self.push_screen, TextScreen(title, str(kept.get("text") or "") or "(empty)")
+        )
 
     def action_previous_logs(self) -> None:
         self._logs(self._pod(), previous=True)

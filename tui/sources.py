@@ -40,6 +40,9 @@ class StaticSource:
     def connect(self) -> Any:
         raise RuntimeError("a static source has no cluster to act on")
 
+    def kept_log(self, namespace: str, uid: str) -> dict[str, Any] | None:
+        return None  # no history store behind a frozen cluster
+
 
 @dataclass
 class LiveSource:
@@ -53,6 +56,7 @@ class LiveSource:
     recorder: Any = field(default=None, init=False)
     context: str = field(default="", init=False)
     namespace: str | None = field(default=None, init=False)
+    scope: Any = field(default=None, init=False)  # whose objects the history store files
 
     def start(self, on_change: Callable[[], None] | None = None) -> None:
         from kubectl_spark.kube.client import connect, history_scope
@@ -61,7 +65,7 @@ class LiveSource:
         with connect(self.connection) as api:
             self.context = api.resolved.context
             self.namespace = None if self.all_namespaces else api.namespace
-            scope = history_scope(api)
+            scope = self.scope = history_scope(api)
         if self.history is not None:
             from kubectl_spark.history.store import HistoryError, HistoryStore
             from kubectl_spark.kube.recording import Recorder
@@ -105,6 +109,14 @@ class LiveSource:
 
     def take_changes(self) -> tuple[Any, Snapshot]:
         return self.live.take_changes()  # type: ignore[no-any-return]
+
+    def kept_log(self, namespace: str, uid: str) -> dict[str, Any] | None:
+        """The last lines ``kubectl spark record`` kept of a gone pod, from this TUI's store."""
+        if self.recorder is None or self.scope is None:
+            return None
+        from kubectl_spark.kube.logtails import kept_tail
+
+        return kept_tail(self.recorder.store, self.scope, namespace, uid)
 
     def __getattr__(self, name: str) -> Any:
         if name in ("version", "state", "error", "last_event"):

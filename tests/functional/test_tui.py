@@ -680,3 +680,58 @@ def test_every_reason_a_driver_can_wait_for_comes_with_what_to_do() -> None:
         "VolumeMountFailure",
     )
     assert [code for code in waits if code not in ADVICE] == []
+
+
+async def test_the_log_of_a_gone_executor_is_what_record_kept(
+    emulator, kubeconfig, api, tmp_path
+) -> None:
+    """l on an executor Spark deleted: its last lines, from the store the TUI reads."""
+    from types import SimpleNamespace
+
+    from kubernetes import client
+
+    from tests.functional.test_history import (
+        _driver_and_executor,
+        _fail,
+        _logs_kept,
+        _pod_deleted,
+        _until,
+        start_record,
+        stop_record,
+    )
+
+    core = client.CoreV1Api(api)
+    uid = _driver_and_executor(core).metadata.uid
+    said = "java.lang.OutOfMemoryError: Java heap space\n"
+    emulator.call(
+        lambda: emulator.api.logs.append(
+            uid, "spark-kubernetes-executor", said, emulator.options.clock.now()
+        )
+    )
+    db = tmp_path / "history.sqlite"
+    cluster = SimpleNamespace(kubeconfig=kubeconfig)
+    proc = start_record(cluster, db)  # type: ignore[arg-type]
+    try:
+        _fail(core, "vm-exec-1")
+        _until(lambda: _logs_kept(db) == 1)
+        core.delete_namespaced_pod(
+            "vm-exec-1", "default", grace_period_seconds=0, _preload_content=False
+        )
+        _until(lambda: _pod_deleted(db, uid))
+    finally:
+        stop_record(proc)
+    app = live_app(cluster, history=db)  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 1)
+        tree = app.query_one(AttemptTree)
+        tree.focus()
+        await until(pilot, lambda: bool(tree.root.children and tree.root.children[0].children))
+        tree.move_cursor(tree.root.children[0].children[0])
+        await pilot.pause(0.2)
+        await pilot.press("l")
+        await until(pilot, lambda: isinstance(app.screen, TextScreen))
+        title = text_of(app.screen.query_one("#text-title"))
+        assert "kept by kubectl spark record: the pod is gone (last run, exit code 52)" in title
+        lines = [str(line.text) for line in app.screen.query_one("#text-body").lines]
+        assert "java.lang.OutOfMemoryError: Java heap space" in lines

@@ -426,25 +426,34 @@ class SparkTUI(App[None]):
         return self.snapshot is None or node_reachable(self.snapshot, node)
 
     def action_logs(self) -> None:
-        gone = self._gone_executor()
+        gone = self._gone_pod()
         if gone is not None:
             self._kept_logs(*gone)
             return
         self._logs(self._pod(), previous=False)
 
-    def _gone_executor(self) -> tuple[str, str, str] | None:
-        """(namespace, pod, uid) of a selected executor whose pod is gone."""
+    def _gone_pod(self) -> tuple[str, str, str] | None:
+        """(namespace, pod, uid) of a selected executor or driver whose pod is gone."""
+        from kubectl_spark.core import raw
+        from kubectl_spark.core.sparkview import kept_source
+
         app, attempt, executor = self.selection()
-        if app is None or attempt is None or not executor:
+        if app is None or attempt is None:
             return None
-        found = next((e for e in attempt.executors if e.id == executor), None)
-        if found is None or found.source == "cluster" or not found.uid:
+        if executor:
+            found = next((e for e in attempt.executors if e.id == executor), None)
+            if found is None or found.source == "cluster" or not found.uid:
+                return None
+            return app.namespace, found.pod, found.uid
+        pods = self.snapshot.pods if self.snapshot is not None else ()
+        driver = next((p for p in pods if attempt.uid and raw.uid(p) == attempt.uid), None)
+        if driver is None or kept_source(driver) == "cluster" or not attempt.uid:
             return None
-        return app.namespace, found.pod, found.uid
+        return app.namespace, attempt.driver_pod or "?", attempt.uid
 
     @work(thread=True, exclusive=True, group="view")
     def _kept_logs(self, namespace: str, pod: str, uid: str) -> None:
-        """What ``kubectl spark record`` kept of a gone executor's log (its store is this TUI's)."""
+        """What ``kubectl spark record`` kept of a gone pod's log (its store is this TUI's)."""
         kept = self.source.kept_log(namespace, uid)
         if kept is None:
             self.call_from_thread(

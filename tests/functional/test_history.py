@@ -287,14 +287,14 @@ def _driver_and_executor(core: Any) -> Any:
     )
 
 
-def _fail(core: Any, name: str) -> None:
-    """The executor's JVM exits 52 (Spark's OutOfMemoryError exit), as the kubelet reports it."""
+def _fail(core: Any, name: str, container: str = "spark-kubernetes-executor") -> None:
+    """The pod's JVM exits 52 (Spark's OutOfMemoryError exit), as the kubelet reports it."""
     ended = {"exitCode": 52, "reason": "Error", "finishedAt": "2026-03-01T02:00:00Z"}
     status = {
         "phase": "Failed",
         "containerStatuses": [
             {
-                "name": "spark-kubernetes-executor",
+                "name": container,
                 "restartCount": 0,
                 "state": {"terminated": ended},
             }
@@ -320,18 +320,31 @@ def test_record_keeps_the_last_lines_of_an_executor_spark_deleted(
             uid, "spark-kubernetes-executor", said, emulator.options.clock.now()
         )
     )
+    driver_uid = json.loads(
+        core.read_namespaced_pod("vm-driver", "default", _preload_content=False).data
+    )["metadata"]["uid"]
+    driver_said = "Exception in thread main: java.lang.IllegalStateException: no input\n"
+    emulator.call(
+        lambda: emulator.api.logs.append(
+            driver_uid, "spark-kubernetes-driver", driver_said, emulator.options.clock.now()
+        )
+    )
     db = tmp_path / "history.sqlite"
     proc = start_record(SimpleNamespace(kubeconfig=kubeconfig), db)  # type: ignore[arg-type]
     try:
-        _fail(core, "vm-exec-1")
-        _until(lambda: _logs_kept(db) == 1)
-        core.delete_namespaced_pod(
-            "vm-exec-1", "default", grace_period_seconds=0, _preload_content=False
-        )
-        _until(lambda: _pod_deleted(db, uid))
+        for name, container, kept in (
+            ("vm-exec-1", "spark-kubernetes-executor", 1),
+            ("vm-driver", "spark-kubernetes-driver", 2),
+        ):
+            _fail(core, name, container)
+            _until(lambda kept=kept: _logs_kept(db) == kept)  # type: ignore[misc]
+            core.delete_namespaced_pod(
+                name, "default", grace_period_seconds=0, _preload_content=False
+            )
+        _until(lambda: _pod_deleted(db, uid) and _pod_deleted(db, driver_uid))
     finally:
         err = stop_record(proc)
-    assert "and the last lines of 1 stopped container(s)" in err
+    assert "and the last lines of 2 stopped container(s)" in err
     args = ["--kubeconfig", str(kubeconfig), "--history-db", str(db)]
     assert main([*args, "logs", "vm/1/exec-1"]) == 0
     out, err = capsys.readouterr()
@@ -340,6 +353,9 @@ def test_record_keeps_the_last_lines_of_an_executor_spark_deleted(
         "pod vm-exec-1 is gone; these are the last 100 lines of its spark-kubernetes-executor "
         "container (last run, exit code 52, ended 2026-03-01T02:00:00Z), kept by kubectl spark record"
     ), err
+    assert main([*args, "logs", "vm"]) == 0  # the driver's, gone as well
+    out, err = capsys.readouterr()
+    assert out == driver_said and err.startswith("pod vm-driver is gone; these are the last"), err
     # Without the lines (an older record kept only the pod), the error says how to keep them.
     import sqlite3
 

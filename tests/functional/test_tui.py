@@ -682,10 +682,10 @@ def test_every_reason_a_driver_can_wait_for_comes_with_what_to_do() -> None:
     assert [code for code in waits if code not in ADVICE] == []
 
 
-async def test_the_log_of_a_gone_executor_is_what_record_kept(
+async def test_the_log_of_a_gone_pod_is_what_record_kept(
     emulator, kubeconfig, api, tmp_path
 ) -> None:
-    """l on an executor Spark deleted: its last lines, from the store the TUI reads."""
+    """l on an executor Spark deleted, or on a gone driver: its last lines, from the store."""
     from types import SimpleNamespace
 
     from kubernetes import client
@@ -712,11 +712,15 @@ async def test_the_log_of_a_gone_executor_is_what_record_kept(
     cluster = SimpleNamespace(kubeconfig=kubeconfig)
     proc = start_record(cluster, db)  # type: ignore[arg-type]
     try:
-        _fail(core, "vm-exec-1")
-        _until(lambda: _logs_kept(db) == 1)
-        core.delete_namespaced_pod(
-            "vm-exec-1", "default", grace_period_seconds=0, _preload_content=False
-        )
+        for name, container, kept in (
+            ("vm-exec-1", "spark-kubernetes-executor", 1),
+            ("vm-driver", "spark-kubernetes-driver", 2),
+        ):
+            _fail(core, name, container)
+            _until(lambda kept=kept: _logs_kept(db) == kept)
+            core.delete_namespaced_pod(
+                name, "default", grace_period_seconds=0, _preload_content=False
+            )
         _until(lambda: _pod_deleted(db, uid))
     finally:
         stop_record(proc)
@@ -735,3 +739,11 @@ async def test_the_log_of_a_gone_executor_is_what_record_kept(
         assert "kept by kubectl spark record: the pod is gone (last run, exit code 52)" in title
         lines = [str(line.text) for line in app.screen.query_one("#text-body").lines]
         assert "java.lang.OutOfMemoryError: Java heap space" in lines
+        await pilot.press("escape")
+        tree.move_cursor(tree.root.children[0])  # attempt 1: its driver is gone as well
+        await pilot.pause(0.2)
+        await pilot.press("l")
+        await until(pilot, lambda: "vm-driver" in text_of(app.screen.query_one("#text-title")))
+        assert "the pod is gone (last run, exit code 52)" in text_of(
+            app.screen.query_one("#text-title")
+        )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -57,6 +59,10 @@ class LiveSource:
     context: str = field(default="", init=False)
     namespace: str | None = field(default=None, init=False)
     scope: Any = field(default=None, init=False)  # whose objects the history store files
+    # Stopped containers' last lines are asked for in a thread of their own: a burst of failures
+    # must not hold up the analysis (kubectl_spark.kube.logtails).
+    _to_keep: Any = field(default=None, init=False)
+    _keeping: Any = field(default=None, init=False)
 
     def start(self, on_change: Callable[[], None] | None = None) -> None:
         from kubectl_spark.kube.client import connect, history_scope
@@ -83,6 +89,29 @@ class LiveSource:
             )
         self.live.on_change = on_change
         self.live.start()
+        if self.recorder is not None:
+            self._to_keep = queue.Queue()
+            self._keeping = threading.Thread(target=self._keep_logs, name="keep-logs", daemon=True)
+            self._keeping.start()
+
+    def _keep_logs(self) -> None:
+        """Ask for the last lines of containers that stopped, as the batches tell them."""
+        from kubectl_spark.errors import KubectlSparkError
+        from kubectl_spark.kube.logtails import LogKeeper
+
+        try:
+            with self.connect() as api:
+                keeper = LogKeeper(api, self.recorder.store, self.scope)
+                while True:
+                    try:
+                        batch = self._to_keep.get(timeout=0.2 if keeper.pending else None)
+                    except queue.Empty:
+                        batch = ([], False)  # drain what waits, a few at a time
+                    if batch is None:
+                        return
+                    keeper.keep(batch[0], listed=batch[1])
+        except KubectlSparkError:
+            return  # no connection: the TUI says so through its watches; lines are a bonus
 
     def connect(self) -> Any:
         from kubectl_spark.kube.client import connect
@@ -98,6 +127,10 @@ class LiveSource:
     def stop(self) -> None:
         if self.live is not None:
             self.live.stop()
+        if self._keeping is not None:
+            self._to_keep.put(None)
+            self._keeping.join(timeout=10)  # a log being read ends within its 5 s timeout
+            self._keeping = None
         if self.recorder is not None:
             self.recorder.store.close()
             self.recorder = None
@@ -106,6 +139,10 @@ class LiveSource:
         """Keep what was watched (in the analysis worker: never on the UI thread)."""
         if self.recorder is not None:
             self.recorder.write(changes, snapshot)
+            if self._to_keep is not None:
+                from kubectl_spark.kube.recording import changed_pods
+
+                self._to_keep.put((changed_pods(changes, snapshot), changes is None))
 
     def take_changes(self) -> tuple[Any, Snapshot]:
         return self.live.take_changes()  # type: ignore[no-any-return]

@@ -57,6 +57,11 @@ class LogKeeper:
         self._asked: set[tuple[str, str, int, bool]] = set()
         self._waiting: deque[tuple[dict[str, Any], tuple[str, int, bool, dict[str, Any]]]] = deque()
 
+    @property
+    def pending(self) -> int:
+        """Stopped containers still waiting for their lines to be asked for."""
+        return len(self._waiting)
+
     def keep(self, pods: Iterable[tuple[dict[str, Any], bool]], *, listed: bool = False) -> None:
         """``pods``: (pod, gone?) as the recorder writes them; a gone pod's log cannot be read.
 

@@ -747,3 +747,43 @@ async def test_the_log_of_a_gone_pod_is_what_record_kept(
         assert "the pod is gone (last run, exit code 52)" in text_of(
             app.screen.query_one("#text-title")
         )
+
+
+async def test_the_tui_keeps_a_stopped_executors_last_lines_itself(
+    emulator, kubeconfig, api, tmp_path
+) -> None:
+    """No record running: the open TUI asks for the lines before Spark deletes the pod."""
+    from types import SimpleNamespace
+
+    from kubernetes import client
+
+    from tests.functional.test_history import _driver_and_executor, _fail, _logs_kept
+
+    core = client.CoreV1Api(api)
+    uid = _driver_and_executor(core).metadata.uid
+    said = "java.lang.OutOfMemoryError: GC overhead limit exceeded\n"
+    emulator.call(
+        lambda: emulator.api.logs.append(
+            uid, "spark-kubernetes-executor", said, emulator.options.clock.now()
+        )
+    )
+    db = tmp_path / "history.sqlite"
+    app = live_app(SimpleNamespace(kubeconfig=kubeconfig), history=db)  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 1)
+        _fail(core, "vm-exec-1")
+        await until(pilot, lambda: _logs_kept(db) == 1)
+        core.delete_namespaced_pod(
+            "vm-exec-1", "default", grace_period_seconds=0, _preload_content=False
+        )
+        await until(pilot, lambda: "kept from a watch" in str(app.analysis.to_json()))
+        tree = app.query_one(AttemptTree)
+        tree.focus()
+        await until(pilot, lambda: bool(tree.root.children and tree.root.children[0].children))
+        tree.move_cursor(tree.root.children[0].children[0])
+        await pilot.pause(0.2)
+        await pilot.press("l")
+        await until(pilot, lambda: isinstance(app.screen, TextScreen))
+        lines = [str(line.text) for line in app.screen.query_one("#text-body").lines]
+        assert "java.lang.OutOfMemoryError: GC overhead limit exceeded" in lines

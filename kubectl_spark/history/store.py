@@ -253,6 +253,18 @@ class HistoryStore:
         with self._lock:
             return self._load(scope, kind, namespace)
 
+    def has(self, scope: Scope, kind: str, namespace: str, uid: str) -> bool:
+        """Whether an object of this kind and key is kept (whatever its state)."""
+        with self._lock:
+            if self.db is None:
+                return False
+            row = self.db.execute(
+                "SELECT 1 FROM objects WHERE cluster=? AND context=? AND namespace=? AND kind=? "
+                "AND uid=?",
+                (scope.cluster, scope.context, namespace, kind, uid),
+            ).fetchone()
+            return row is not None
+
     def load_under(
         self, scope: Scope, kind: str, namespace: str, prefix: str
     ) -> list[dict[str, Any]]:

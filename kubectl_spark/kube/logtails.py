@@ -45,6 +45,11 @@ def _wanted(pod: dict[str, Any]) -> tuple[str, int, bool, dict[str, Any]] | None
     return None
 
 
+def _key(uid: str, container: str, restarts: int, previous: bool) -> str:
+    """The store's key of one run's lines: the pod uid first (``kept_tail`` looks it up so)."""
+    return "/".join((uid, container, str(restarts), str(previous)))
+
+
 class LogKeeper:
     """Asks for, and keeps, the last lines of each Spark container that stopped with an error."""
 
@@ -80,6 +85,8 @@ class LogKeeper:
             if key in self._asked:
                 continue
             self._asked.add(key)
+            if self.store.has(self.scope, KIND, raw.namespace(pod), _key(*key)):
+                continue  # kept by an earlier run (of record, or of a TUI)
             if listed:
                 self._waiting.append((pod, wanted))
             else:
@@ -95,7 +102,7 @@ class LogKeeper:
                 (
                     {
                         "metadata": {
-                            "uid": "/".join((uid, container, str(restarts), str(previous))),
+                            "uid": _key(uid, container, restarts, previous),
                             "namespace": raw.namespace(pod),
                             "resourceVersion": raw.text(pod, "metadata", "resourceVersion"),
                         },

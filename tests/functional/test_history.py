@@ -315,20 +315,12 @@ def test_record_keeps_the_last_lines_of_an_executor_spark_deleted(
     executor = _driver_and_executor(core)
     uid = executor.metadata.uid
     said = "INFO Executor: task 7 started\njava.lang.OutOfMemoryError: Java heap space\n"
-    emulator.call(
-        lambda: emulator.api.logs.append(
-            uid, "spark-kubernetes-executor", said, emulator.options.clock.now()
-        )
-    )
+    emulator.append_log("default", "vm-exec-1", "spark-kubernetes-executor", said)
     driver_uid = json.loads(
         core.read_namespaced_pod("vm-driver", "default", _preload_content=False).data
     )["metadata"]["uid"]
     driver_said = "Exception in thread main: java.lang.IllegalStateException: no input\n"
-    emulator.call(
-        lambda: emulator.api.logs.append(
-            driver_uid, "spark-kubernetes-driver", driver_said, emulator.options.clock.now()
-        )
-    )
+    emulator.append_log("default", "vm-driver", "spark-kubernetes-driver", driver_said)
     db = tmp_path / "history.sqlite"
     proc = start_record(SimpleNamespace(kubeconfig=kubeconfig), db)  # type: ignore[arg-type]
     try:
@@ -402,3 +394,25 @@ def _pod_body(db: Path, uid: str) -> str:
     with contextlib.closing(sqlite3.connect(db)) as conn:
         row = conn.execute("SELECT body FROM objects WHERE uid=?", (uid,)).fetchone()
     return bytes(row[0]).decode() if row else ""
+
+
+def test_lines_kept_once_are_not_asked_for_again(emulator, kubeconfig, api, tmp_path) -> None:
+    """A second record (or a TUI) finds them in the store: no log read per start per failed pod."""
+    from types import SimpleNamespace
+
+    from kubernetes import client
+
+    core = client.CoreV1Api(api)
+    _driver_and_executor(core)
+    emulator.append_log("default", "vm-exec-1", "spark-kubernetes-executor", "OOM\n")
+    _fail(core, "vm-exec-1")  # and kept: deleteOnTermination=false
+    db = tmp_path / "history.sqlite"
+    for _ in range(2):
+        proc = start_record(SimpleNamespace(kubeconfig=kubeconfig), db)
+        try:
+            _until(lambda: _logs_kept(db) == 1)
+            time.sleep(1.0)  # a second run would have asked by now
+        finally:
+            stop_record(proc)
+    asked = [e for e in emulator.audit_entries() if e.get("subresource") == "log"]
+    assert len(asked) == 1, asked

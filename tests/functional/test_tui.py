@@ -703,11 +703,7 @@ async def test_the_log_of_a_gone_pod_is_what_record_kept(
     core = client.CoreV1Api(api)
     uid = _driver_and_executor(core).metadata.uid
     said = "java.lang.OutOfMemoryError: Java heap space\n"
-    emulator.call(
-        lambda: emulator.api.logs.append(
-            uid, "spark-kubernetes-executor", said, emulator.options.clock.now()
-        )
-    )
+    emulator.append_log("default", "vm-exec-1", "spark-kubernetes-executor", said)
     db = tmp_path / "history.sqlite"
     cluster = SimpleNamespace(kubeconfig=kubeconfig)
     proc = start_record(cluster, db)  # type: ignore[arg-type]
@@ -760,13 +756,9 @@ async def test_the_tui_keeps_a_stopped_executors_last_lines_itself(
     from tests.functional.test_history import _driver_and_executor, _fail, _logs_kept
 
     core = client.CoreV1Api(api)
-    uid = _driver_and_executor(core).metadata.uid
+    _driver_and_executor(core)
     said = "java.lang.OutOfMemoryError: GC overhead limit exceeded\n"
-    emulator.call(
-        lambda: emulator.api.logs.append(
-            uid, "spark-kubernetes-executor", said, emulator.options.clock.now()
-        )
-    )
+    emulator.append_log("default", "vm-exec-1", "spark-kubernetes-executor", said)
     db = tmp_path / "history.sqlite"
     app = live_app(SimpleNamespace(kubeconfig=kubeconfig), history=db)  # type: ignore[arg-type]
     async with app.run_test(size=SIZE) as pilot:

@@ -682,6 +682,18 @@ def test_every_reason_a_driver_can_wait_for_comes_with_what_to_do() -> None:
     assert [code for code in waits if code not in ADVICE] == []
 
 
+async def press_l_on_the_first_executor(pilot: Any, app: SparkTUI) -> AttemptTree:
+    """The logs key on attempt 1's first executor; returns once a text screen shows."""
+    tree = app.query_one(AttemptTree)
+    tree.focus()
+    await until(pilot, lambda: bool(tree.root.children and tree.root.children[0].children))
+    tree.move_cursor(tree.root.children[0].children[0])
+    await pilot.pause(0.2)
+    await pilot.press("l")
+    await until(pilot, lambda: isinstance(app.screen, TextScreen))
+    return tree
+
+
 async def test_the_log_of_a_gone_pod_is_what_record_kept(
     emulator, kubeconfig, api, tmp_path
 ) -> None:
@@ -724,13 +736,7 @@ async def test_the_log_of_a_gone_pod_is_what_record_kept(
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(AppsTable)
         await until(pilot, lambda: table.row_count == 1)
-        tree = app.query_one(AttemptTree)
-        tree.focus()
-        await until(pilot, lambda: bool(tree.root.children and tree.root.children[0].children))
-        tree.move_cursor(tree.root.children[0].children[0])
-        await pilot.pause(0.2)
-        await pilot.press("l")
-        await until(pilot, lambda: isinstance(app.screen, TextScreen))
+        tree = await press_l_on_the_first_executor(pilot, app)
         title = text_of(app.screen.query_one("#text-title"))
         assert "kept by kubectl spark record: the pod is gone (last run, exit code 52)" in title
         lines = [str(line.text) for line in app.screen.query_one("#text-body").lines]
@@ -770,12 +776,6 @@ async def test_the_tui_keeps_a_stopped_executors_last_lines_itself(
             "vm-exec-1", "default", grace_period_seconds=0, _preload_content=False
         )
         await until(pilot, lambda: "kept from a watch" in str(app.analysis.to_json()))
-        tree = app.query_one(AttemptTree)
-        tree.focus()
-        await until(pilot, lambda: bool(tree.root.children and tree.root.children[0].children))
-        tree.move_cursor(tree.root.children[0].children[0])
-        await pilot.pause(0.2)
-        await pilot.press("l")
-        await until(pilot, lambda: isinstance(app.screen, TextScreen))
+        await press_l_on_the_first_executor(pilot, app)
         lines = [str(line.text) for line in app.screen.query_one("#text-body").lines]
         assert "java.lang.OutOfMemoryError: GC overhead limit exceeded" in lines

@@ -96,6 +96,8 @@ class LiveSource:
 
     def _keep_logs(self) -> None:
         """Ask for the last lines of containers that stopped, as the batches tell them."""
+        import sqlite3
+
         from kubectl_spark.errors import KubectlSparkError
         from kubectl_spark.kube.logtails import LogKeeper
 
@@ -110,8 +112,10 @@ class LiveSource:
                     if batch is None:
                         return
                     keeper.keep(batch[0], listed=batch[1])
-        except KubectlSparkError:
-            return  # no connection: the TUI says so through its watches; lines are a bonus
+        except (KubectlSparkError, sqlite3.Error):
+            # No connection (the TUI says so through its watches) or a store that cannot be
+            # written (the recorder says so): the lines are a bonus, never a crash.
+            return
 
     def connect(self) -> Any:
         from kubectl_spark.kube.client import connect

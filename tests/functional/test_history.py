@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,8 +13,16 @@ import pytest
 
 from kubectl_spark.cli.main import main
 from tests.conftest import ScenarioCluster as Cluster
-
-BIN = Path(sys.executable).parent / "kubectl-spark"
+from tests.recording import (
+    driver_and_executor,
+    exit_52,
+    logs_kept,
+    pod_body,
+    pod_deleted,
+    start_record,
+    stop_record,
+    wait_until,
+)
 
 
 def describe(capsys: pytest.CaptureFixture[str], c: Cluster, *args: str) -> dict[str, Any]:
@@ -33,31 +37,6 @@ def lost(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {
         e["id"]: e for a in doc["attempts"] for e in a["executors"] if e["id"] in ("1", "2", "3")
     }
-
-
-def start_record(c: Cluster, db: Path) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        [str(BIN), "record", "-A", "--kubeconfig", str(c.kubeconfig), "--history-db", str(db)],
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONFAULTHANDLER": "1"},  # SIGABRT prints every thread's stack
-    )
-    assert proc.stderr is not None
-    line = proc.stderr.readline().decode()
-    assert line.startswith("recording"), line
-    return proc
-
-
-def stop_record(proc: subprocess.Popen[bytes]) -> str:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        _, err = proc.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        # Once seen under load, never reproduced: say where each thread was stuck.
-        proc.send_signal(signal.SIGABRT)
-        _, err = proc.communicate(timeout=10)
-        pytest.fail(f"record did not stop within 20 s of SIGTERM:\n{err.decode(errors='replace')}")
-    assert proc.returncode == 0, err
-    return err.decode()
 
 
 def record_while_playing(c: Cluster, db: Path, every: int) -> None:
@@ -96,7 +75,7 @@ def test_s9_reasons_from_the_store_when_record_ran(cluster, capsys, tmp_path) ->
     _, err = capsys.readouterr()
     # record asks for a stopped container's last lines at once; whether it was before the
     # simulated driver deleted the pod depends on the steps' timing. Either way it is said.
-    if _logs_kept(db, of=found["1"]["uid"]):
+    if logs_kept(db, of=found["1"]["uid"]):
         assert code == 0 and err.startswith("pod ") and "is gone; these are the last" in err, err
     else:
         assert code == 1 and "executor 1 of vanishing/1 is gone" in err, err
@@ -234,75 +213,6 @@ def test_two_record_processes_at_once_lose_nothing(cluster, tmp_path) -> None:
     assert {n.rsplit("-", 1)[-1] for n in gone} == {"1", "2", "3"}  # exec-1, exec-2, exec-3
 
 
-def _logs_kept(db: Path, of: str = "") -> int:
-    """How many containers' last lines the store holds (of the pod ``of``'s uid, if given)."""
-    import sqlite3
-
-    if not db.exists():
-        return 0
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        return int(
-            conn.execute(
-                "SELECT COUNT(*) FROM objects WHERE kind='logs' AND uid LIKE ?", (f"{of}%",)
-            ).fetchone()[0]
-        )
-
-
-def _pod_deleted(db: Path, uid: str) -> bool:
-    import sqlite3
-
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        row = conn.execute("SELECT deleted_at FROM objects WHERE uid=?", (uid,)).fetchone()
-    return row is not None and row[0] is not None
-
-
-def _until(condition: Any, seconds: float = 15) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
-
-
-def _driver_and_executor(core: Any) -> Any:
-    """Application vm: a driver and its executor 1, as spark-submit labels them."""
-    labels = {"spark-app-selector": "spark-vm", "spark-app-name": "vm"}
-    driver = core.create_namespaced_pod(
-        "default",
-        {
-            "metadata": {"name": "vm-driver", "labels": {**labels, "spark-role": "driver"}},
-            "spec": {"containers": [{"name": "spark-kubernetes-driver", "image": "spark"}]},
-        },
-    )
-    owner = {"apiVersion": "v1", "kind": "Pod", "name": "vm-driver", "uid": driver.metadata.uid}
-    return core.create_namespaced_pod(
-        "default",
-        {
-            "metadata": {
-                "name": "vm-exec-1",
-                "labels": {**labels, "spark-role": "executor", "spark-exec-id": "1"},
-                "ownerReferences": [{**owner, "controller": True}],
-            },
-            "spec": {"containers": [{"name": "spark-kubernetes-executor", "image": "spark"}]},
-        },
-    )
-
-
-def _fail(core: Any, name: str, container: str = "spark-kubernetes-executor") -> None:
-    """The pod's JVM exits 52 (Spark's OutOfMemoryError exit), as the kubelet reports it."""
-    ended = {"exitCode": 52, "reason": "Error", "finishedAt": "2026-03-01T02:00:00Z"}
-    status = {
-        "phase": "Failed",
-        "containerStatuses": [
-            {
-                "name": container,
-                "restartCount": 0,
-                "state": {"terminated": ended},
-            }
-        ],
-    }
-    core.patch_namespaced_pod_status(name, "default", {"status": status}, _preload_content=False)
-
-
 def test_record_keeps_the_last_lines_of_an_executor_spark_deleted(
     emulator, kubeconfig, api, capsys, tmp_path
 ) -> None:
@@ -312,7 +222,7 @@ def test_record_keeps_the_last_lines_of_an_executor_spark_deleted(
     from kubernetes import client
 
     core = client.CoreV1Api(api)
-    executor = _driver_and_executor(core)
+    executor = driver_and_executor(core)
     uid = executor.metadata.uid
     said = "INFO Executor: task 7 started\njava.lang.OutOfMemoryError: Java heap space\n"
     emulator.append_log("default", "vm-exec-1", "spark-kubernetes-executor", said)
@@ -328,12 +238,12 @@ def test_record_keeps_the_last_lines_of_an_executor_spark_deleted(
             ("vm-exec-1", "spark-kubernetes-executor", 1),
             ("vm-driver", "spark-kubernetes-driver", 2),
         ):
-            _fail(core, name, container)
-            _until(lambda kept=kept: _logs_kept(db) == kept)  # type: ignore[misc]
+            exit_52(core, name, container)
+            wait_until(lambda kept=kept: logs_kept(db) == kept)  # type: ignore[misc]
             core.delete_namespaced_pod(
                 name, "default", grace_period_seconds=0, _preload_content=False
             )
-        _until(lambda: _pod_deleted(db, uid) and _pod_deleted(db, driver_uid))
+        wait_until(lambda: pod_deleted(db, uid) and pod_deleted(db, driver_uid))
     finally:
         err = stop_record(proc)
     assert "and the last lines of 2 stopped container(s)" in err
@@ -368,7 +278,7 @@ def test_record_without_pods_log_says_so_once_and_keeps_recording(
     from kubernetes import client
 
     core = client.CoreV1Api(api)
-    executor = _driver_and_executor(core)
+    executor = driver_and_executor(core)
     emulator.set_policy(
         {"rules": [{"effect": "deny", "users": ["oncall"], "resources": ["pods/log"]}]}
     )
@@ -378,22 +288,14 @@ def test_record_without_pods_log_says_so_once_and_keeps_recording(
     db = tmp_path / "history.sqlite"
     proc = start_record(SimpleNamespace(kubeconfig=limited), db)  # type: ignore[arg-type]
     try:
-        _fail(core, "vm-exec-1")
-        _until(lambda: '"Failed"' in _pod_body(db, executor.metadata.uid))
+        exit_52(core, "vm-exec-1")
+        wait_until(lambda: '"Failed"' in pod_body(db, executor.metadata.uid))
         time.sleep(0.5)
     finally:
         err = stop_record(proc)
     assert err.count("cannot read pods' logs (forbidden: needs get on pods/log)") == 1, err
     assert "and the last lines of 0 stopped container(s)" in err
-    assert _logs_kept(db) == 0
-
-
-def _pod_body(db: Path, uid: str) -> str:
-    import sqlite3
-
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        row = conn.execute("SELECT body FROM objects WHERE uid=?", (uid,)).fetchone()
-    return bytes(row[0]).decode() if row else ""
+    assert logs_kept(db) == 0
 
 
 def test_lines_kept_once_are_not_asked_for_again(emulator, kubeconfig, api, tmp_path) -> None:
@@ -403,14 +305,14 @@ def test_lines_kept_once_are_not_asked_for_again(emulator, kubeconfig, api, tmp_
     from kubernetes import client
 
     core = client.CoreV1Api(api)
-    _driver_and_executor(core)
+    driver_and_executor(core)
     emulator.append_log("default", "vm-exec-1", "spark-kubernetes-executor", "OOM\n")
-    _fail(core, "vm-exec-1")  # and kept: deleteOnTermination=false
+    exit_52(core, "vm-exec-1")  # and kept: deleteOnTermination=false
     db = tmp_path / "history.sqlite"
     for _ in range(2):
         proc = start_record(SimpleNamespace(kubeconfig=kubeconfig), db)
         try:
-            _until(lambda: _logs_kept(db) == 1)
+            wait_until(lambda: logs_kept(db) == 1)
             time.sleep(1.0)  # a second run would have asked by now
         finally:
             stop_record(proc)

@@ -21,6 +21,15 @@ from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
 from kubectl_spark.tui.widgets.banner import AlertsBanner
 from kubectl_spark.tui.widgets.detail import DetailPane
 from tests.conftest import ScenarioCluster as Cluster
+from tests.recording import (
+    driver_and_executor,
+    exit_52,
+    logs_kept,
+    pod_deleted,
+    start_record,
+    stop_record,
+    wait_until,
+)
 from tests.unit.test_core_grouping import mk, ref
 
 SIZE = (140, 45)
@@ -702,18 +711,8 @@ async def test_the_log_of_a_gone_pod_is_what_record_kept(
 
     from kubernetes import client
 
-    from tests.functional.test_history import (
-        _driver_and_executor,
-        _fail,
-        _logs_kept,
-        _pod_deleted,
-        _until,
-        start_record,
-        stop_record,
-    )
-
     core = client.CoreV1Api(api)
-    uid = _driver_and_executor(core).metadata.uid
+    uid = driver_and_executor(core).metadata.uid
     said = "java.lang.OutOfMemoryError: Java heap space\n"
     emulator.append_log("default", "vm-exec-1", "spark-kubernetes-executor", said)
     db = tmp_path / "history.sqlite"
@@ -724,12 +723,12 @@ async def test_the_log_of_a_gone_pod_is_what_record_kept(
             ("vm-exec-1", "spark-kubernetes-executor", 1),
             ("vm-driver", "spark-kubernetes-driver", 2),
         ):
-            _fail(core, name, container)
-            _until(lambda kept=kept: _logs_kept(db) == kept)
+            exit_52(core, name, container)
+            wait_until(lambda kept=kept: logs_kept(db) == kept)
             core.delete_namespaced_pod(
                 name, "default", grace_period_seconds=0, _preload_content=False
             )
-        _until(lambda: _pod_deleted(db, uid))
+        wait_until(lambda: pod_deleted(db, uid))
     finally:
         stop_record(proc)
     app = live_app(cluster, history=db)  # type: ignore[arg-type]
@@ -759,10 +758,8 @@ async def test_the_tui_keeps_a_stopped_executors_last_lines_itself(
 
     from kubernetes import client
 
-    from tests.functional.test_history import _driver_and_executor, _fail, _logs_kept
-
     core = client.CoreV1Api(api)
-    _driver_and_executor(core)
+    driver_and_executor(core)
     said = "java.lang.OutOfMemoryError: GC overhead limit exceeded\n"
     emulator.append_log("default", "vm-exec-1", "spark-kubernetes-executor", said)
     db = tmp_path / "history.sqlite"
@@ -770,8 +767,8 @@ async def test_the_tui_keeps_a_stopped_executors_last_lines_itself(
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(AppsTable)
         await until(pilot, lambda: table.row_count == 1)
-        _fail(core, "vm-exec-1")
-        await until(pilot, lambda: _logs_kept(db) == 1)
+        exit_52(core, "vm-exec-1")
+        await until(pilot, lambda: logs_kept(db) == 1)
         core.delete_namespaced_pod(
             "vm-exec-1", "default", grace_period_seconds=0, _preload_content=False
         )

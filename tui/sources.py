@@ -63,6 +63,7 @@ class LiveSource:
     # must not hold up the analysis (kubectl_spark.kube.logtails).
     _to_keep: Any = field(default=None, init=False)
     _keeping: Any = field(default=None, init=False)
+    _stopped: bool = field(default=False, init=False)
 
     def start(self, on_change: Callable[[], None] | None = None) -> None:
         from kubectl_spark.kube.client import connect, history_scope
@@ -89,7 +90,7 @@ class LiveSource:
             )
         self.live.on_change = on_change
         self.live.start()
-        if self.recorder is not None:
+        if self.recorder is not None and not self._stopped:
             self._to_keep = queue.Queue()
             self._keeping = threading.Thread(target=self._keep_logs, name="keep-logs", daemon=True)
             self._keeping.start()
@@ -129,6 +130,7 @@ class LiveSource:
         return (self.clock or (lambda: datetime.now(UTC)))()
 
     def stop(self) -> None:
+        self._stopped = True  # a start still under way (in its worker) starts no log keeper
         if self.live is not None:
             self.live.stop()
         if self._keeping is not None:

@@ -29,6 +29,7 @@ ANSWER = b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTT
 HEADER_BYTES = 5  # a TLS record header
 READ_AHEAD = 65536
 FIRST_BYTES_TIMEOUT = 10.0  # a client that connects and says nothing is closed after it
+HANDSHAKE_GRACE = 1.0  # at shutdown, for handshakes under way
 
 
 class SniffingListener:
@@ -51,7 +52,16 @@ class SniffingListener:
         self._accepting = asyncio.get_running_loop().create_task(self._accept())
 
     async def close(self) -> None:
-        """Stop accepting; connections already handed to aiohttp are its to close."""
+        """Stop accepting; connections already handed to aiohttp are its to close.
+
+        A handshake under way is given a moment to end first: cancelled mid-handshake, asyncio
+        starts a TLS shutdown that the stopping loop never finishes, and the socket under it is
+        left for the garbage collector (a ResourceWarning in whichever test it lands).
+        """
+        if self._accepting is not None:
+            self._accepting.cancel()
+        if self._pending:
+            await asyncio.wait(list(self._pending), timeout=HANDSHAKE_GRACE)
         tasks = [t for t in (self._accepting, *self._pending) if t is not None]
         for task in tasks:
             task.cancel()

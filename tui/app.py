@@ -434,8 +434,7 @@ class SparkTUI(App[None]):
 
     def _gone_pod(self) -> tuple[str, str, str] | None:
         """(namespace, pod, uid) of a selected executor or driver whose pod is gone."""
-        from kubectl_spark.core import raw
-        from kubectl_spark.core.sparkview import kept_source
+        from kubectl_spark.core.sparkview import only_kept
 
         app, attempt, executor = self.selection()
         if app is None or attempt is None:
@@ -446,8 +445,7 @@ class SparkTUI(App[None]):
                 return None
             return app.namespace, found.pod, found.uid
         pods = self.snapshot.pods if self.snapshot is not None else ()
-        driver = next((p for p in pods if attempt.uid and raw.uid(p) == attempt.uid), None)
-        if driver is None or kept_source(driver) == "cluster" or not attempt.uid:
+        if not attempt.uid or not only_kept(pods, attempt.uid):
             return None
         return app.namespace, attempt.driver_pod or "?", attempt.uid
 
@@ -463,10 +461,11 @@ class SparkTUI(App[None]):
                 severity="warning",
             )
             return
-        which = "previous run" if kept.get("previous") is True else "last run"
+        from kubectl_spark.kube.logtails import run_said
+
         title = (
             f"last lines of {namespace}/{pod}, kept by kubectl spark record: the pod is gone "
-            f"({which}, exit code {kept.get('exitCode')})  (esc: back)"
+            f"({run_said(kept)})  (esc: back)"
         )
         self.call_from_thread(
             self.push_screen, TextScreen(title, str(kept.get("text") or "") or "(empty)")

@@ -144,11 +144,9 @@ class LiveSource:
     def record(self, changes: Any, snapshot: Snapshot) -> None:
         """Keep what was watched (in the analysis worker: never on the UI thread)."""
         if self.recorder is not None:
-            self.recorder.write(changes, snapshot)
+            pods = self.recorder.write(changes, snapshot)
             if self._to_keep is not None:
-                from kubectl_spark.kube.recording import changed_pods
-
-                self._to_keep.put((changed_pods(changes, snapshot), changes is None))
+                self._to_keep.put((pods, changes is None))
 
     def take_changes(self) -> tuple[Any, Snapshot]:
         return self.live.take_changes()  # type: ignore[no-any-return]

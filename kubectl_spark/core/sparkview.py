@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from . import raw
@@ -30,6 +30,12 @@ def kept_source(pod: Any) -> str:
     """``cluster`` for a pod read now; ``watch`` or ``history`` for a kept copy of a gone one."""
     source = raw.annotation_map(pod).get(SOURCE, "")
     return source if source in KEPT else "cluster"
+
+
+def only_kept(pods: Iterable[Any], uid: str) -> bool:
+    """Whether the pod ``uid`` is known only as a kept copy (watch or history) of a gone pod."""
+    pod = next((p for p in pods if raw.uid(p) == uid), None)
+    return pod is not None and kept_source(pod) != "cluster"
 
 
 def kept_evidence(pod: Any) -> str:

@@ -165,3 +165,9 @@ def kept_tail(store: HistoryStore, scope: Scope, namespace: str, uid: str) -> di
         key=lambda d: (raw.number(d, "restartCount") or 0, d.get("previous") is not True),
         default=None,
     )
+
+
+def run_said(kept: dict[str, Any]) -> str:
+    """Which run kept lines are of, as ``logs`` and the TUI say it: "last run, exit code 52"."""
+    which = "previous run" if kept.get("previous") is True else "last run"
+    return f"{which}, exit code {kept.get('exitCode')}"

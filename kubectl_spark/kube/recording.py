@@ -24,8 +24,13 @@ class Recorder:
         self.pods_written = 0
         self.events_written = 0
 
-    def write(self, changes: Mapping[str, Mapping[str, Change]] | None, snapshot: Snapshot) -> None:
-        """One batch, as LiveCluster.take_changes() gave it (None: everything was listed)."""
+    def write(
+        self, changes: Mapping[str, Mapping[str, Change]] | None, snapshot: Snapshot
+    ) -> list[tuple[dict[str, Any], bool]]:
+        """One batch, as LiveCluster.take_changes() gave it (None: everything was listed).
+
+        Returns the (pod, gone?) pairs it wrote, for the log keeper to read the same batch.
+        """
         pods = changed_pods(changes, snapshot)
         if changes is None:
             events = list(snapshot.events)
@@ -38,6 +43,7 @@ class Recorder:
             self.events_written += self.store.record(
                 self.scope, "events", [(e, False) for e in wanted]
             )
+        return pods
 
 
 def changed_pods(

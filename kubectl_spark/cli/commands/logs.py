@@ -14,6 +14,7 @@ import typer
 from kubectl_spark.cli import common
 from kubectl_spark.cli.commands.actions_common import node_reachable
 from kubectl_spark.cli.terminal import escape
+from kubectl_spark.core.sparkview import only_kept
 from kubectl_spark.errors import UsageError
 
 
@@ -30,21 +31,12 @@ def since_seconds(text: str) -> int | None:
 KEEP_HINT = " (`kubectl spark record` keeps the last lines of containers that stop with an error)"
 
 
-def _driver_is_gone(loaded: common.Loaded, uid: str) -> bool:
-    """Whether the attempt's driver is only a kept copy (history store or watch) of a gone pod."""
-    from kubectl_spark.core import raw
-    from kubectl_spark.core.sparkview import kept_source
-
-    pod = next((p for p in loaded.snapshot.pods if raw.uid(p) == uid), None)
-    return pod is not None and kept_source(pod) != "cluster"
-
-
 def _print_kept(loaded: common.Loaded, namespace: str, uid: str, pod: str) -> bool:
     """Print the last lines ``kubectl spark record`` kept of a gone pod; False if it kept none."""
     from kubectl_spark.cli import globals as cli_globals
     from kubectl_spark.history.store import HistoryStore
     from kubectl_spark.kube.client import history_scope
-    from kubectl_spark.kube.logtails import kept_tail
+    from kubectl_spark.kube.logtails import kept_tail, run_said
 
     if not uid or cli_globals.current().no_history:
         return False
@@ -52,13 +44,12 @@ def _print_kept(loaded: common.Loaded, namespace: str, uid: str, pod: str) -> bo
         kept = kept_tail(store, history_scope(loaded.api), namespace, uid)
     if kept is None:
         return False
-    which = "previous run" if kept.get("previous") is True else "last run"
     ended = kept.get("finishedAt") or "?"
     sys.stderr.write(
         escape(
             f"pod {pod} is gone; these are the last {kept.get('tailLines', '?')} lines of its "
-            f"{kept.get('container', '?')} container ({which}, exit code {kept.get('exitCode')}, "
-            f"ended {ended}), kept by kubectl spark record\n"
+            f"{kept.get('container', '?')} container ({run_said(kept)}, ended {ended}), kept by "
+            "kubectl spark record\n"
         )
     )
     sys.stdout.write(escape(str(kept.get("text") or "")))
@@ -114,7 +105,7 @@ def run(
                 f"client mode): its log is where it runs; its executors' logs are here "
                 f"({app.name}/{attempt.number}/exec-ID)"
             )
-        elif not pod or attempt.uid is None or _driver_is_gone(loaded, attempt.uid):
+        elif not pod or attempt.uid is None or only_kept(loaded.snapshot.pods, attempt.uid):
             if attempt.uid and _print_kept(loaded, app.namespace, attempt.uid, pod or "?"):
                 return
             raise UsageError(

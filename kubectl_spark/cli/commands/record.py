@@ -28,7 +28,7 @@ def run(
     from kubectl_spark.kube.client import connect, history_scope
     from kubectl_spark.kube.live import LiveCluster
     from kubectl_spark.kube.logtails import LogKeeper
-    from kubectl_spark.kube.recording import Recorder, changed_pods
+    from kubectl_spark.kube.recording import Recorder
 
     g = cli_globals.current()
     conn = common.connection()
@@ -62,10 +62,10 @@ def run(
                 if live.state == "forbidden":
                     raise Forbidden(live.error, status=403)
                 changes, seen = live.take_changes()
-                recorder.write(changes, seen)
+                pods = recorder.write(changes, seen)
                 # At once: Spark deletes a lost executor's pod, and its log, within a second.
                 said_forbidden = keeper.forbidden
-                keeper.keep(changed_pods(changes, seen), listed=changes is None)
+                keeper.keep(pods, listed=changes is None)
                 if keeper.forbidden and not said_forbidden:
                     print(
                         "cannot read pods' logs (forbidden: needs get on pods/log): the last "

@@ -31,7 +31,7 @@ async def test_the_tuis_log_screen_shows_hostile_bytes_escaped(cluster) -> None:
     from kubectl_spark.tui.screens.text import TextScreen
     from kubectl_spark.tui.widgets.apps_table import AppsTable
     from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
-    from tests.functional.test_tui import SIZE, live_app, until
+    from tests.functional.test_tui import SIZE, cursor_to, live_app, until
 
     c = cluster("s6-driver-restarts")
     c.player.play_until(20)
@@ -44,8 +44,7 @@ async def test_the_tuis_log_screen_shows_hostile_bytes_escaped(cluster) -> None:
         tree = app.query_one(AttemptTree)
         tree.focus()
         await until(pilot, lambda: tree.cursor_node is not None and tree.root.children)
-        tree.move_cursor(tree.root.children[0])  # the attempt: its driver's log
-        await pilot.pause(0.2)
+        await cursor_to(pilot, tree, tree.root.children[0])  # the attempt: its driver's log
         await pilot.press("l")
         await until(pilot, lambda: isinstance(app.screen, TextScreen))
         lines = [line.text for line in app.screen.query_one("#text-body").lines]

@@ -59,6 +59,15 @@ async def until(pilot: Any, condition: Any, timeout: float = 15.0, what: str = "
         await pilot.pause(0.1)
 
 
+async def cursor_to(pilot: Any, tree: AttemptTree, node: Any) -> None:
+    """The tree's cursor on ``node``, once the tree has laid out its lines (before, a node has
+    no line, and ``move_cursor`` would put the cursor on the root)."""
+    await until(pilot, lambda: node.line >= 0, what="the tree's lines laid out")
+    tree.move_cursor(node)
+    await until(pilot, lambda: tree.cursor_node is node, what="the cursor on the node")
+    await pilot.pause(0.1)
+
+
 async def select(pilot: Any, table: AppsTable, name: str) -> None:
     """Put the apps table's cursor on the application whose name contains ``name``."""
     row = next(i for i in range(table.row_count) if name in str(table.get_row_at(i)[1]))
@@ -231,8 +240,7 @@ async def test_previous_logs_of_a_restarted_executor_and_live_update(cluster) ->
         tree = app.query_one(AttemptTree)
         tree.focus()
         await until(pilot, lambda: tree.cursor_node is not None)
-        tree.move_cursor(tree.root.children[0].children[0])
-        await pilot.pause(0.2)
+        await cursor_to(pilot, tree, tree.root.children[0].children[0])
         await pilot.press("p")
         await until(pilot, lambda: isinstance(app.screen, TextScreen))
         assert "previous logs" in text_of(app.screen.query_one("#text-title"))
@@ -411,8 +419,7 @@ async def test_the_tree_is_updated_in_place_keeping_the_cursor() -> None:
         model = app.current_app()
         assert model is not None
         leaf = tree.root.children[-1].children[0]
-        tree.move_cursor(leaf)
-        await pilot.pause(0.1)
+        await cursor_to(pilot, tree, leaf)
         attempt = model.attempts[-1]
         lost = dataclasses.replace(attempt.executors[0], state="Lost")
         changed = dataclasses.replace(
@@ -427,6 +434,35 @@ async def test_the_tree_is_updated_in_place_keeping_the_cursor() -> None:
         assert tree.root.children[-1].children[0] is leaf, "rebuilt instead of updated"
         assert tree.cursor_node is leaf
         assert "Lost" in str(leaf.label)
+
+
+async def test_a_tree_rebuilt_for_a_new_executor_keeps_the_cursor_on_its_line() -> None:
+    """An executor added (or gone) changes the tree's shape and rebuilds it: the cursor stays on
+    the line it was on, by key, rather than jumping to the top while the operator reads."""
+    app = static_app()
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 2)
+        await select(pilot, table, "ingest")
+        tree = app.query_one(AttemptTree)
+        model = app.current_app()
+        assert model is not None
+        leaf = tree.root.children[-1].children[-1]
+        await cursor_to(pilot, tree, leaf)
+        attempt = model.attempts[-1]
+        added = dataclasses.replace(attempt.executors[-1], id="99", pod="ingest-exec-99", uid="u99")
+        grown = dataclasses.replace(
+            model,
+            attempts=(
+                *model.attempts[:-1],
+                dataclasses.replace(attempt, executors=(*attempt.executors, added)),
+            ),
+        )
+        tree.show(grown)
+        await pilot.pause(0.1)
+        assert tree.root.children[-1].children[-1].data == ("executor", attempt.number, "99")
+        assert tree.cursor_node is not None and tree.cursor_node is not leaf, "not rebuilt"
+        assert tree.cursor_node.data == leaf.data
 
 
 def test_hostile_cluster_text_never_reaches_the_tui_raw() -> None:
@@ -696,8 +732,7 @@ async def press_l_on_the_first_executor(pilot: Any, app: SparkTUI) -> AttemptTre
     tree = app.query_one(AttemptTree)
     tree.focus()
     await until(pilot, lambda: bool(tree.root.children and tree.root.children[0].children))
-    tree.move_cursor(tree.root.children[0].children[0])
-    await pilot.pause(0.2)
+    await cursor_to(pilot, tree, tree.root.children[0].children[0])
     await pilot.press("l")
     await until(pilot, lambda: isinstance(app.screen, TextScreen))
     return tree
@@ -737,12 +772,12 @@ async def test_the_log_of_a_gone_pod_is_what_record_kept(
         await until(pilot, lambda: table.row_count == 1)
         tree = await press_l_on_the_first_executor(pilot, app)
         title = text_of(app.screen.query_one("#text-title"))
+        assert "default/vm-exec-1, kept by kubectl spark record" in title
         assert "kept by kubectl spark record: the pod is gone (last run, exit code 52)" in title
         lines = [str(line.text) for line in app.screen.query_one("#text-body").lines]
         assert "java.lang.OutOfMemoryError: Java heap space" in lines
         await pilot.press("escape")
-        tree.move_cursor(tree.root.children[0])  # attempt 1: its driver is gone as well
-        await pilot.pause(0.2)
+        await cursor_to(pilot, tree, tree.root.children[0])  # attempt 1: its driver is gone too
         await pilot.press("l")
         await until(pilot, lambda: "vm-driver" in text_of(app.screen.query_one("#text-title")))
         assert "the pod is gone (last run, exit code 52)" in text_of(

@@ -109,4 +109,8 @@ class AttemptTree(Tree[Key]):
                 node = parent.add_leaf(_label(*line), data=key)
             self._node_by_key[key] = node
         if selected in self._node_by_key:
+            # A node knows its line only once the tree has laid its lines out (Textual does that
+            # lazily, at the next refresh); until then move_cursor would put the cursor on the
+            # root. Asking for a line lays them out now.
+            self.get_node_at_line(0)
             self.move_cursor(self._node_by_key[selected])

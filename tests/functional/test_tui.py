@@ -16,7 +16,7 @@ from kubectl_spark.tui.screens.help import HelpScreen
 from kubectl_spark.tui.screens.plan import PlanScreen
 from kubectl_spark.tui.screens.text import TextScreen
 from kubectl_spark.tui.sources import LiveSource, StaticSource
-from kubectl_spark.tui.widgets.apps_table import AppsTable
+from kubectl_spark.tui.widgets.apps_table import AppsTable, app_key
 from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
 from kubectl_spark.tui.widgets.banner import AlertsBanner
 from kubectl_spark.tui.widgets.detail import DetailPane
@@ -463,6 +463,28 @@ async def test_a_tree_rebuilt_for_a_new_executor_keeps_the_cursor_on_its_line() 
         assert tree.root.children[-1].children[-1].data == ("executor", attempt.number, "99")
         assert tree.cursor_node is not None and tree.cursor_node is not leaf, "not rebuilt"
         assert tree.cursor_node.data == leaf.data
+
+
+async def test_the_apps_table_keeps_the_cursor_on_its_application_when_one_above_goes() -> None:
+    """A row removed above the cursor moved the selection to the next application (the cursor
+    is an index): the tree and the detail switched under the operator's eyes."""
+    app = static_app()
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 2)
+        shown = list(app.analysis.apps)
+        third = dataclasses.replace(shown[-1], name="zz-nightly")  # sorts after the others
+        table.sync([*shown, third], NOW)
+        await pilot.pause(0.1)
+        keys = [str(table.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(3)]
+        middle = next(a for a in (*shown, third) if app_key(a) == keys[1])
+        await select(pilot, table, middle.name)
+        assert table.cursor_row == 1
+        rest = [a for a in (*shown, third) if app_key(a) != keys[0]]
+        table.sync(rest, NOW)  # the application above it finished and was cleaned up
+        await pilot.pause(0.1)
+        assert table.row_count == 2
+        assert table.selected_key() == app_key(middle)
 
 
 def test_hostile_cluster_text_never_reaches_the_tui_raw() -> None:

@@ -74,7 +74,12 @@ class AppsTable(DataTable[Text]):
             self.add_column(column, key=column)
 
     def sync(self, apps: list[App], now: datetime) -> None:
-        """Add, update and remove rows in place; the cursor and scroll stay where they are."""
+        """Add, update and remove rows in place; the cursor stays on its application.
+
+        DataTable's cursor is a row index: a row removed above it would move the selection to
+        the next application, and the tree and detail with it, under the operator's eyes.
+        """
+        selected = self.selected_key()
         wanted = {
             app_key(a): a for a in sorted(apps, key=lambda a: (severity(a), a.namespace, a.name))
         }
@@ -90,6 +95,8 @@ class AppsTable(DataTable[Text]):
                         self.update_cell(key, column, value, update_width=True)
             else:
                 self.add_row(*row, key=key)
+        if selected in wanted and self.get_row_index(selected) != self.cursor_row:
+            self.move_cursor(row=self.get_row_index(selected))
 
     def selected_key(self) -> str | None:
         if not self.rows or self.cursor_row < 0:

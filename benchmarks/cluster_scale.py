@@ -280,15 +280,16 @@ def _least_analysis(pods: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> 
             phase, node = status["phase"], pod["spec"].get("nodeName")
             role, exec_id = labels.get(podfacts.ROLE, ""), labels.get(podfacts.EXEC_ID, "")
             labels.get(podfacts.APP_ID)
-            for key in LABELS_READ[3:]:  # app name, operator labels, fence, inactive
+            for key in LABELS_READ[3:6]:  # app name, operator labels
                 labels.get(key)
+            set_aside = "true" in (labels.get(podfacts.FENCE_LABEL), labels.get(podfacts.INACTIVE))
             owner = ""
             for ref in meta.get("ownerReferences") or ():
                 if ref.get("controller") is True:
                     owner = ref["uid"]
                     break
             quiet = phase == "Running" and not meta.get("deletionTimestamp")
-            quiet = quiet and status.get("reason") in (None, "")
+            quiet = quiet and status.get("reason") in (None, "") and not set_aside
             restarts, chosen = 0, None
             statuses = status.get("containerStatuses") or ()
             for container in statuses:

@@ -87,7 +87,9 @@ def test_watch_helper_streams_changes(api) -> None:
         if event["type"] == "DELETED":
             break
     thread.join()
-    assert seen == [("ADDED", "w"), ("MODIFIED", "w"), ("DELETED", "w")]
+    # The pod never scheduled: kube-apiserver marks it (deletionGracePeriodSeconds 0), a second
+    # MODIFIED, then deletes it.
+    assert seen == [("ADDED", "w"), ("MODIFIED", "w"), ("MODIFIED", "w"), ("DELETED", "w")]
 
 
 def test_watch_recovers_from_410_by_relisting(api, emulator: EmbeddedApiServer) -> None:

@@ -336,6 +336,49 @@ def test_graceful_delete_shortening_and_finalizers(api) -> None:
     assert raw(api, "GET", f"{PODS}/f")[0] == 404
 
 
+def test_a_pod_deleted_at_once_is_marked_before_it_goes(api) -> None:
+    """kube-apiserver's pod strategy (CheckGracefulDelete) gives a pod that never scheduled, or
+    one deleted with --grace-period=0 --force, a graceful deletion of 0 seconds: the registry
+    writes deletionTimestamp and deletionGracePeriodSeconds 0, then deletes. Watchers see
+    MODIFIED then DELETED, both marked, so a watch's last sight of a pending executor that Spark
+    deleted says it was deleted. Other kinds have no grace: they go unmarked."""
+    from kubernetes import client, watch
+
+    make(api, "pending")
+    make(api, "bound")
+    bind(api, "bound")
+    rv = raw(api, "GET", PODS)[1]["metadata"]["resourceVersion"]
+    status, gone = raw(api, "DELETE", f"{PODS}/pending")
+    assert status == 200
+    assert gone["metadata"]["deletionGracePeriodSeconds"] == 0
+    assert gone["metadata"]["deletionTimestamp"]
+    raw(api, "DELETE", f"{PODS}/bound", {"gracePeriodSeconds": 0})
+    seen = [
+        (
+            e["type"],
+            e["raw_object"]["metadata"]["name"],
+            e["raw_object"]["metadata"].get("deletionGracePeriodSeconds"),
+            bool(e["raw_object"]["metadata"].get("deletionTimestamp")),
+        )
+        for e in watch.Watch().stream(
+            client.CoreV1Api(api).list_namespaced_pod,
+            "default",
+            resource_version=rv,
+            timeout_seconds=1,
+        )
+    ]
+    assert seen == [
+        ("MODIFIED", "pending", 0, True),
+        ("DELETED", "pending", 0, True),
+        ("MODIFIED", "bound", 0, True),
+        ("DELETED", "bound", 0, True),
+    ]
+    maps = "/api/v1/namespaces/default/configmaps"
+    assert raw(api, "POST", maps, {"metadata": {"name": "c"}})[0] == 201
+    status, gone = raw(api, "DELETE", f"{maps}/c")
+    assert status == 200 and "deletionTimestamp" not in gone["metadata"]
+
+
 def test_preconditions(api) -> None:
     created = make(api, "p")
     status, body = raw(api, "DELETE", f"{PODS}/p", {"preconditions": {"uid": "0000"}})

@@ -39,12 +39,12 @@ def lost(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
-def record_while_playing(c: Cluster, db: Path, every: int) -> None:
-    """``kubectl spark record`` runs (a real process) while the whole scenario plays."""
+def record_while_playing(c: Cluster, db: Path, every: int, until: int | None = None) -> None:
+    """``kubectl spark record`` runs (a real process) while the scenario plays (to ``until``)."""
     c.player.play_until(2)
     proc = start_record(c, db)
     try:
-        for t in range(every, int(c.player.scenario.duration) + 1, every):
+        for t in range(every, (until or int(c.player.scenario.duration)) + 1, every):
             c.player.play_until(t)
             time.sleep(0.05)
         time.sleep(1.0)
@@ -89,6 +89,30 @@ def test_s9_reasons_from_the_store_when_record_ran(cluster, capsys, tmp_path) ->
     assert all(
         e["source"] != "history" for a in json.loads(out)["attempts"] for e in a["executors"]
     )
+
+
+def test_s4_a_pending_executor_spark_deleted_is_told_from_the_store(cluster, capsys, tmp_path):
+    """Scenario S4's "pending executor killed": never scheduled, then deleted by its driver at
+    40 s. kube-apiserver marks such a pod deleted (a graceful deletion of 0 s) before it goes,
+    so the last sight the store kept says why it never ran, and that it was deleted."""
+    c = cluster("s4-executor-losses")
+    db = tmp_path / "history.sqlite"
+    record_while_playing(c, db, every=10, until=50)
+    flags = ["--kubeconfig", str(c.kubeconfig), "--history-db", str(db)]
+    code = main([*flags, "describe", "losses", "-o", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    (attempt,) = json.loads(out)["attempts"]
+    pending = next(e for e in attempt["executors"] if e["id"] == "10")
+    assert (pending["source"], pending["state"]) == ("history", "Gone")
+    reason = pending["reason"]
+    assert (reason["code"], reason["category"], reason["countsAsFailure"]) == (
+        "Unschedulable",
+        "cluster",
+        False,
+    )
+    assert reason["message"].endswith("never started, then deleted"), reason["message"]
+    assert "metadata.deletionTimestamp set" in reason["evidence"]
 
 
 def test_s9_reasons_from_sparks_executor_list_without_record(cluster, capsys) -> None:

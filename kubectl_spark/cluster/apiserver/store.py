@@ -922,6 +922,14 @@ class Store:
             if key in storage.objects:
                 return kinds.from_storage(rt, storage.objects[key].obj), False
             return kinds.from_storage(rt, result), True
+        if storage.rt.plural == "pods":
+            # The pod strategy's CheckGracefulDelete makes this a graceful deletion of 0 seconds:
+            # kube-apiserver writes the mark (a MODIFIED event) before it deletes, so watchers
+            # see a pending pod deleted, or a forced deletion, as deleted, not as vanished.
+            result = copy.deepcopy(current.obj)
+            result["metadata"]["deletionTimestamp"] = rfc3339(now)
+            result["metadata"]["deletionGracePeriodSeconds"] = 0
+            self._replace(storage, current, result)
         return kinds.from_storage(rt, self._remove(storage, key)), True
 
     def delete_collection(

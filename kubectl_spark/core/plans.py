@@ -291,6 +291,27 @@ def _client_mode_refusal(app: App, driver: dict[str, Any] | None) -> str:
     return ""
 
 
+STILL_RUNNING = ("Running", "Pending", "Terminating", "Lost", "Unknown")
+
+
+def _over(attempt: Attempt, verb: str) -> str:
+    """Why there is nothing to ``verb``: the attempt ended and none of its executors runs.
+
+    Its driver cannot act again, so a fence would guard nothing, and a kill would only delete
+    the pod that holds its exit code and its log. Executors still running (on a lost node, or
+    left by a driver that failed) keep the action meaningful: they are what it reaches.
+    """
+    if attempt.state not in ("Succeeded", "Failed"):
+        return ""
+    if any(e.state in STILL_RUNNING for e in attempt.executors):
+        return ""
+    why = f", {attempt.reason.code}" if attempt.reason is not None else ""
+    return (
+        f"attempt {attempt.number} has ended ({attempt.state}{why}) and none of its executors "
+        f"runs: there is nothing to {verb}; its driver pod {attempt.driver_pod} is kept as evidence"
+    )
+
+
 def _alive(attempt: Attempt) -> bool:
     return (
         attempt.state in ("Running", "Pending", "Terminating", "Lost", "Unknown")
@@ -321,6 +342,8 @@ def fence_plan(
             base,
             noop=f"attempt {attempt.number}'s driver pod is gone: there is nothing left to fence",
         )
+    if over := _over(attempt, "fence"):
+        return dataclasses.replace(base, noop=over)
     holder = raw.text(lease, "spec", "holderIdentity") if lease else ""
     if attempt.fenced and not holder.endswith(f"/{attempt.uid}"):
         return dataclasses.replace(
@@ -545,6 +568,8 @@ def force_kill_plan(
         return dataclasses.replace(
             base, noop=f"attempt {attempt.number}'s driver pod is already gone"
         )
+    if over := _over(attempt, "kill"):
+        return dataclasses.replace(base, noop=over)
     ready = raw.text(raw.condition(ctx.driver, "Ready"), "status") == "True"
     if attempt.state == "Running" and ready and ctx.node_reachable and not force:
         return dataclasses.replace(

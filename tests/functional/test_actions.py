@@ -180,6 +180,21 @@ def test_safety_healthy_refused_and_server_dry_run_writes_nothing(cluster, capsy
     assert app_of(capsys, c, "restarting-driver")["attempts"][0]["state"] == "Running"
 
 
+def test_an_ended_attempt_is_neither_fenced_nor_killed(cluster, capsys) -> None:
+    """S5's last attempt failed (exit 1) and has no executors left: its driver cannot act again,
+    so there is nothing to fence or kill, and its pod (exit code, log) stays as evidence."""
+    c = cluster("s5-operator-retries")
+    c.player.play()
+    c.server.clear_audit()
+    for action in ("fence", "force-kill"):
+        code, out, err = run(capsys, c, action, "pi/3", "--yes")
+        assert code == 0, err
+        assert out.startswith(f"{action}: nothing to do: attempt 3 has ended (Failed, ExitCode)")
+        assert "its driver pod pi-driver is kept as evidence" in out
+    assert c.server.audit_writes() == []
+    assert app_of(capsys, c, "pi")["attempts"][-1]["driverPod"] == "pi-driver"
+
+
 def test_safety_uid_race_conflicts_and_touches_nothing_else(cluster, capsys) -> None:
     from kubectl_spark.core.analyze import analyze
     from kubectl_spark.core.plans import KillContext, force_kill_plan

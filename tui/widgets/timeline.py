@@ -26,6 +26,7 @@ ENTRY_MARK = {
     "ForceKilled": ("K", "magenta"),
     "Resubmitted": ("R", "magenta"),
 }
+UNDATED = "░"
 SPAN = {
     "Running": "green",
     "Lost": "red",
@@ -36,53 +37,72 @@ SPAN = {
 }
 
 
+def rows(app: App, now: datetime, width: int = 60) -> Text:
+    """The axis, one row per attempt, and the legend."""
+    start = parse(app.created_at) or now
+    total = max((now - start).total_seconds(), 1.0)
+
+    def column(value: str | None) -> int | None:
+        moment = parse(value)
+        if moment is None:
+            return None
+        return max(0, min(width - 1, int((moment - start).total_seconds() / total * (width - 1))))
+
+    text = Text(
+        f"{'':10}|{human_duration(0):<{width // 2}}{'now (' + human_duration(total) + ')':>{width - width // 2 - 1}}|\n",
+        style="dim",
+    )
+    attempts = app.attempts
+    for i, attempt in enumerate(attempts):
+        glyph = "█"
+        dated = column(attempt.created_at)
+        end = column(attempt.ended_at) if attempt.ended_at else width - 1
+        if dated is None:
+            # No pod and no Event dates it (an operator's earlier run, say): it ran somewhere
+            # between the attempts around it. Shaded over that window; drawn from the start, it
+            # read as the attempt that ran all along.
+            glyph = UNDATED
+            before = attempts[i - 1] if i else None
+            after = attempts[i + 1] if i + 1 < len(attempts) else None
+            begin = (column(before.ended_at) or column(before.created_at) or 0) if before else 0
+            if not attempt.ended_at and after is not None:
+                end = column(after.created_at)
+        else:
+            begin = dated
+        end = max(begin, end if end is not None else width - 1)
+        row = [" "] * width
+        styles = [""] * width
+        for col in range(begin, end + 1):
+            row[col], styles[col] = glyph, SPAN.get(attempt.state, "white")
+        for executor in attempt.executors:
+            if executor.reason is not None and executor.reason.code not in (
+                "Completed",
+                "OwnerGone",
+            ):
+                x = column(executor.ended_at)
+                if x is not None:
+                    row[x], styles[x] = MARK.get(executor.reason.category, ("?", "white"))
+        for entry in app.history:
+            if entry.attempt == attempt.number and entry.kind in ENTRY_MARK:
+                x = column(entry.time)
+                if x is not None:
+                    row[x], styles[x] = ENTRY_MARK[entry.kind]
+        text.append(f"attempt {attempt.number:<2}|")
+        for char, style in zip(row, styles, strict=True):
+            text.append(char, style=style)
+        text.append(f"| {attempt.state}\n")
+    text.append(
+        "legend: █ attempt span  "
+        + (f"{UNDATED} undated, between its neighbours  " if UNDATED in text.plain else "")
+        + "A app / C cluster / D driver / U user loss  ↻ restart  W waits  F fence  K kill  R resubmit",
+        style="dim",
+    )
+    return text
+
+
 class Timeline(Static):
     def show(self, app: App | None, now: datetime, width: int = 60) -> None:
         if app is None or not app.attempts:
             self.update("")
             return
-        start = parse(app.created_at) or now
-        total = max((now - start).total_seconds(), 1.0)
-
-        def column(value: str | None) -> int | None:
-            moment = parse(value)
-            if moment is None:
-                return None
-            return max(
-                0, min(width - 1, int((moment - start).total_seconds() / total * (width - 1)))
-            )
-
-        text = Text(
-            f"{'':10}|{human_duration(0):<{width // 2}}{'now (' + human_duration(total) + ')':>{width - width // 2 - 1}}|\n",
-            style="dim",
-        )
-        for attempt in app.attempts:
-            begin = column(attempt.created_at) or 0
-            end = column(attempt.ended_at) if attempt.ended_at else width - 1
-            end = max(begin, end if end is not None else width - 1)
-            row = [" "] * width
-            styles = [""] * width
-            for x in range(begin, end + 1):
-                row[x], styles[x] = "█", SPAN.get(attempt.state, "white")
-            for executor in attempt.executors:
-                if executor.reason is not None and executor.reason.code not in (
-                    "Completed",
-                    "OwnerGone",
-                ):
-                    x = column(executor.ended_at)
-                    if x is not None:
-                        row[x], styles[x] = MARK.get(executor.reason.category, ("?", "white"))
-            for entry in app.history:
-                if entry.attempt == attempt.number and entry.kind in ENTRY_MARK:
-                    x = column(entry.time)
-                    if x is not None:
-                        row[x], styles[x] = ENTRY_MARK[entry.kind]
-            text.append(f"attempt {attempt.number:<2}|")
-            for char, style in zip(row, styles, strict=True):
-                text.append(char, style=style)
-            text.append(f"| {attempt.state}\n")
-        text.append(
-            "legend: █ attempt span  A app / C cluster / D driver / U user loss  ↻ restart  W waits  F fence  K kill  R resubmit",
-            style="dim",
-        )
-        self.update(text)
+        self.update(rows(app, now, width))

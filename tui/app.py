@@ -152,8 +152,11 @@ class SparkTUI(App[None]):
         A watch thread is not joined when the app closes: one that was mid-list can call this
         after the loop has closed, when there is nothing left to wake.
         """
+        loop = self._loop
+        if loop is None:  # not running (yet, or any more)
+            return
         with contextlib.suppress(RuntimeError):  # the event loop is closed
-            self._loop.call_soon_threadsafe(self._poll)
+            loop.call_soon_threadsafe(self._poll)
 
     def _start_source(self) -> None:
         if self.source is not None:
@@ -326,7 +329,8 @@ class SparkTUI(App[None]):
             return app, attempt, data[2] or None
         return app, app.attempts[-1], None
 
-    def action_back(self) -> None:
+    async def action_back(self) -> None:
+        """Escape: close the filter or command box, clear a filter, or leave the tree."""
         for widget in (self.filter_box, self.command_box):
             if widget.has_class("visible"):
                 widget.remove_class("visible")
@@ -665,10 +669,10 @@ class SparkTUI(App[None]):
             )
             return
         if report.failed is not None:
-            op, exc = report.failed
+            op, failure = report.failed
             self.call_from_thread(
                 self.notify,
-                f"{plan.action} stopped at {op.verb} {op.target()}: {exc.message}; "
+                f"{plan.action} stopped at {op.verb} {op.target()}: {failure.message}; "
                 f"{len(report.applied)} step(s) applied",
                 severity="error",
                 timeout=10,

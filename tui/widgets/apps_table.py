@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from rich.text import Text
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
 from kubectl_spark.cli.commands.ls import driver_cell, lost_summary
@@ -102,6 +103,6 @@ class AppsTable(DataTable[Text]):
         if not self.rows or self.cursor_row < 0:
             return None
         try:
-            return str(self.coordinate_to_cell_key((self.cursor_row, 0)).row_key.value)
+            return str(self.coordinate_to_cell_key(Coordinate(self.cursor_row, 0)).row_key.value)
         except Exception:  # noqa: BLE001 - an empty or changing table has no selection
             return None

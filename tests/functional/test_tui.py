@@ -241,6 +241,11 @@ async def test_previous_logs_of_a_restarted_executor_and_live_update(cluster) ->
         tree.focus()
         await until(pilot, lambda: tree.cursor_node is not None)
         await cursor_to(pilot, tree, tree.root.children[0].children[0])
+        detail = app.query_one(DetailPane)
+        await until(pilot, lambda: "restarted in place 1 time(s)" in text_of(detail))
+        assert "executor 1's container restarted in place (run 1): OOMKilled" in " ".join(
+            text_of(detail).replace("\n    ", " ").splitlines()
+        )
         await pilot.press("p")
         await until(pilot, lambda: isinstance(app.screen, TextScreen))
         assert "previous logs" in text_of(app.screen.query_one("#text-title"))
@@ -684,6 +689,27 @@ def test_a_waiting_driver_says_why_in_the_detail_pane() -> None:
             assert "W" in row.split("|")[1], row
 
     asyncio.run(scenario())
+
+
+async def test_a_driver_that_restarted_in_place_says_so_in_the_detail_pane(cluster) -> None:
+    """S6: one pod, one attempt, three runs. The pane said "No loss: it runs unharmed" for a
+    driver OOM-killed twice; it now says it restarted, and what is known of each restart."""
+    c = cluster("s6-driver-restarts")
+    c.player.play_until(150)
+    app = live_app(c)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
+        await to_first_attempt(pilot, app)
+        detail = app.query_one(DetailPane)
+        await until(pilot, lambda: "restarted in place" in text_of(detail))
+        text = text_of(detail)
+        assert "No loss: it runs, after its container restarted in place 2 time(s)" in text
+        assert "unharmed" not in text
+        bullets = text.split("restarts:")[1].replace("\n    ", " ").splitlines()
+        assert [b.split("(run ")[1][:1] for b in bullets if b.startswith("  • ")] == ["1", "2"]
+        first, last = (b for b in bullets if b.startswith("  • "))
+        assert "Kubernetes kept no reason" in first  # a container status holds one lastState
+        assert last.startswith("  • 20") and "OOMKilled" in last, last
 
 
 async def test_the_demo_tui_reads_the_clock_the_cluster_stamps_times_with(cluster) -> None:

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
-from kubectl_spark.core.model import App, Reason
+from kubectl_spark.core.model import App, HistoryEntry, Reason
 
 from .safe import safe
 
@@ -28,6 +28,18 @@ ADVICE = {
     "(force-kill (K) with its volumes detached, once that node is confirmed down)",
     "VolumeMountFailure": "create the ConfigMap or Secret it mounts, or check the volume's storage (its Events say which)",
 }
+
+
+MAX_RUNS = 5  # the latest restarts in place shown; the history (describe, history) has them all
+
+
+def _restarts(app: App, attempt: int, executor: str | None) -> list[HistoryEntry]:
+    """The restarts in place of an attempt's driver (``executor`` None) or of one executor."""
+    return [
+        e
+        for e in app.history
+        if e.kind == "ContainerRestarted" and e.attempt == attempt and e.executor == executor
+    ]
 
 
 class _FieldPathWrapper(textwrap.TextWrapper):
@@ -67,27 +79,43 @@ class DetailPane(Static):
                 f"exec-{executor.id} {executor.pod} on {executor.node or '-'}: {executor.state}, {executor.restarts} restart(s)",
                 "bold",
             )
-            self.update(self._reason(head, executor.reason, executor.waiting))
+            runs = _restarts(app, number, executor.id)
+            self.update(
+                self._runs(self._reason(head, executor.reason, executor.waiting, runs), runs)
+            )
             return
         head = safe(
             f"attempt {attempt.number} {attempt.driver_shown()} on {attempt.node or '-'}: {attempt.state}"
             + (" [fenced]" if attempt.fenced else ""),
             "bold",
         )
-        text = self._reason(head, attempt.reason, attempt.waiting)
+        runs = _restarts(app, number, None)
+        text = self._runs(self._reason(head, attempt.reason, attempt.waiting, runs), runs)
         if app.notes and not text.plain.endswith("\n"):
             text.append("\n")
         for note in app.notes:  # what could not be read or explained: the answer is partial
             text.append_text(safe(f"note: {note}\n", "dim"))
         self.update(text)
 
-    def _reason(self, head: Text, reason: Reason | None, waiting: Reason | None = None) -> Text:
+    def _reason(
+        self,
+        head: Text,
+        reason: Reason | None,
+        waiting: Reason | None = None,
+        runs: list[HistoryEntry] | None = None,
+    ) -> Text:
         text = head.copy()
         text.append("\n")
         if reason is None and waiting is not None:
             text.append_text(safe(f"waiting, {waiting.code}: {waiting.message}\n", "bold yellow"))
             text.append_text(safe(f"category: {waiting.category}; nothing is lost yet\n"))
             return self._evidence_and_advice(text, waiting)
+        if reason is None and runs:
+            text.append(
+                f"No loss: it runs, after its container restarted in place {len(runs)} time(s).\n",
+                style="yellow",
+            )
+            return text
         if reason is None:
             text.append("No loss: it runs (or waits) unharmed.", style="green")
             return text
@@ -108,6 +136,17 @@ class DetailPane(Static):
             )
         )
         return self._evidence_and_advice(text, reason)
+
+    def _runs(self, text: Text, runs: list[HistoryEntry]) -> Text:
+        """The restarts in place, oldest first, each with its reason (the history's entries)."""
+        if not runs:
+            return text
+        if not text.plain.endswith("\n"):
+            text.append("\n")
+        text.append("restarts:\n", style="underline")
+        for entry in runs[-MAX_RUNS:]:
+            text.append_text(self._bullet(f"{entry.time or '<unknown>'}: {entry.message}"))
+        return text
 
     def _evidence_and_advice(self, text: Text, reason: Reason) -> Text:
         text.append("evidence:\n", style="underline")

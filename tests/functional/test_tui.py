@@ -414,27 +414,33 @@ async def test_cluster_text_is_shown_literally() -> None:
         assert "\x1b" not in rendered
 
 
+async def on_an_ingest_executor(pilot: Any, app: SparkTUI, leaf: int) -> tuple[AttemptTree, Any]:
+    """The static app's "ingest" selected, the tree's cursor on its last attempt's executor
+    ``leaf`` (an index); returns the tree and the cursor's node."""
+    table = app.query_one(AppsTable)
+    await until(pilot, lambda: table.row_count == 2)
+    await select(pilot, table, "ingest")
+    tree = app.query_one(AttemptTree)
+    node = tree.root.children[-1].children[leaf]
+    await cursor_to(pilot, tree, node)
+    return tree, node
+
+
+def with_last_executors(model: Any, executors: tuple[Any, ...]) -> Any:
+    """The application with its last attempt's executors replaced."""
+    last = dataclasses.replace(model.attempts[-1], executors=executors)
+    return dataclasses.replace(model, attempts=(*model.attempts[:-1], last))
+
+
 async def test_the_tree_is_updated_in_place_keeping_the_cursor() -> None:
     app = static_app()
     async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(AppsTable)
-        await until(pilot, lambda: table.row_count == 2)
-        await select(pilot, table, "ingest")
-        tree = app.query_one(AttemptTree)
+        tree, leaf = await on_an_ingest_executor(pilot, app, 0)
         model = app.current_app()
         assert model is not None
-        leaf = tree.root.children[-1].children[0]
-        await cursor_to(pilot, tree, leaf)
-        attempt = model.attempts[-1]
-        lost = dataclasses.replace(attempt.executors[0], state="Lost")
-        changed = dataclasses.replace(
-            model,
-            attempts=(
-                *model.attempts[:-1],
-                dataclasses.replace(attempt, executors=(lost, *attempt.executors[1:])),
-            ),
-        )
-        tree.show(changed)
+        executors = model.attempts[-1].executors
+        lost = dataclasses.replace(executors[0], state="Lost")
+        tree.show(with_last_executors(model, (lost, *executors[1:])))
         await pilot.pause(0.1)
         assert tree.root.children[-1].children[0] is leaf, "rebuilt instead of updated"
         assert tree.cursor_node is leaf
@@ -446,24 +452,12 @@ async def test_a_tree_rebuilt_for_a_new_executor_keeps_the_cursor_on_its_line() 
     the line it was on, by key, rather than jumping to the top while the operator reads."""
     app = static_app()
     async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(AppsTable)
-        await until(pilot, lambda: table.row_count == 2)
-        await select(pilot, table, "ingest")
-        tree = app.query_one(AttemptTree)
+        tree, leaf = await on_an_ingest_executor(pilot, app, -1)
         model = app.current_app()
         assert model is not None
-        leaf = tree.root.children[-1].children[-1]
-        await cursor_to(pilot, tree, leaf)
         attempt = model.attempts[-1]
         added = dataclasses.replace(attempt.executors[-1], id="99", pod="ingest-exec-99", uid="u99")
-        grown = dataclasses.replace(
-            model,
-            attempts=(
-                *model.attempts[:-1],
-                dataclasses.replace(attempt, executors=(*attempt.executors, added)),
-            ),
-        )
-        tree.show(grown)
+        tree.show(with_last_executors(model, (*attempt.executors, added)))
         await pilot.pause(0.1)
         assert tree.root.children[-1].children[-1].data == ("executor", attempt.number, "99")
         assert tree.cursor_node is not None and tree.cursor_node is not leaf, "not rebuilt"

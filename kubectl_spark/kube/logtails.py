@@ -152,22 +152,40 @@ class LogKeeper:
             response.release_conn()
 
 
-def kept_tail(store: HistoryStore, scope: Scope, namespace: str, uid: str) -> dict[str, Any] | None:
-    """The last kept lines of the pod ``uid`` (its latest run), or None."""
+def _run(kept: dict[str, Any]) -> tuple[int, int]:
+    """Which run of its container kept lines are of, for ordering.
+
+    A container's current log at restart count r is its run r + 1; its previous log at r, the
+    run r. The same run can be kept both ways (stopped, then restarted): the later copy wins.
+    """
+    restarts = raw.number(kept, "restartCount") or 0
+    return (restarts if kept.get("previous") is True else restarts + 1, restarts)
+
+
+def kept_tail(
+    store: HistoryStore, scope: Scope, namespace: str, uid: str, *, previous: bool = False
+) -> dict[str, Any] | None:
+    """The last kept lines of the pod ``uid`` (its latest run), or None.
+
+    With ``previous``, those of the run before the latest, as ``logs -p`` asks of a live one.
+    """
     kept = [
         doc
         for doc in store.load_under(scope, KIND, namespace, uid)
         if raw.text(doc, "pod", "uid") == uid and isinstance(doc.get("text"), str)
     ]
-    # The latest run: the highest restart count; at one count, the current log over the previous.
-    return max(
-        kept,
-        key=lambda d: (raw.number(d, "restartCount") or 0, d.get("previous") is not True),
-        default=None,
-    )
+    latest = max(kept, key=_run, default=None)
+    if latest is None or not previous:
+        return latest
+    return max((d for d in kept if _run(d)[0] < _run(latest)[0]), key=_run, default=None)
 
 
-def run_said(kept: dict[str, Any]) -> str:
-    """Which run kept lines are of, as ``logs`` and the TUI say it: "last run, exit code 52"."""
+def run_said(kept: dict[str, Any], *, earlier: bool = False) -> str:
+    """Which run kept lines are of, as ``logs`` and the TUI say it: "last run, exit code 52".
+
+    ``earlier``: they were asked for as the run before the last (``logs -p``).
+    """
     which = "previous run" if kept.get("previous") is True else "last run"
+    if earlier:
+        which = "the run before the last"
     return f"{which}, exit code {kept.get('exitCode')}"

@@ -282,6 +282,12 @@ def test_record_keeps_the_last_lines_of_an_executor_spark_deleted(
     assert main([*args, "logs", "vm"]) == 0  # the driver's, gone as well
     out, err = capsys.readouterr()
     assert out == driver_said and err.startswith("pod vm-driver is gone; these are the last"), err
+    # -p asks for the run before the last: it ran once, so there is none (it printed the last).
+    for ref in ("vm/1/exec-1", "vm"):
+        assert main([*args, "logs", ref, "-p"]) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and "no run before its last was kept" in err, err
+        assert len(err.strip().splitlines()) == 1
     # Without the lines (an older record kept only the pod), the error says how to keep them.
     import sqlite3
 

@@ -29,18 +29,20 @@ def test_only_a_spark_container_that_stopped_with_an_error_is_kept() -> None:
     assert _wanted({"metadata": {"uid": "u"}, "status": {}}) is None  # never ran: no log
 
 
-def test_the_latest_run_is_shown(tmp_path: Path) -> None:
-    def doc(restarts: int, previous: bool, text: str, uid: str = "u") -> tuple[Any, bool]:
-        key = f"{uid}/spark-kubernetes-executor/{restarts}/{previous}"
-        body = {
-            "metadata": {"uid": key, "namespace": "ns", "resourceVersion": "1"},
-            "pod": {"name": "e", "uid": uid},
-            "restartCount": restarts,
-            "previous": previous,
-            "text": text,
-        }
-        return body, False
+def doc(restarts: int, previous: bool, text: str, uid: str = "u") -> tuple[Any, bool]:
+    """Kept lines as the keeper writes them: of the current run at ``restarts``, or the one before."""
+    key = f"{uid}/spark-kubernetes-executor/{restarts}/{previous}"
+    body = {
+        "metadata": {"uid": key, "namespace": "ns", "resourceVersion": "1"},
+        "pod": {"name": "e", "uid": uid},
+        "restartCount": restarts,
+        "previous": previous,
+        "text": text,
+    }
+    return body, False
 
+
+def test_the_latest_run_is_shown(tmp_path: Path) -> None:
     with HistoryStore(tmp_path / "h.sqlite") as store:
         store.record(
             SCOPE,
@@ -55,3 +57,17 @@ def test_the_latest_run_is_shown(tmp_path: Path) -> None:
         assert found is not None and found["text"] == "third"
         assert kept_tail(store, SCOPE, "other", "u") is None
         assert kept_tail(store, SCOPE, "ns", "u-") is None  # a uid is not a prefix of another's
+
+
+def test_logs_p_of_a_gone_pod_shows_the_run_before_the_last(tmp_path: Path) -> None:
+    """``logs -p`` asks for the run before the last, as kubectl's does of a live container; of a
+    gone pod it showed the last kept run whichever was asked for."""
+    with HistoryStore(tmp_path / "h.sqlite") as store:
+        store.record(SCOPE, KIND, [doc(0, False, "run 1")])
+        assert kept_tail(store, SCOPE, "ns", "u", previous=True) is None  # one run: none before
+        store.record(SCOPE, KIND, [doc(1, True, "run 1, again"), doc(2, True, "run 2")])
+        store.record(SCOPE, KIND, [doc(2, False, "run 3")])
+        last = kept_tail(store, SCOPE, "ns", "u")
+        before = kept_tail(store, SCOPE, "ns", "u", previous=True)
+        assert last is not None and last["text"] == "run 3"
+        assert before is not None and before["text"] == "run 2"

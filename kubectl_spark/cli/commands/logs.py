@@ -29,10 +29,19 @@ def since_seconds(text: str) -> int | None:
 
 
 KEEP_HINT = " (`kubectl spark record` keeps the last lines of containers that stop with an error)"
+PREVIOUS_GONE = (
+    "log went with it, and no run before its last was kept (`kubectl spark record` keeps each "
+    "run that stops with an error; without -p, the last run's lines if kept)"
+)
 
 
-def _print_kept(loaded: common.Loaded, namespace: str, uid: str, pod: str) -> bool:
-    """Print the last lines ``kubectl spark record`` kept of a gone pod; False if it kept none."""
+def _print_kept(
+    loaded: common.Loaded, namespace: str, uid: str, pod: str, *, previous: bool
+) -> bool:
+    """Print the last lines ``kubectl spark record`` kept of a gone pod; False if it kept none.
+
+    With ``previous`` (``-p``), those of the run before the last.
+    """
     from kubectl_spark.cli import globals as cli_globals
     from kubectl_spark.history.store import HistoryStore
     from kubectl_spark.kube.client import history_scope
@@ -41,14 +50,15 @@ def _print_kept(loaded: common.Loaded, namespace: str, uid: str, pod: str) -> bo
     if not uid or cli_globals.current().no_history:
         return False
     with HistoryStore(common.history_path(), create=False) as store:
-        kept = kept_tail(store, history_scope(loaded.api), namespace, uid)
+        kept = kept_tail(store, history_scope(loaded.api), namespace, uid, previous=previous)
     if kept is None:
         return False
     ended = kept.get("finishedAt") or "?"
     sys.stderr.write(
         escape(
             f"pod {pod} is gone; these are the last {kept.get('tailLines', '?')} lines of its "
-            f"{kept.get('container', '?')} container ({run_said(kept)}, ended {ended}), kept by "
+            f"{kept.get('container', '?')} container ({run_said(kept, earlier=previous)}, "
+            f"ended {ended}), kept by "
             "kubectl spark record\n"
         )
     )
@@ -91,12 +101,14 @@ def run(
         if len(parts) == 3:
             executor = common.find_executor(app, attempt, parts[2])
             if executor.source != "cluster":
-                if _print_kept(loaded, app.namespace, executor.uid, executor.pod):
+                if _print_kept(
+                    loaded, app.namespace, executor.uid, executor.pod, previous=previous
+                ):
                     return
                 raise UsageError(
                     f"executor {executor.id} of {app.name}/{attempt.number} is gone (its pod "
-                    f"{executor.pod} was deleted; last seen by {executor.source}): its log went "
-                    f"with it{KEEP_HINT}"
+                    f"{executor.pod} was deleted; last seen by {executor.source}): its "
+                    + (PREVIOUS_GONE if previous else f"log went with it{KEEP_HINT}")
                 )
             pod, node, default_container = executor.pod, executor.node, "spark-kubernetes-executor"
         elif attempt.outside:
@@ -106,11 +118,13 @@ def run(
                 f"({app.name}/{attempt.number}/exec-ID)"
             )
         elif not pod or attempt.uid is None or only_kept(loaded.snapshot.pods, attempt.uid):
-            if attempt.uid and _print_kept(loaded, app.namespace, attempt.uid, pod or "?"):
+            if attempt.uid and _print_kept(
+                loaded, app.namespace, attempt.uid, pod or "?", previous=previous
+            ):
                 return
             raise UsageError(
-                f"attempt {attempt.number} of {app.name} has no driver pod any more: its log is "
-                f"gone{KEEP_HINT}"
+                f"attempt {attempt.number} of {app.name} has no driver pod any more: its "
+                + (PREVIOUS_GONE if previous else f"log is gone{KEEP_HINT}")
             )
         query: list[tuple[str, object]] = [("container", container or default_container)]
         if previous:

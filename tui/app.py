@@ -432,7 +432,7 @@ class SparkTUI(App[None]):
     def action_logs(self) -> None:
         gone = self._gone_pod()
         if gone is not None:
-            self._kept_logs(*gone)
+            self._kept_logs(*gone, previous=False)
             return
         self._logs(self._pod(), previous=False)
 
@@ -454,28 +454,36 @@ class SparkTUI(App[None]):
         return app.namespace, attempt.driver_pod or "?", attempt.uid
 
     @work(thread=True, exclusive=True, group="view")
-    def _kept_logs(self, namespace: str, pod: str, uid: str) -> None:
-        """What ``kubectl spark record`` kept of a gone pod's log (its store is this TUI's)."""
-        kept = self.source.kept_log(namespace, uid)
+    def _kept_logs(self, namespace: str, pod: str, uid: str, *, previous: bool) -> None:
+        """What ``kubectl spark record`` kept of a gone pod's log, as ``logs [-p]`` prints it.
+
+        The store is this TUI's own.
+        """
+        from kubectl_spark.cli.commands.logs import KEEP_HINT, PREVIOUS_GONE
+        from kubectl_spark.kube.logtails import run_said
+
+        kept = self.source.kept_log(namespace, uid, previous=previous)
         if kept is None:
             self.call_from_thread(
                 self.notify,
-                f"pod {pod} is gone, and its log with it (`kubectl spark record` keeps the last "
-                "lines of containers that stop with an error)",
+                f"pod {pod} is gone, and its "
+                + (PREVIOUS_GONE if previous else f"log with it{KEEP_HINT}"),
                 severity="warning",
             )
             return
-        from kubectl_spark.kube.logtails import run_said
-
         title = (
             f"last lines of {namespace}/{pod}, kept by kubectl spark record: the pod is gone "
-            f"({run_said(kept)})  (esc: back)"
+            f"({run_said(kept, earlier=previous)})  (esc: back)"
         )
         self.call_from_thread(
             self.push_screen, TextScreen(title, str(kept.get("text") or "") or "(empty)")
         )
 
     def action_previous_logs(self) -> None:
+        gone = self._gone_pod()
+        if gone is not None:
+            self._kept_logs(*gone, previous=True)
+            return
         self._logs(self._pod(), previous=True)
 
     @work(thread=True, exclusive=True, group="view")

@@ -42,7 +42,9 @@ class StaticSource:
     def connect(self) -> Any:
         raise RuntimeError("a static source has no cluster to act on")
 
-    def kept_log(self, namespace: str, uid: str) -> dict[str, Any] | None:
+    def kept_log(
+        self, namespace: str, uid: str, *, previous: bool = False
+    ) -> dict[str, Any] | None:
         return None  # no history store behind a frozen cluster
 
 
@@ -151,13 +153,18 @@ class LiveSource:
     def take_changes(self) -> tuple[Any, Snapshot]:
         return self.live.take_changes()  # type: ignore[no-any-return]
 
-    def kept_log(self, namespace: str, uid: str) -> dict[str, Any] | None:
-        """The last lines ``kubectl spark record`` kept of a gone pod, from this TUI's store."""
+    def kept_log(
+        self, namespace: str, uid: str, *, previous: bool = False
+    ) -> dict[str, Any] | None:
+        """The last lines ``kubectl spark record`` kept of a gone pod, from this TUI's store.
+
+        With ``previous``, those of the run before the last.
+        """
         if self.recorder is None or self.scope is None:
             return None
         from kubectl_spark.kube.logtails import kept_tail
 
-        return kept_tail(self.recorder.store, self.scope, namespace, uid)
+        return kept_tail(self.recorder.store, self.scope, namespace, uid, previous=previous)
 
     def __getattr__(self, name: str) -> Any:
         if name in ("version", "state", "error", "last_event"):

@@ -185,7 +185,8 @@ def run_said(kept: dict[str, Any], *, earlier: bool = False) -> str:
 
     ``earlier``: they were asked for as the run before the last (``logs -p``).
     """
-    which = "previous run" if kept.get("previous") is True else "last run"
     if earlier:
         which = "the run before the last"
+    else:
+        which = "previous run" if kept.get("previous") is True else "last run"
     return f"{which}, exit code {kept.get('exitCode')}"

@@ -819,6 +819,12 @@ async def test_the_log_of_a_gone_pod_is_what_record_kept(
         lines = [str(line.text) for line in app.screen.query_one("#text-body").lines]
         assert "java.lang.OutOfMemoryError: Java heap space" in lines
         await pilot.press("escape")
+        # p, as logs -p: the run before the last. It ran once, so none was kept: said, not shown.
+        await pilot.press("p")
+        said = lambda: [n.message for n in app._notifications]  # noqa: E731
+        await until(pilot, lambda: any("no run before its last was kept" in m for m in said()))
+        assert not isinstance(app.screen, TextScreen)
+        assert not any("still exists" in m for m in said()), said()
         await cursor_to(pilot, tree, tree.root.children[0])  # attempt 1: its driver is gone too
         await pilot.press("l")
         await until(pilot, lambda: "vm-driver" in text_of(app.screen.query_one("#text-title")))

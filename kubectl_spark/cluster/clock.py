@@ -54,9 +54,11 @@ class ScaledClock:
         self._wall0 = datetime.now(UTC)
         self._start = self._wall0 - timedelta(seconds=lead)
         self._t0 = time.monotonic()
-        self._catch_up = (
-            lead / speed if speed > 1 else 0.0
-        )  # real seconds until it meets the wall clock
+        # Real seconds until it meets the wall clock: it gains (speed - 1) s on it each second,
+        # so lead / (speed - 1). Switching at lead / speed (where it has run ``lead`` simulated
+        # seconds but the wall clock has moved on too) jumped the clock forward by lead / speed:
+        # 60 s in the demo, longer than a node's grace period, so every node flapped NotReady.
+        self._catch_up = lead / (speed - 1) if speed > 1 else 0.0
 
     def now(self) -> datetime:
         real = time.monotonic() - self._t0

@@ -1,0 +1,33 @@
+"""The demo's clock catches up with the wall clock without a jump (issue 21)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from kubectl_spark.cluster import clock as clock_module
+from kubectl_spark.cluster.clock import ScaledClock
+
+
+@pytest.mark.parametrize(("speed", "lead"), [(10.0, 660.0), (30.0, 450.0), (2.0, 60.0)])
+def test_the_clock_never_jumps_and_meets_the_wall_clock(
+    monkeypatch: pytest.MonkeyPatch, speed: float, lead: float
+) -> None:
+    real = [1000.0]
+    monkeypatch.setattr(clock_module.time, "monotonic", lambda: real[0])
+    clock = ScaledClock(speed, lead=lead)
+    wall0 = clock.now() + timedelta(seconds=lead)  # it starts ``lead`` before the wall clock
+    before = clock.now()
+    step = 0.05
+    meets = lead / (speed - 1)
+    while real[0] - 1000.0 < meets * 2:
+        real[0] += step
+        now = clock.now()
+        gained = (now - before).total_seconds()
+        # Never more than ``speed`` simulated seconds per real second: no jump anywhere.
+        assert gained <= speed * step + 1e-6, (real[0] - 1000.0, gained)
+        before = now
+        wall = wall0 + timedelta(seconds=real[0] - 1000.0)
+        assert now <= wall + timedelta(microseconds=1)  # never in the future
+    assert abs((clock.now() - (wall0 + timedelta(seconds=real[0] - 1000.0))).total_seconds()) < 1e-3

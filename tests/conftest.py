@@ -12,12 +12,51 @@ from typing import Any
 import pytest
 
 from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
+from tests.beds import BACKENDS, Bed, RealBed, emulator_bed, reset, skip_or_fail_without_real
+from tests.controlplane.launcher import ControlPlane
 
 
 @pytest.fixture
 def emulator() -> Iterator[EmbeddedApiServer]:
     with EmbeddedApiServer(EmulatorOptions(bookmark_interval=0.5)) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[ControlPlane]:
+    """A real control plane, started once per test worker on first use (see tests/beds.py)."""
+    skip_or_fail_without_real()
+    with ControlPlane() as plane:
+        yield plane
+
+
+@pytest.fixture(params=BACKENDS)
+def bed(request: pytest.FixtureRequest) -> Iterator[Bed]:
+    """The emulator, then the real control plane: one test body, both backends."""
+    if request.param == "emulator":
+        yield from emulator_bed()
+        return
+    plane: ControlPlane = request.getfixturevalue("control_plane")
+    real = RealBed(plane)
+    try:
+        yield real
+    finally:
+        real.close()
+        reset(plane)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that asks for the emulator itself (its admin hooks, its clock) runs on it alone."""
+    emulator_only = {"emulator", "cluster"}
+    keep, drop = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        on_real = callspec is not None and callspec.params.get("bed") == "real"
+        names = set(getattr(item, "fixturenames", ()))
+        (drop if on_real and names & emulator_only else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 @pytest.fixture

@@ -83,7 +83,11 @@ def driver_and_executor(core: Any) -> Any:
         "default",
         {
             "metadata": {"name": "vm-driver", "labels": {**labels, "spark-role": "driver"}},
-            "spec": {"containers": [{"name": "spark-kubernetes-driver", "image": "spark"}]},
+            # On a node: a pod no node took has no kubelet, and its log is empty (204).
+            "spec": {
+                "nodeName": "node-a",
+                "containers": [{"name": "spark-kubernetes-driver", "image": "spark"}],
+            },
         },
     )
     owner = {"apiVersion": "v1", "kind": "Pod", "name": "vm-driver", "uid": driver.metadata.uid}
@@ -95,7 +99,10 @@ def driver_and_executor(core: Any) -> Any:
                 "labels": {**labels, "spark-role": "executor", "spark-exec-id": "1"},
                 "ownerReferences": [{**owner, "controller": True}],
             },
-            "spec": {"containers": [{"name": "spark-kubernetes-executor", "image": "spark"}]},
+            "spec": {
+                "nodeName": "node-a",
+                "containers": [{"name": "spark-kubernetes-executor", "image": "spark"}],
+            },
         },
     )
 

@@ -1,4 +1,7 @@
-"""Container logs, as the kubelet would serve them through ``pods/<name>/log``.
+"""Container logs, as a kubelet keeps them.
+
+The emulator serves them through ``pods/<name>/log``; on the real control plane the simulated
+kubelets' HTTPS endpoint (sim.kubeletapi) does.
 
 Keyed by pod UID, so a pod recreated under the same name starts with empty logs, and with a
 ``previous`` slot that a container restart rotates into (what ``kubectl logs -p`` reads).

@@ -113,7 +113,14 @@ def _replacement_blocked(
                 "ReplacementBlocked",
                 f"the Job waits for attempt {current.number} to reach a terminal phase (podReplacementPolicy: Failed) before "
                 f"starting another; attempt {current.number} is {current.state} on node {current.node}. This avoids two drivers; "
-                f"to move on, force-kill attempt {current.number} once its node is confirmed down",
+                # A grace-0 delete does not end the wait: the Job controller keeps its
+                # job-tracking finalizer on a deleted pod until the pod is terminal, and only a
+                # kubelet or pod GC makes it so. Pod GC marks Failed (then deletes) the
+                # terminating pods of a node tainted out-of-service
+                # (pkg/controller/podgc/gc_controller.go, gcTerminating).
+                f"a plain delete leaves it Terminating (the job-tracking finalizer stays until the pod is terminal). "
+                f"To move on, once node {current.node} is confirmed powered off: "
+                f"kubectl spark force-kill {app.name}/{current.number} --out-of-service",
                 (current.number,),
             )
         )

@@ -83,7 +83,17 @@ class Client:
         return result
 
     def list(self, path: str, **query: Any) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = self.request("GET", path, query=query or None)["items"]
+        """The items, each with its apiVersion and kind filled in from the list's.
+
+        kube-apiserver sends a built-in list's items without them; kubectl fills them in too.
+        """
+        answer = self.request("GET", path, query=query or None)
+        items: list[dict[str, Any]] = answer["items"]
+        kind = str(answer.get("kind") or "").removesuffix("List")
+        for item in items:
+            item.setdefault("apiVersion", answer.get("apiVersion"))
+            if kind:
+                item.setdefault("kind", kind)
         return items
 
     def create(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:

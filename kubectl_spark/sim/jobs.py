@@ -135,16 +135,14 @@ class JobController:
                 failed += 1
                 counted.add(puid)
                 self.last_failure[uid] = now
-        # the job-tracking finalizer comes off once a finished pod is accounted for
+        # The job-tracking finalizer comes off once a finished pod is accounted for. A pod that
+        # is deleting but not terminal is accounted for (as failed) only where the Job replaces
+        # terminating pods: with podReplacementPolicy Failed (or a podFailurePolicy) the real
+        # controller keeps the finalizer until the pod is terminal, so a grace-0 delete leaves it
+        # Terminating (pkg/controller/job/job_controller.go: isPodFailed, canRemoveFinalizer).
         for item in owned:
-            if (
-                TRACKING in (item["metadata"].get("finalizers") or [])
-                and (objects.is_terminal(item) or objects.deleting(item))
-                and (
-                    item["metadata"]["uid"] in counted
-                    or item["metadata"]["uid"] in ignored
-                    or objects.deleting(item)
-                )
+            if TRACKING in (item["metadata"].get("finalizers") or []) and (
+                item["metadata"]["uid"] in counted or item["metadata"]["uid"] in ignored
             ):
                 finalizers = [f for f in item["metadata"]["finalizers"] if f != TRACKING]
                 client.patch(

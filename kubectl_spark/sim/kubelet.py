@@ -140,14 +140,17 @@ class Kubelet:
                 "lastTransitionTime": now,
             }
         )
+        endpoint = self.world.side.node_endpoint(self.node.name)
+        address, port = endpoint or (self._node_ip(), 10250)
         status = {
             "capacity": self._capacity(),
             "allocatable": self._capacity(),
             "conditions": conditions,
             "addresses": [
-                {"type": "InternalIP", "address": self._node_ip()},
+                {"type": "InternalIP", "address": address},
                 {"type": "Hostname", "address": self.node.name},
             ],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": port}},
             "nodeInfo": {
                 "kubeletVersion": "v1.32.0",
                 "containerRuntimeVersion": "containerd://1.7.24",
@@ -203,10 +206,9 @@ class Kubelet:
         if self.node.rebooted:
             self.node.rebooted = False
             self._post_ready(rfc3339(self.now()))
-        elif (
-            self.node.last_lease is None
-            or (self.now() - self.node.last_lease).total_seconds() >= LEASE_RENEW_SECONDS
-        ):
+        elif self.node.last_lease is None or (
+            self.now() - self.node.last_lease
+        ).total_seconds() >= (self.world.side.lease_renew_seconds or LEASE_RENEW_SECONDS):
             node = self.client.get(f"/api/v1/nodes/{self.node.name}")
             ready = objects.condition(node, "Ready") if node else None
             if ready is None or ready.get("status") != "True":

@@ -228,13 +228,17 @@ class SparkDrivers:
         ns = driver["metadata"]["namespace"]
         if not state.set_up:
             self._set_up(driver, state)
-        execs = [
-            p
-            for p in client.list(
+        # Spark's snapshot of its executors: every executor pod that carries its app id, whoever
+        # owns it, keyed by executor id (ExecutorPodsWatchSnapshotSource selects by the
+        # spark-app-selector and spark-role labels; ExecutorPodsSnapshot maps spark-exec-id to
+        # the pod). So the attempts of a driver Job, in-place restarts and resubmitted copies,
+        # which share one app id, count (and delete) each other's executors.
+        execs = sorted(
+            client.list(
                 pods(ns), labelSelector=f"spark-app-selector={app.app_id},spark-role=executor"
-            )
-            if any(r.get("uid") == state.uid for r in p["metadata"].get("ownerReferences") or [])
-        ]
+            ),
+            key=lambda p: (p["metadata"]["creationTimestamp"], p["metadata"]["name"]),
+        )
         by_id = {objects.labels(p).get("spark-exec-id", ""): p for p in execs}
         for exec_id in list(state.known):
             if exec_id not in by_id:
@@ -456,16 +460,13 @@ class SparkDrivers:
         state.finished = True
         if not state.app.delete_on_termination:
             return
+        # SparkContext.stop() → ExecutorPodsAllocator.stop(appId): every executor pod with the
+        # app id goes, whichever driver made it (KubernetesClusterSchedulerBackend.stop).
         ns = driver["metadata"]["namespace"]
         for item in self.world.client.list(
             pods(ns), labelSelector=f"spark-app-selector={state.app.app_id},spark-role=executor"
         ):
-            if any(
-                r.get("uid") == state.uid for r in item["metadata"].get("ownerReferences") or []
-            ):
-                self.world.client.delete(
-                    pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"]
-                )
+            self.world.client.delete(pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"])
         del phase
 
 

@@ -23,6 +23,7 @@ from .kubelet import Kubelet, NodeState
 from .nodelifecycle import OUT_OF_SERVICE, NodeLifecycle
 from .recorder import Recorder
 from .scheduler import Scheduler
+from .sides import ClusterSide, EmulatorSide, RealControlPlaneSide
 from .spark import AppConfig, SparkDrivers, SparkOperator
 
 EVICTION_MESSAGE = (
@@ -32,9 +33,10 @@ EVICTION_MESSAGE = (
 
 
 class World:
-    def __init__(self, client: Client, clock: Clock) -> None:
+    def __init__(self, client: Client, clock: Clock, side: ClusterSide | None = None) -> None:
         self.client = client
         self.clock = clock
+        self.side: ClusterSide = side or EmulatorSide(client)
         self.recorder = Recorder(client, clock)
         self.nodes: dict[str, NodeState] = {}
         self.kubelets: dict[str, Kubelet] = {}
@@ -70,7 +72,13 @@ class World:
 
         self.register_proxy(meta["namespace"], meta["name"], port, reachable_answer)
 
+    @classmethod
+    def for_control_plane(cls, url: str, token: str, ca_pem: bytes, clock: Clock) -> World:
+        """Play the kubelets and Spark on a real control plane (its controllers do the rest)."""
+        return cls(Client(url, token, ca_pem), clock, RealControlPlaneSide(clock))
+
     def close(self) -> None:
+        self.side.close()
         self.client.close()
 
     # --------------------------------------------------------------------------- running
@@ -82,12 +90,15 @@ class World:
 
     def tick(self) -> None:
         with self.lock:
-            self.lifecycle.tick()
-            self.scheduler.tick()
+            stand_ins = not self.side.real_controllers
+            if stand_ins:
+                self.lifecycle.tick()
+                self.scheduler.tick()
             self.attach.tick()
             for kubelet in self.kubelets.values():
                 kubelet.tick()
-            self.jobs.tick()
+            if stand_ins:
+                self.jobs.tick()
             self.operator.tick()
             self.spark.tick()
 
@@ -155,11 +166,7 @@ class World:
         self.client.patch(f"/api/v1/nodes/{name}", {"spec": {"taints": taints}})
 
     def _unreachable(self) -> None:
-        self.client.admin(
-            "PUT",
-            "unreachable-nodes",
-            {"nodes": sorted(n for n, s in self.nodes.items() if s.status != "up")},
-        )
+        self.side.set_unreachable({n for n, s in self.nodes.items() if s.status != "up"})
 
     # ----------------------------------------------------------------- what pods can do
     def _node_of(self, item: dict[str, Any]) -> NodeState | None:
@@ -198,41 +205,12 @@ class World:
             self.spark.on_driver_finished(item, phase)
 
     def log(self, item: dict[str, Any], line: str) -> None:
-        meta = item["metadata"]
         stamp = self.clock.now().strftime("%y/%m/%d %H:%M:%S")
-        try:
-            self.client.admin(
-                "POST",
-                "logs",
-                {
-                    "namespace": meta["namespace"],
-                    "pod": meta["name"],
-                    "container": item["spec"]["containers"][0]["name"],
-                    "text": f"{stamp} {line}",
-                },
-            )
-        except SimApiError as err:
-            if err.status != 404:
-                raise
+        self.side.append_log(item, item["spec"]["containers"][0]["name"], f"{stamp} {line}")
 
     def rotate_log(self, item: dict[str, Any], container: str) -> None:
         """A container restarted: its log becomes ``previous``, and a Spark JVM starts again."""
-        meta = item["metadata"]
-        try:
-            self.client.admin(
-                "POST",
-                "logs",
-                {
-                    "namespace": meta["namespace"],
-                    "pod": meta["name"],
-                    "container": container,
-                    "rotate": True,
-                },
-            )
-        except SimApiError as err:
-            if err.status != 404:
-                raise
-            return
+        self.side.rotate_log(item, container)
         role = objects.labels(item).get("spark-role")
         if role == "driver":
             self.log(
@@ -339,7 +317,7 @@ class World:
             self.client.delete(pod(namespace, name), grace=grace, uid=item["metadata"]["uid"])
 
     def set_gc(self, *, enabled: bool) -> None:
-        self.client.admin("PUT", "gc", {"enabled": enabled})
+        self.side.set_gc(enabled=enabled)
 
     # ---------------------------------------------------------------------------- lookups
     def find_pods(self, namespace: str, **labels: str) -> list[dict[str, Any]]:

@@ -109,6 +109,11 @@ def test_s3_force_kill_with_detach_volumes_unblocks_attempt_2(cluster, capsys) -
     assert va["spec"]["nodeName"] == app["attempts"][-1]["node"]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 24: the resubmitted copy keeps the app id, so Spark (which selects executors by "
+    "app id) counts attempt 1's fenced executors as its own and asks for none",
+)
 def test_s7_resubmit_gets_executors_without_collision(cluster, capsys) -> None:
     c = cluster("s7-name-collision")
     c.player.play()

@@ -162,23 +162,22 @@ def test_s1_node_shutdown_job_replacement_and_gc(play) -> None:
 
     run.at(420)
     execs = run.pods(spark_role="executor")
-    new_execs = [e for e in execs if owner_uid(e) == new[0]["metadata"]["uid"]]
-    assert len(new_execs) == 2
-    old_prefix = {
-        e["metadata"]["name"].rsplit("-exec-", 1)[0]
-        for e in execs
-        if owner_uid(e) == attempt1["metadata"]["uid"]
-    }
-    assert {e["metadata"]["name"].rsplit("-exec-", 1)[0] for e in new_execs}.isdisjoint(
-        old_prefix
-    )  # a new salt
-    assert len(execs) == 4  # attempt 1's executors live on while its pod object exists
+    # Attempt 1's executors live on while its pod object exists, and attempt 2 shares its app
+    # id: Spark selects executors by that label, counts them as its own and asks for none.
+    assert len(execs) == 2
+    assert all(owner_uid(e) == attempt1["metadata"]["uid"] for e in execs)
+    old_prefix = {e["metadata"]["name"].rsplit("-exec-", 1)[0] for e in execs}
 
     run.at(660)  # node-a is back: attempt 1's pod leaves the API; its executors are collected
     assert [d["metadata"]["uid"] for d in run.pods(spark_role="driver")] == [
         new[0]["metadata"]["uid"]
     ]
-    assert all(owner_uid(e) == new[0]["metadata"]["uid"] for e in run.pods(spark_role="executor"))
+    new_execs = run.pods(spark_role="executor")
+    assert len(new_execs) == 2  # now attempt 2 asks for executors of its own
+    assert all(owner_uid(e) == new[0]["metadata"]["uid"] for e in new_execs)
+    assert {e["metadata"]["name"].rsplit("-exec-", 1)[0] for e in new_execs}.isdisjoint(
+        old_prefix
+    )  # a new salt
     assert cond(run.get("/api/v1/nodes/node-a"), "Ready")["status"] == "True"
 
 
@@ -200,7 +199,10 @@ def test_s2_partition_makes_two_live_drivers(play) -> None:
         run.api, "GET", f"/api/v1/namespaces/default/pods/{drivers[0]['metadata']['name']}/log"
     )
     assert status == 500 and "dial tcp" in body["message"]  # the kubelet is unreachable
-    assert len(run.pods(spark_role="executor")) == 4
+    # Attempt 2 shares attempt 1's app id and counts its two running executors as its own.
+    execs = run.pods(spark_role="executor")
+    assert len(execs) == 2
+    assert all(owner_uid(e) == drivers[0]["metadata"]["uid"] for e in execs)
 
 
 def test_a_suspended_job_deletes_its_active_pod_without_counting_a_failure(play) -> None:
@@ -372,10 +374,14 @@ def test_s7_fixed_executor_names_collide(play) -> None:
     assert len(execs) == 2 and all(
         owner_uid(e) == drivers[0]["metadata"]["uid"] for e in execs
     )  # attempt 2 has none
+    # Attempt 2 shares attempt 1's app id: Spark counts attempt 1's executors as its own and asks
+    # for none, so with the fixed prefix it never gets as far as a 409 (it would, were its app
+    # id its own).
     logs = run.server.call(
         run.server.api.logs.get, drivers[1]["metadata"]["uid"], "spark-kubernetes-driver"
     )
-    assert logs is not None and any("already exists" in line for _, line in logs.current.lines)
+    assert logs is not None
+    assert not any("Requested executor" in line for _, line in logs.current.lines)
 
 
 def test_s8_orphans_and_churn(play) -> None:

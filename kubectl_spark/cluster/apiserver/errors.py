@@ -51,12 +51,14 @@ def failure_status(
     return body
 
 
-def success_status(details: dict[str, Any] | None = None) -> dict[str, Any]:
+def success_status(details: dict[str, Any] | None = None, code: int = 200) -> dict[str, Any]:
+    """A success Status carries its HTTP code, as kube-apiserver's handlers fill it in."""
     body: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",
         "metadata": {},
         "status": "Success",
+        "code": code,
     }
     if details:
         body["details"] = details

@@ -22,6 +22,7 @@ import yaml
 from aiohttp import web
 
 from kubectl_spark.cluster.clock import Clock
+from kubectl_spark.cluster.podlogs import LogStore, PodLogs
 
 from . import fieldvalidation, openapi, patching, protobuf, tables
 from .authz import (
@@ -48,7 +49,6 @@ from .errors import (
 from .faults import FaultProfile, Faults
 from .impersonation import impersonated
 from .kinds import field_getters
-from .logs import LogStore, PodLogs
 from .resources import Registry, ResourceType
 from .selectors import parse_field_selector, parse_label_selector, selector_from_match
 from .store import DeleteOptions, Store, Stored
@@ -488,7 +488,17 @@ class ApiServer:
         head = orjson.dumps(
             {"kind": f"{rt.kind}List", "apiVersion": rt.api_version, "metadata": meta}
         )
-        items = b",".join(i.raw if isinstance(i, Stored) else orjson.dumps(i) for i in result.items)
+        if rt.builtin:
+            items = b",".join(
+                i.list_raw
+                if isinstance(i, Stored)
+                else orjson.dumps({k: v for k, v in i.items() if k not in ("apiVersion", "kind")})
+                for i in result.items
+            )
+        else:
+            items = b",".join(
+                i.raw if isinstance(i, Stored) else orjson.dumps(i) for i in result.items
+            )
         body = head[:-1] + b',"items":[' + items + b"]}"
         return web.Response(body=body, content_type=JSON)
 
@@ -691,7 +701,7 @@ class ApiServer:
             return obj
 
         self.store.force_write(route.rt, route.namespace, route.name, bind)
-        return success_status()
+        return success_status(code=201)
 
     def _evict(self, route: Route, body: Any) -> dict[str, Any]:
         if not isinstance(body, dict) or body.get("kind") not in (None, "Eviction"):
@@ -736,7 +746,7 @@ class ApiServer:
                 route.rt, route.namespace, route.name, mark, subresource="status"
             )
         self.store.delete(route.rt, route.namespace, route.name, opts)
-        return success_status()
+        return success_status(code=201)
 
     def _check_disruption_budget(self, namespace: str, pod: dict[str, Any]) -> None:
         """Refuse an eviction the pod's PodDisruptionBudget does not allow (429).
@@ -827,7 +837,12 @@ class ApiServer:
         if container not in containers:
             raise bad_request(f"container {container} is not valid for pod {route.name}")
         node = (pod.get("spec") or {}).get("nodeName")
-        if node and node in self.unreachable_nodes:
+        if not node:
+            # A pod no node took has no kubelet to ask: kube-apiserver's LogLocation returns no
+            # location and the stream answers 204 with no body, previous or not
+            # (pkg/registry/core/pod/strategy.go, handlers/responsewriters StreamObject).
+            return web.Response(status=204)
+        if node in self.unreachable_nodes:
             raise ApiError(
                 500,
                 "InternalError",

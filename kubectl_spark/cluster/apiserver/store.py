@@ -50,18 +50,35 @@ CONTINUE_TOO_OLD = (
     "first chunk was returned and now may show up in the list."
 )
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+# How long a deleted namespace stays Terminating after it is emptied (the namespace controller's
+# pass; a real one takes a fraction of a second to a few).
+NAMESPACE_FINISH_SECONDS = 1.0
 
 
 @dataclass
 class Stored:
     obj: dict[str, Any]
     _raw: bytes | None = None
+    _list_raw: bytes | None = None
 
     @property
     def raw(self) -> bytes:
         if self._raw is None:
             self._raw = orjson.dumps(self.obj)
         return self._raw
+
+    @property
+    def list_raw(self) -> bytes:
+        """As a built-in list's item, without apiVersion and kind.
+
+        kube-apiserver encodes a typed list's items without their TypeMeta; custom resources
+        keep theirs.
+        """
+        if self._list_raw is None:
+            self._list_raw = orjson.dumps(
+                {k: v for k, v in self.obj.items() if k not in ("apiVersion", "kind")}
+            )
+        return self._list_raw
 
     @property
     def rv(self) -> int:
@@ -153,11 +170,20 @@ class Store:
         self.dependents: dict[str, set[tuple[str, Key]]] = {}
         self.snapshots: OrderedDict[str, Snapshot] = OrderedDict()
         self._event_expiry: list[tuple[float, str, Key, int]] = []
+        # Namespaces deleted and not yet removed, with the monotonic time they may go: kube-
+        # apiserver answers a namespace DELETE with the object Terminating, and the namespace
+        # controller (pkg/controller/namespace) removes it once emptied, a moment later. Until
+        # then creating in it is Forbidden (NamespaceTerminating), as the admission says.
+        self._namespaces_held: dict[str, float] = {}
         self._next_cluster_ip = 10
         namespaces = self.registry.lookup("", "v1", "namespaces")
         assert namespaces is not None
         for ns in SYSTEM_NAMESPACES:
             self.create(namespaces, "", {"metadata": {"name": ns}})
+        # kube-apiserver's watch cache starts from a list at its start: a watch from before it
+        # is too old (410), as a watch from resourceVersion 1 on a new cluster is.
+        for storage in self.storages.values():
+            storage.compacted_rv = self.rv
 
     # ------------------------------------------------------------------------------ helpers
     def storage(self, rt: ResourceType) -> Storage:
@@ -548,7 +574,7 @@ class Store:
             doc = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
             snap_id, index, rv = str(doc["id"]), int(doc["i"]), int(doc["rv"])
         except (ValueError, KeyError, TypeError, binascii.Error, orjson.JSONDecodeError) as exc:
-            raise bad_request(f"continue key is not valid: {exc}") from exc
+            raise bad_request(f"invalid continue token: continue key is not valid: {exc}") from exc
         self._prune_snapshots()
         snapshot = self.snapshots.get(snap_id)
         if snapshot is None or snapshot.storage_key != storage.rt.key:
@@ -844,19 +870,21 @@ class Store:
         current = self._require(rt, namespace, name)
         key = self._key(rt, namespace, name)
         meta = current.obj["metadata"]
+        # rest.BeforeDelete checks the preconditions first, naming the Kind, not the resource
+        # (staging/src/k8s.io/apiserver/pkg/registry/rest/delete.go).
         if opts.precondition_uid and opts.precondition_uid != meta["uid"]:
             raise conflict(
-                rt.plural,
+                rt.kind,
                 rt.group,
                 name,
-                f"Precondition failed: UID in precondition: {opts.precondition_uid}, UID in object meta: {meta['uid']}",
+                f"the UID in the precondition ({opts.precondition_uid}) does not match the UID in record ({meta['uid']}). The object might have been deleted and then recreated",
             )
         if opts.precondition_rv and opts.precondition_rv != meta["resourceVersion"]:
             raise conflict(
-                rt.plural,
+                rt.kind,
                 rt.group,
                 name,
-                f"Precondition failed: ResourceVersion in precondition: {opts.precondition_rv}, ResourceVersion in object meta: {meta['resourceVersion']}",
+                f"the ResourceVersion in the precondition ({opts.precondition_rv}) does not match the ResourceVersion in record ({meta['resourceVersion']}). The object might have been modified",
             )
         if opts.propagation_policy and opts.orphan_dependents is not None:
             raise invalid(
@@ -1098,6 +1126,7 @@ class Store:
     # --------------------------------------------------------------------------- namespaces
     def _delete_namespace(self, storage: Storage, current: Stored) -> dict[str, Any]:
         name = current.obj["metadata"]["name"]
+        self._namespaces_held[name] = time.monotonic() + NAMESPACE_FINISH_SECONDS
         if not current.obj["metadata"].get("deletionTimestamp"):
             result = copy.deepcopy(current.obj)
             result["metadata"]["deletionTimestamp"] = self._now()
@@ -1112,11 +1141,20 @@ class Store:
                 if stored is None or stored.obj["metadata"].get("deletionTimestamp"):
                     continue
                 self.delete(other.rt, name, key[1], DeleteOptions())
-        self._finish_namespace(storage, name)
-        found = storage.objects.get(("", name))
-        return found.obj if found is not None else current.obj
+        return storage.objects[("", name)].obj
+
+    def _finish_held_namespaces(self) -> None:
+        """The namespace controller's last step: remove the emptied namespaces that are due."""
+        now = time.monotonic()
+        due = [name for name, at in self._namespaces_held.items() if at <= now]
+        storage = self.storages["namespaces."]
+        for name in due:
+            del self._namespaces_held[name]
+            self._finish_namespace(storage, name)
 
     def _finish_namespace(self, storage: Storage, name: str) -> None:
+        if name in self._namespaces_held:
+            return
         if any(k[0] == name for s in self.storages.values() if s.rt.namespaced for k in s.objects):
             return
         if ("", name) in storage.objects:
@@ -1128,7 +1166,12 @@ class Store:
         heapq.heappush(self._event_expiry, (expires, storage_key, key, rv))
 
     def expire_events(self) -> None:
-        """Drop Events older than --event-ttl (1 h by default), as etcd's lease expiry does."""
+        """Drop Events older than --event-ttl (1 h by default), as etcd's lease expiry does.
+
+        Called first by every operation, it also finishes the namespaces deleted before it.
+        """
+        if self._namespaces_held:
+            self._finish_held_namespaces()
         if not self._event_expiry:
             return
         now = self.clock.now().timestamp()

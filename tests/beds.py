@@ -1,0 +1,245 @@
+"""The two backends a test can run on: the project's emulator and a real control plane.
+
+Both give the same handles (URL, CA, admin token, a kubeconfig writer, a simulated World, log
+writing, nodes), so one test body runs on either. The real control plane is started once per
+test worker and emptied between tests (:func:`reset`): its start costs seconds, a reset less.
+Where the two answer differently, the real control plane is right.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+
+from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
+from kubectl_spark.cluster.clock import Clock, SystemClock
+from kubectl_spark.sim.client import Client, SimApiError
+from kubectl_spark.sim.kubeletapi import KubeletApi
+from kubectl_spark.sim.world import World
+from tests.controlplane.build import built
+from tests.controlplane.launcher import ControlPlane
+
+BACKENDS = ("emulator", "real")
+REQUIRE_REAL = "KUBECTL_SPARK_REQUIRE_CONTROLPLANE"
+SYSTEM_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease"}
+
+
+class Bed(Protocol):
+    kind: str
+    url: str
+    ca_pem: bytes
+    token: str
+
+    def write_kubeconfig(self, path: str | os.PathLike[str], **kwargs: Any) -> Path: ...
+    def world(self, clock: Clock | None = None) -> World: ...
+    def add_node(self, name: str) -> None: ...
+    def append_log(
+        self, namespace: str, pod: str, container: str, text: str, *, rotate: bool = False
+    ) -> None: ...
+
+
+class EmulatorBed:
+    kind = "emulator"
+
+    def __init__(self, server: EmbeddedApiServer) -> None:
+        self.server = server
+        self.url = server.url
+        self.ca_pem = server.ca_pem
+        self.token = server.token
+
+    def write_kubeconfig(self, path: str | os.PathLike[str], **kwargs: Any) -> Path:
+        return self.server.write_kubeconfig(path, **kwargs)
+
+    def world(self, clock: Clock | None = None) -> World:
+        return World.for_server(self.server, clock or self.server.options.clock)
+
+    def add_node(self, name: str) -> None:
+        _create_node(Client(self.url, self.token, self.ca_pem), name, None)
+
+    def append_log(
+        self, namespace: str, pod: str, container: str, text: str, *, rotate: bool = False
+    ) -> None:
+        self.server.append_log(namespace, pod, container, text, rotate=rotate)
+
+
+class RealBed:
+    """A real control plane; nodes it adds answer log requests through a simulated kubelet."""
+
+    kind = "real"
+
+    def __init__(self, plane: ControlPlane) -> None:
+        self.plane = plane
+        self.url = plane.url
+        self.ca_pem = plane.ca_pem
+        self.token = plane.token
+        self.kubelets = KubeletApi(SystemClock())
+        self.worlds: list[World] = []
+
+    def write_kubeconfig(self, path: str | os.PathLike[str], **kwargs: Any) -> Path:
+        return self.plane.write_kubeconfig(path, **kwargs)
+
+    def world(self, clock: Clock | None = None) -> World:
+        made = World.for_control_plane(self.url, self.token, self.ca_pem, clock or SystemClock())
+        self.worlds.append(made)
+        return made
+
+    def add_node(self, name: str) -> None:
+        port = self.kubelets.open(name)
+        _create_node(Client(self.url, self.token, self.ca_pem), name, ("127.0.0.1", port))
+
+    def append_log(
+        self, namespace: str, pod: str, container: str, text: str, *, rotate: bool = False
+    ) -> None:
+        client = Client(self.url, self.token, self.ca_pem)
+        try:
+            item = client.get(f"/api/v1/namespaces/{namespace}/pods/{pod}")
+        finally:
+            client.close()
+        assert item is not None, f"no pod {namespace}/{pod}"
+        uid = item["metadata"]["uid"]
+        if rotate:
+            self.kubelets.rotate(namespace, pod, uid, container)
+        self.kubelets.append(namespace, pod, uid, container, text)
+
+    def close(self) -> None:
+        for made in self.worlds:
+            made.close()
+        self.worlds.clear()
+        self.kubelets.stop()
+
+
+def _create_node(client: Client, name: str, endpoint: tuple[str, int] | None) -> None:
+    address, port = endpoint or ("10.0.0.9", 10250)
+    try:
+        client.create("/api/v1/nodes", {"metadata": {"name": name}})
+        client.patch(
+            f"/api/v1/nodes/{name}/status",
+            {
+                "status": {
+                    "addresses": [{"type": "InternalIP", "address": address}],
+                    "daemonEndpoints": {"kubeletEndpoint": {"Port": port}},
+                }
+            },
+        )
+    finally:
+        client.close()
+
+
+# ------------------------------------------------------------------------------ the real one
+def real_available() -> bool:
+    return built() is not None
+
+
+def skip_or_fail_without_real() -> None:
+    if not real_available():
+        message = (
+            "the real control plane is not built (python -m tests.controlplane.build; "
+            "scripts/dev test builds it where Go is installed)"
+        )
+        if os.environ.get(REQUIRE_REAL):
+            pytest.fail(f"{message}, and {REQUIRE_REAL} requires it")
+        pytest.skip(message)
+
+
+def reset(plane: ControlPlane) -> None:
+    """Empty what a test left: its namespaces, pods, Jobs, CRs, Events, nodes and leases.
+
+    Pods go with grace 0 and no finalizers (no kubelet would ever finish them); the reset
+    returns once the nodes and pods are gone, so the next test starts on an empty cluster.
+    """
+    client = Client(plane.url, plane.token, plane.ca_pem)
+    try:
+        _reset(client)
+    finally:
+        client.close()
+
+
+def _reset(client: Client) -> None:
+    for path in ("/apis/sparkoperator.k8s.io/v1beta2/sparkapplications", "/apis/batch/v1/jobs"):
+        for item in client.list(path):
+            _remove(client, path, item)
+    for item in client.list("/api/v1/pods"):
+        if item["metadata"]["namespace"] == "kube-system":
+            continue
+        _remove(client, "/api/v1/pods", item)
+    for plural in ("configmaps", "events", "persistentvolumeclaims", "services"):
+        for item in client.list(f"/api/v1/{plural}"):
+            meta = item["metadata"]
+            if meta["namespace"] == "kube-system" or meta["name"] in {
+                "kube-root-ca.crt",
+                "kubernetes",
+            }:
+                continue
+            _remove(client, f"/api/v1/{plural}", item)
+    for path in (
+        "/apis/policy/v1/poddisruptionbudgets",
+        "/apis/networking.k8s.io/v1/networkpolicies",
+        "/apis/coordination.k8s.io/v1/leases",
+    ):
+        for item in client.list(path):
+            if item["metadata"]["namespace"] == "kube-system":
+                continue
+            _remove(client, path, item)
+    for item in client.list("/api/v1/nodes"):
+        _remove(client, "/api/v1/nodes", item)
+    deadline = time.monotonic() + 30
+    # A node deleted with a finalizer lingers: the next test's kubelet would find it and then
+    # lose it. Wait until the cluster-wide things a test makes are gone.
+    while client.list("/api/v1/nodes") or [
+        p for p in client.list("/api/v1/pods") if p["metadata"]["namespace"] != "kube-system"
+    ]:
+        if time.monotonic() > deadline:
+            raise AssertionError("nodes or pods still there 30 s after the reset")
+        for item in client.list("/api/v1/pods"):
+            if item["metadata"]["namespace"] != "kube-system":
+                _remove(client, "/api/v1/pods", item)
+        time.sleep(0.1)
+    for item in client.list("/api/v1/namespaces"):
+        name = item["metadata"]["name"]
+        if name not in SYSTEM_NAMESPACES:
+            try:
+                client.delete(f"/api/v1/namespaces/{name}")
+            except SimApiError as err:
+                if err.status != 404:
+                    raise
+    while time.monotonic() < deadline:
+        left = [
+            n["metadata"]["name"]
+            for n in client.list("/api/v1/namespaces")
+            if n["metadata"]["name"] not in SYSTEM_NAMESPACES
+        ]
+        if not left:
+            return
+        for name in left:  # what a test created in them since
+            for item in client.list(f"/api/v1/namespaces/{name}/pods"):
+                _remove(client, "/api/v1/pods", item)
+        time.sleep(0.2)
+    raise AssertionError(f"namespaces still terminating after 30 s: {left}")
+
+
+def _remove(client: Client, collection: str, item: dict[str, Any]) -> None:
+    meta = item["metadata"]
+    ns = meta.get("namespace")
+    base = collection.rsplit("/", 1)
+    path = (
+        f"{base[0]}/namespaces/{ns}/{base[1]}/{meta['name']}"
+        if ns
+        else (f"{collection}/{meta['name']}")
+    )
+    try:
+        if meta.get("finalizers"):
+            client.patch(path, {"metadata": {"finalizers": None}})
+        client.delete(path, grace=0, propagation="Background")
+    except SimApiError as err:
+        if err.status not in (404, 409):
+            raise
+
+
+def emulator_bed() -> Iterator[EmulatorBed]:
+    with EmbeddedApiServer(EmulatorOptions(bookmark_interval=0.5)) as server:
+        yield EmulatorBed(server)

@@ -1,0 +1,215 @@
+"""S1, S2 and S2b on the emulator and on a real control plane: the same verdicts from both.
+
+On the real control plane nothing of the simulator stands in for a controller: the node goes
+NotReady because its simulated kubelet stops renewing its Lease, the real taint-eviction
+controller deletes the driver pod, the real Job controller starts the next attempt, the real
+scheduler places it, the real garbage collector removes the executors of a driver pod that is
+gone. Each test waits for what a scenario's timeline would have reached, on either backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.beds import Bed
+from tests.stages import Stage, alerts
+
+pytestmark = pytest.mark.slow
+APP = "networkwordcount"
+
+
+@pytest.fixture
+def stage(bed: Bed, tmp_path: Path) -> Iterator[Any]:
+    made: list[Stage] = []
+
+    def start(name: str) -> Stage:
+        made.append(Stage(bed, name, tmp_path))
+        return made[-1]
+
+    yield start
+    for each in made:
+        each.close()
+
+
+def _running_app(s: Stage) -> str:
+    """Submit and wait until the driver and its two executors run; the driver's node."""
+    s.do("submit", APP)
+    s.until(
+        "the driver and its two executors running",
+        lambda: (
+            len(s.running(spark_role="driver")) == 1 and len(s.running(spark_role="executor")) == 2
+        ),
+    )
+    return str(s.running(spark_role="driver")[0]["spec"]["nodeName"])
+
+
+def _two_drivers(s: Stage) -> bool:
+    return len(s.pods(spark_role="driver")) == 2
+
+
+def _attempt_2_running(s: Stage) -> None:
+    s.until(
+        "attempt 2's driver running",
+        lambda: (
+            _two_drivers(s)
+            and any(
+                not d["metadata"].get("deletionTimestamp") for d in s.running(spark_role="driver")
+            )
+        ),
+    )
+
+
+def test_s1_a_lost_node_brings_attempt_2_and_a_zombie(stage, capsys) -> None:
+    s = stage("s1-node-shutdown")
+    node = _running_app(s)
+    s.do("shutdown", node)
+    _attempt_2_running(s)
+    app = s.app(capsys, APP)
+    assert (app["source"], app["state"], len(app["attempts"])) == ("job", "Running", 2)
+    first, second = app["attempts"]
+    assert (first["state"], first["node"]) == ("Lost", node)
+    assert (first["reason"]["code"], first["reason"]["category"]) == ("NodeLost", "cluster")
+    assert second["state"] == "Running"
+    assert "ZombieDriver" in alerts(app)
+    s.do("heal", node)
+    s.until("attempt 1's pod gone", lambda: len(s.pods(spark_role="driver")) == 1)
+    s.until("attempt 1's executors collected", lambda: _orphans(s) == 0)
+    s.until("attempt 2's two executors", lambda: _attempt_executors(s, 1) == 2)
+    app = s.app(capsys, APP)
+    assert [a["state"] for a in app["attempts"]] == ["Lost", "Running"]
+    assert app["attempts"][0]["reason"]["code"] == "NodeLost"
+    assert not alerts(app)
+    code, out, err = s.cli(capsys, "history", APP)
+    assert code == 0, err
+    assert "NodeNotReady" in out and "TaintManagerEviction" in out
+
+
+def test_attempts_sharing_an_app_id_count_each_others_executors(stage, capsys) -> None:
+    """Spark selects its executors by app id, and a driver Job's attempts share one: attempt 2
+    counts attempt 1's running executors as its own and asks for none until they are gone."""
+    s = stage("s1-node-shutdown")
+    node = _running_app(s)
+    (first,) = s.pods(spark_role="driver")
+    app_id = first["metadata"]["labels"]["spark-app-selector"]
+    s.do("shutdown", node)
+    _attempt_2_running(s)
+    s.settle(10)
+    drivers = _drivers_by_age(s)
+    assert [d["metadata"]["labels"]["spark-app-selector"] for d in drivers] == [app_id, app_id]
+    theirs = [
+        p
+        for p in s.running(spark_role="executor")
+        if p["spec"].get("nodeName") != node and _owned_by(p, drivers[0])
+    ]
+    mine = [p for p in s.pods(spark_role="executor") if _owned_by(p, drivers[1])]
+    assert theirs, "attempt 1's executors off the lost node still run"
+    assert len(mine) + len(theirs) == 2  # the target, counted over both attempts' executors
+    assert len(mine) < 2
+    app = s.app(capsys, APP)
+    assert len(app["attempts"][1]["executors"]) == len(mine)
+
+
+def test_s2_a_partition_is_a_split_brain(stage, capsys) -> None:
+    s = stage("s2-partition")
+    node = _running_app(s)
+    s.do("partition", node)
+    _attempt_2_running(s)
+    app = s.app(capsys, APP)
+    assert alerts(app)["SplitBrain"] == [1, 2]
+    assert "ZombieDriver" in alerts(app)
+    first, second = app["attempts"]
+    assert (first["state"], first["node"], second["state"]) == ("Lost", node, "Running")
+
+
+def test_s2b_a_blocked_job_and_the_advice_that_unblocks_it(stage, capsys) -> None:
+    """podReplacementPolicy Failed: the Job waits for attempt 1 to be terminal, and a plain
+    grace-0 delete does not make it so (the job-tracking finalizer keeps a non-terminal pod);
+    the advice names the out-of-service taint, after which pod GC marks it Failed."""
+    s = stage("s2b-partition-replacement-blocked")
+    node = _running_app(s)
+    s.do("shutdown", node)
+    s.until(
+        "attempt 1 deleted by the taint eviction",
+        lambda: all(d["metadata"].get("deletionTimestamp") for d in s.pods(spark_role="driver")),
+    )
+    s.settle(5)
+    app = s.app(capsys, APP)
+    assert len(app["attempts"]) == 1
+    blocked = next(a for a in app["alerts"] if a["type"] == "ReplacementBlocked")
+    advice = f"kubectl spark force-kill {APP}/1 --out-of-service"
+    assert advice in blocked["message"], blocked["message"]
+    code, out, err = s.cli(capsys, "force-kill", f"{APP}/1", "--out-of-service", "--yes")
+    assert code == 0, out + err
+    first = s.pods(spark_role="driver")[0]["metadata"]["uid"]
+    s.until(
+        "attempt 2 running",
+        lambda: any(d["metadata"]["uid"] != first for d in s.running(spark_role="driver")),
+    )
+    app = s.app(capsys, APP)
+    assert app["attempts"][-1]["state"] == "Running"
+    assert "ReplacementBlocked" not in alerts(app)
+    job = s.world.client.list("/apis/batch/v1/namespaces/default/jobs")[0]
+    assert job["status"].get("failed") == 1  # pod GC marked attempt 1 Failed: counted once
+
+
+def test_a_plain_force_kill_leaves_a_failed_only_job_blocked(stage, capsys) -> None:
+    """The grace-0 delete the advice once gave: the pod keeps its job-tracking finalizer."""
+    s = stage("s2b-partition-replacement-blocked")
+    node = _running_app(s)
+    s.do("shutdown", node)
+    s.until(
+        "attempt 1 deleted by the taint eviction",
+        lambda: all(d["metadata"].get("deletionTimestamp") for d in s.pods(spark_role="driver")),
+    )
+    code, out, err = s.cli(capsys, "force-kill", f"{APP}/1", "--yes")
+    assert code == 0, out + err
+    s.settle(10)
+    (driver,) = s.pods(spark_role="driver")
+    assert driver["metadata"]["deletionTimestamp"]
+    assert driver["metadata"]["finalizers"] == ["batch.kubernetes.io/job-tracking"]
+    assert "ReplacementBlocked" in alerts(s.app(capsys, APP))
+
+
+# ------------------------------------------------------------------------------ helpers
+def _drivers_by_age(s: Stage) -> list[dict[str, Any]]:
+    return sorted(
+        s.pods(spark_role="driver"),
+        key=lambda p: (p["metadata"]["creationTimestamp"], p["metadata"]["name"]),
+    )
+
+
+def _owned_by(item: dict[str, Any], owner: dict[str, Any]) -> bool:
+    uid = owner["metadata"]["uid"]
+    return any(r.get("uid") == uid for r in item["metadata"].get("ownerReferences") or [])
+
+
+def _orphans(s: Stage) -> int:
+    """Executor pods whose driver pod is gone (the garbage collector's to remove)."""
+    drivers = {d["metadata"]["uid"] for d in s.pods(spark_role="driver")}
+    return sum(
+        1
+        for p in s.pods(spark_role="executor")
+        if not any(r.get("uid") in drivers for r in p["metadata"].get("ownerReferences") or [])
+    )
+
+
+def _attempt_executors(s: Stage, number: int) -> int:
+    """Running executors owned by the ``number``-th driver pod (oldest first)."""
+    drivers = _drivers_by_age(s)
+    if len(drivers) < number:
+        return 0
+    owner = drivers[number - 1]["metadata"]["uid"]
+    return sum(
+        1
+        for p in s.running(spark_role="executor")
+        if any(r.get("uid") == owner for r in p["metadata"].get("ownerReferences") or [])
+    )
+
+
+def _executors_on(s: Stage, node: str, *, running: bool) -> int:
+    pods = s.running(spark_role="executor") if running else s.pods(spark_role="executor")
+    return sum(1 for p in pods if p["spec"].get("nodeName") == node)

@@ -64,10 +64,16 @@ def _attempt_2_running(s: Stage) -> None:
 
 
 def test_s1_a_lost_node_brings_attempt_2_and_a_zombie(stage, capsys) -> None:
+    """S1, and what attempts sharing one app id do: Spark selects its executors by app id, and
+    a driver Job's attempts share one, so attempt 2 counts attempt 1's running executors as its
+    own and asks for none until they are gone."""
     s = stage("s1-node-shutdown")
     node = _running_app(s)
+    (first_driver,) = s.pods(spark_role="driver")
+    app_id = first_driver["metadata"]["labels"]["spark-app-selector"]
     s.do("shutdown", node)
     _attempt_2_running(s)
+    s.settle(5)
     app = s.app(capsys, APP)
     assert (app["source"], app["state"], len(app["attempts"])) == ("job", "Running", 2)
     first, second = app["attempts"]
@@ -75,6 +81,18 @@ def test_s1_a_lost_node_brings_attempt_2_and_a_zombie(stage, capsys) -> None:
     assert (first["reason"]["code"], first["reason"]["category"]) == ("NodeLost", "cluster")
     assert second["state"] == "Running"
     assert "ZombieDriver" in alerts(app)
+    # One app id, two drivers: the executors each counts are the same pods.
+    drivers = _drivers_by_age(s)
+    assert [d["metadata"]["labels"]["spark-app-selector"] for d in drivers] == [app_id, app_id]
+    theirs = [
+        p
+        for p in s.running(spark_role="executor")
+        if p["spec"].get("nodeName") != node and _owned_by(p, drivers[0])
+    ]
+    mine = [p for p in s.pods(spark_role="executor") if _owned_by(p, drivers[1])]
+    assert theirs, "attempt 1's executors off the lost node still run"
+    assert len(mine) + len(theirs) == 2  # the target, counted over both attempts' executors
+    assert len(mine) < 2 and len(second["executors"]) == len(mine)
     s.do("heal", node)
     s.until("attempt 1's pod gone", lambda: len(s.pods(spark_role="driver")) == 1)
     s.until("attempt 1's executors collected", lambda: _orphans(s) == 0)
@@ -86,31 +104,6 @@ def test_s1_a_lost_node_brings_attempt_2_and_a_zombie(stage, capsys) -> None:
     code, out, err = s.cli(capsys, "history", APP)
     assert code == 0, err
     assert "NodeNotReady" in out and "TaintManagerEviction" in out
-
-
-def test_attempts_sharing_an_app_id_count_each_others_executors(stage, capsys) -> None:
-    """Spark selects its executors by app id, and a driver Job's attempts share one: attempt 2
-    counts attempt 1's running executors as its own and asks for none until they are gone."""
-    s = stage("s1-node-shutdown")
-    node = _running_app(s)
-    (first,) = s.pods(spark_role="driver")
-    app_id = first["metadata"]["labels"]["spark-app-selector"]
-    s.do("shutdown", node)
-    _attempt_2_running(s)
-    s.settle(10)
-    drivers = _drivers_by_age(s)
-    assert [d["metadata"]["labels"]["spark-app-selector"] for d in drivers] == [app_id, app_id]
-    theirs = [
-        p
-        for p in s.running(spark_role="executor")
-        if p["spec"].get("nodeName") != node and _owned_by(p, drivers[0])
-    ]
-    mine = [p for p in s.pods(spark_role="executor") if _owned_by(p, drivers[1])]
-    assert theirs, "attempt 1's executors off the lost node still run"
-    assert len(mine) + len(theirs) == 2  # the target, counted over both attempts' executors
-    assert len(mine) < 2
-    app = s.app(capsys, APP)
-    assert len(app["attempts"][1]["executors"]) == len(mine)
 
 
 def test_s2_a_partition_is_a_split_brain(stage, capsys) -> None:
@@ -126,8 +119,8 @@ def test_s2_a_partition_is_a_split_brain(stage, capsys) -> None:
 
 
 def test_s2b_a_blocked_job_and_the_advice_that_unblocks_it(stage, capsys) -> None:
-    """podReplacementPolicy Failed: the Job waits for attempt 1 to be terminal, and a plain
-    grace-0 delete does not make it so (the job-tracking finalizer keeps a non-terminal pod);
+    """podReplacementPolicy Failed: the Job waits for attempt 1 to be terminal. A plain grace-0
+    delete does not make it so (the job-tracking finalizer keeps a non-terminal pod, Terminating);
     the advice names the out-of-service taint, after which pod GC marks it Failed."""
     s = stage("s2b-partition-replacement-blocked")
     node = _running_app(s)
@@ -136,15 +129,21 @@ def test_s2b_a_blocked_job_and_the_advice_that_unblocks_it(stage, capsys) -> Non
         "attempt 1 deleted by the taint eviction",
         lambda: all(d["metadata"].get("deletionTimestamp") for d in s.pods(spark_role="driver")),
     )
-    s.settle(5)
     app = s.app(capsys, APP)
     assert len(app["attempts"]) == 1
     blocked = next(a for a in app["alerts"] if a["type"] == "ReplacementBlocked")
     advice = f"kubectl spark force-kill {APP}/1 --out-of-service"
     assert advice in blocked["message"], blocked["message"]
+    code, out, err = s.cli(capsys, "force-kill", f"{APP}/1", "--yes")  # the old advice
+    assert code == 0, out + err
+    s.settle(5)
+    (driver,) = s.pods(spark_role="driver")
+    assert driver["metadata"]["deletionTimestamp"]
+    assert driver["metadata"]["finalizers"] == ["batch.kubernetes.io/job-tracking"]
+    assert "ReplacementBlocked" in alerts(s.app(capsys, APP))
     code, out, err = s.cli(capsys, "force-kill", f"{APP}/1", "--out-of-service", "--yes")
     assert code == 0, out + err
-    first = s.pods(spark_role="driver")[0]["metadata"]["uid"]
+    first = driver["metadata"]["uid"]
     s.until(
         "attempt 2 running",
         lambda: any(d["metadata"]["uid"] != first for d in s.running(spark_role="driver")),
@@ -154,24 +153,6 @@ def test_s2b_a_blocked_job_and_the_advice_that_unblocks_it(stage, capsys) -> Non
     assert "ReplacementBlocked" not in alerts(app)
     job = s.world.client.list("/apis/batch/v1/namespaces/default/jobs")[0]
     assert job["status"].get("failed") == 1  # pod GC marked attempt 1 Failed: counted once
-
-
-def test_a_plain_force_kill_leaves_a_failed_only_job_blocked(stage, capsys) -> None:
-    """The grace-0 delete the advice once gave: the pod keeps its job-tracking finalizer."""
-    s = stage("s2b-partition-replacement-blocked")
-    node = _running_app(s)
-    s.do("shutdown", node)
-    s.until(
-        "attempt 1 deleted by the taint eviction",
-        lambda: all(d["metadata"].get("deletionTimestamp") for d in s.pods(spark_role="driver")),
-    )
-    code, out, err = s.cli(capsys, "force-kill", f"{APP}/1", "--yes")
-    assert code == 0, out + err
-    s.settle(10)
-    (driver,) = s.pods(spark_role="driver")
-    assert driver["metadata"]["deletionTimestamp"]
-    assert driver["metadata"]["finalizers"] == ["batch.kubernetes.io/job-tracking"]
-    assert "ReplacementBlocked" in alerts(s.app(capsys, APP))
 
 
 # ------------------------------------------------------------------------------ helpers

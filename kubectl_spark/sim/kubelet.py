@@ -82,6 +82,10 @@ class Kubelet:
     def now(self) -> datetime:
         return self.world.clock.now()
 
+    def _backoff_base(self) -> float:
+        """CrashLoopBackOff's first delay: a kubelet's 10 s, or the test bed's shorter one."""
+        return self.world.side.crash_backoff_seconds or CRASH_BACKOFF_BASE
+
     # ------------------------------------------------------------------------ node object
     def register(self) -> None:
         now = rfc3339(self.now())
@@ -446,7 +450,7 @@ class Kubelet:
             if not restart:
                 continue
             if c.backoff_until is None:
-                delay = min(CRASH_BACKOFF_BASE * 2**c.restarts, CRASH_BACKOFF_MAX)
+                delay = min(self._backoff_base() * 2**c.restarts, CRASH_BACKOFF_MAX)
                 c.backoff_until = now + timedelta(seconds=delay)
                 self.world.recorder.event(
                     item,
@@ -485,7 +489,7 @@ class Kubelet:
             if c.terminated is not None:
                 entry.update(ready=False, started=False, state={"terminated": c.terminated})
             elif c.backoff_until is not None and c.backoff_until > now:
-                delay = min(CRASH_BACKOFF_BASE * 2 ** (c.restarts - 1), CRASH_BACKOFF_MAX)
+                delay = min(self._backoff_base() * 2 ** (c.restarts - 1), CRASH_BACKOFF_MAX)
                 entry.update(
                     ready=False,
                     started=False,

@@ -23,6 +23,8 @@ class ClusterSide(Protocol):
     real_controllers: bool
     #: How often a kubelet renews its node Lease (the real node-monitor grace is short).
     lease_renew_seconds: float | None
+    #: CrashLoopBackOff's first delay (real time is dear on the real control plane).
+    crash_backoff_seconds: float | None
 
     def append_log(self, item: dict[str, Any], container: str, text: str) -> None: ...
     def rotate_log(self, item: dict[str, Any], container: str) -> None: ...
@@ -35,6 +37,7 @@ class ClusterSide(Protocol):
 class EmulatorSide:
     real_controllers = False
     lease_renew_seconds: float | None = None
+    crash_backoff_seconds: float | None = None
 
     def __init__(self, client: Client) -> None:
         self.client = client
@@ -72,6 +75,7 @@ class EmulatorSide:
 class RealControlPlaneSide:
     real_controllers = True
     lease_renew_seconds: float | None = 1.0
+    crash_backoff_seconds: float | None = 1.0
 
     def __init__(self, clock: Clock) -> None:
         self.kubelets = KubeletApi(clock)

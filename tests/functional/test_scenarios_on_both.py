@@ -9,6 +9,7 @@ gone. Each test waits for what a scenario's timeline would have reached, on eith
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -153,6 +154,33 @@ def test_s2b_a_blocked_job_and_the_advice_that_unblocks_it(stage, capsys) -> Non
     assert "ReplacementBlocked" not in alerts(app)
     job = s.world.client.list("/apis/batch/v1/namespaces/default/jobs")[0]
     assert job["status"].get("failed") == 1  # pod GC marked attempt 1 Failed: counted once
+
+
+def test_s6_a_driver_restarted_in_place_is_one_attempt(stage, capsys) -> None:
+    """OOM-killed twice under restartPolicy OnFailure: one pod, one attempt, two restarts."""
+    s = stage("s6-driver-restarts")
+    name = "restarting-driver"
+    s.do("submit", name)
+
+    def driver_restarts(count: int) -> bool:
+        running = s.running(spark_role="driver")
+        statuses = [c for d in running for c in d["status"].get("containerStatuses") or []]
+        return any(
+            c.get("restartCount") == count and (c.get("state") or {}).get("running")
+            for c in statuses
+        )
+
+    s.until("the driver running", lambda: driver_restarts(0))
+    for count in (1, 2):
+        s.do("oom_kill", name)
+        s.until(f"the driver running after {count} restart(s)", lambda c=count: driver_restarts(c))
+    code, out, err = s.cli(capsys, "ls", "-A", "-o", "json")
+    assert code == 0, err
+    app = next(a for a in json.loads(out)["items"] if a["name"] == name)
+    assert app["attempts"][0]["restarts"] == 2 and len(app["attempts"]) == 1
+    restarts = [h for h in app["history"] if h["kind"] == "ContainerRestarted"]
+    assert len(restarts) == 2
+    assert "OOMKilled" in restarts[-1]["message"]
 
 
 # ------------------------------------------------------------------------------ helpers

@@ -183,6 +183,91 @@ def test_s6_a_driver_restarted_in_place_is_one_attempt(stage, capsys) -> None:
     assert "OOMKilled" in restarts[-1]["message"]
 
 
+def test_s4_executor_losses_of_every_kind(stage, capsys) -> None:
+    """S4's losses, one after another, each awaited; on both backends the same reasons.
+
+    Preemption is left out here: on the real control plane only the real scheduler preempts
+    (the simulator's preempt_pod stands in for it on the emulator, where test_read_commands
+    covers it). The decommissioned executor exits before node-e is cut off, so that it is not
+    the one a real scheduler placed there.
+    """
+    s = stage("s4-executor-losses")
+    s.do("submit", "losses")
+    s.do("submit", "restarts")
+
+    def pods(app: str) -> list[dict[str, Any]]:
+        return s.pods(spark_app_name=app, spark_role="executor")
+
+    def running(app: str) -> list[dict[str, Any]]:
+        return s.running(spark_app_name=app, spark_role="executor")
+
+    s.until("9 executors running and 1 that fits no node", lambda: len(running("losses")) == 9)
+    s.until("the other application's executor running", lambda: len(running("restarts")) == 1)
+    s.do("scale", {"app": "losses", "executors": 9})
+    s.until("the pending executor deleted", lambda: len(pods("losses")) == 9)
+
+    def ended(exec_id: str) -> bool:
+        return not any(
+            p["metadata"]["labels"].get("spark-exec-id") == exec_id
+            and p["status"].get("phase") not in ("Failed", "Succeeded")
+            and not p["metadata"].get("deletionTimestamp")
+            for p in pods("losses")
+        )
+
+    # The faults go to executors off node-e: the taint eviction deletes every pod of a node cut
+    # off, a failed one too (tainteviction checks no phase), and a real scheduler places freely.
+    targets = sorted(
+        (p["metadata"]["labels"]["spark-exec-id"] for p in running("losses")
+         if p["spec"].get("nodeName") != "node-e"),
+        key=int,
+    )  # fmt: skip
+    faults = (
+        ("oom_kill", {}, ("OOMKilled", "app", True)),
+        ("exit", {"code": 137}, ("PossibleOOM", "app", True)),
+        ("exit", {"code": 52}, ("JvmOutOfMemory", "app", True)),
+        ("exit", {"code": 50}, ("UncaughtException", "app", True)),
+        ("exit", {"code": 56}, ("HeartbeatTimeout", "app", True)),
+        ("evict", {}, ("Evicted", "cluster", True)),
+        ("delete", {}, None),
+        ("exit", {"code": 0}, ("Decommissioned", "driver", False)),
+    )
+    assert len(targets) >= len(faults), targets
+    expected = {}
+    for exec_id, (action, args, reason) in zip(targets, faults, strict=False):
+        s.do(action, {"app": "losses", "exec": int(exec_id)}, **args)
+        s.until(f"executor {exec_id} ended ({action})", lambda e=exec_id: ended(e))
+        if reason is not None:
+            expected[exec_id] = reason
+    s.do("oom_kill", {"app": "restarts", "exec": 1})
+
+    def restarted() -> bool:
+        statuses = [c for p in running("restarts") for c in p["status"]["containerStatuses"]]
+        return any(c.get("restartCount") == 1 and c["state"].get("running") for c in statuses)
+
+    s.until("the restarts executor running again", restarted)
+    on_e = [p["metadata"]["labels"]["spark-exec-id"] for p in running("losses")
+            if p["spec"].get("nodeName") == "node-e"]  # fmt: skip
+    s.do("partition", "node-e")
+    s.until("node-e's executors deleted", lambda: all(ended(e) for e in on_e))
+    code, out, err = s.cli(capsys, "describe", "losses", "-o", "json")
+    assert code == 0, err
+    (attempt,) = json.loads(out)["attempts"]
+    by_id = {e["id"]: e["reason"] for e in attempt["executors"]}
+    for exec_id, (reason, category, counts) in expected.items():
+        assert exec_id in by_id, (exec_id, sorted(by_id), s.state())
+        got = by_id[exec_id]
+        assert (got["code"], got["category"], got["countsAsFailure"]) == (reason, category, counts)
+    possible = by_id[targets[1]]
+    assert possible["exitCode"] == 137 and "possible container OOM" in possible["message"]
+    if on_e:  # a real scheduler may have put none there
+        lost = [by_id[e] for e in on_e]
+        assert all(r["code"] == "NodeLost" and r["category"] == "cluster" for r in lost), lost
+    code, out, err = s.cli(capsys, "ls", "-A", "-o", "json")
+    assert code == 0, err
+    restarts = next(a for a in json.loads(out)["items"] if a["name"] == "restarts")
+    assert restarts["attempts"][0]["executors"][0]["restarts"] == 1
+
+
 # ------------------------------------------------------------------------------ helpers
 def _drivers_by_age(s: Stage) -> list[dict[str, Any]]:
     return sorted(

@@ -33,9 +33,9 @@ EMULATED_LIMIT = 900.0
 
 
 class Stage:
-    def __init__(self, bed: Bed, name: str, tmp: Path) -> None:
+    def __init__(self, bed: Bed, name: str | scenarios.Scenario, tmp: Path) -> None:
         self.kind = bed.kind
-        self.scenario = scenarios.load(name)
+        self.scenario = scenarios.load(name) if isinstance(name, str) else name
         self.server: EmbeddedApiServer | None = None
         if isinstance(bed, RealBed):
             self.world = bed.world()

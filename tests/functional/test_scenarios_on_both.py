@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from kubectl_spark.sim import scenario as scenarios
 from tests.beds import Bed
 from tests.stages import Stage, alerts
 
@@ -27,7 +28,7 @@ APP = "networkwordcount"
 def stage(bed: Bed, tmp_path: Path) -> Iterator[Any]:
     made: list[Stage] = []
 
-    def start(name: str) -> Stage:
+    def start(name: str | scenarios.Scenario) -> Stage:
         made.append(Stage(bed, name, tmp_path))
         return made[-1]
 
@@ -266,6 +267,50 @@ def test_s4_executor_losses_of_every_kind(stage, capsys) -> None:
     assert code == 0, err
     restarts = next(a for a in json.loads(out)["items"] if a["name"] == "restarts")
     assert restarts["attempts"][0]["executors"][0]["restarts"] == 1
+
+
+def test_s5_operator_retries(stage, capsys) -> None:
+    """S5 with its timers shortened (the driver fails 3 s after it starts, the operator waits
+    1 s to rerun): the spark-operator's three attempts under one driver pod name."""
+    doc = {
+        "name": "s5-fast",
+        "title": "S5, fast",
+        "description": "S5 with short timers",
+        "nodes": [{"name": "node-a"}, {"name": "node-b"}],
+        "apps": [
+            {
+                "name": "pi",
+                "launch": "operator",
+                "executors": 2,
+                "driver_exit_after": 3,
+                "driver_exit_code": 1,
+                "restart_policy": {
+                    "type": "OnFailure",
+                    "onFailureRetries": 2,
+                    "onFailureRetryInterval": 1,
+                },
+            }
+        ],
+        "steps": [{"at": 0, "submit": "pi"}],
+    }
+    s = stage(scenarios.parse(doc, "s5-fast"))
+    s.do("submit", "pi")
+    path = "/apis/sparkoperator.k8s.io/v1beta2/namespaces/default/sparkapplications/pi"
+
+    def state() -> str:
+        app = s.world.client.get(path) or {}
+        return str(((app.get("status") or {}).get("applicationState") or {}).get("state"))
+
+    s.until("the application FAILED after its retries", lambda: state() == "FAILED")
+    code, out, err = s.cli(capsys, "ls", "-A", "-o", "json")
+    assert code == 0, err
+    app = next(a for a in json.loads(out)["items"] if a["name"] == "pi")
+    assert (app["source"], app["state"], len(app["attempts"])) == ("sparkapplication", "Failed", 3)
+    assert [a["driverPod"] for a in app["attempts"]] == ["pi-driver"] * 3
+    last = app["attempts"][-1]
+    assert (last["reason"]["code"], last["reason"]["exitCode"]) == ("ExitCode", 1)
+    ended = [h["attempt"] for h in app["history"] if h["kind"] == "AttemptEnded"]
+    assert ended == [1, 2, 3]
 
 
 # ------------------------------------------------------------------------------ helpers

@@ -17,7 +17,6 @@ takes its control plane with it; :meth:`ControlPlane.stop` ends them in the reve
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import ctypes
 import json
@@ -40,6 +39,8 @@ import trustme
 import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+
+from kubectl_spark.cluster.apiserver.embedded import kubeconfig_document, write_kubeconfig_file
 
 from .build import built
 
@@ -108,39 +109,13 @@ class ControlPlane:
         self, *, user: str = ADMIN_USER, token: str | None = None, namespace: str | None = None
     ) -> dict[str, Any]:
         """The same shape the emulator writes, so that tests need not tell them apart."""
-        cluster = {
-            "server": self.url,
-            "certificate-authority-data": base64.b64encode(self.ca_pem).decode(),
-        }
         chosen = token or (self.token if user == ADMIN_USER else self.user_tokens[user])
-        return {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [{"name": CONTEXT_NAME, "cluster": cluster}],
-            "users": [{"name": user, "user": {"token": chosen}}],
-            "contexts": [
-                {
-                    "name": CONTEXT_NAME,
-                    "context": {
-                        "cluster": CONTEXT_NAME,
-                        "user": user,
-                        "namespace": namespace or self.options.namespace,
-                    },
-                }
-            ],
-            "current-context": CONTEXT_NAME,
-            "preferences": {},
-        }
+        return kubeconfig_document(
+            self.url, self.ca_pem, user, chosen, namespace or self.options.namespace, CONTEXT_NAME
+        )
 
     def write_kubeconfig(self, path: str | os.PathLike[str], **kwargs: Any) -> Path:
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".kubeconfig-")
-        with os.fdopen(fd, "w") as handle:
-            yaml.safe_dump(self.kubeconfig(**kwargs), handle, sort_keys=False)
-        Path(tmp).chmod(0o600)
-        Path(tmp).replace(target)
-        return target
+        return write_kubeconfig_file(path, self.kubeconfig(**kwargs))
 
     def write_ca(self, path: str | os.PathLike[str]) -> Path:
         target = Path(path)

@@ -59,6 +59,50 @@ class EmulatorOptions:
     faults: str = "none"  # a profile name from faults.PROFILES
 
 
+def kubeconfig_document(
+    url: str,
+    ca_pem: bytes,
+    user: str,
+    token: str | None,
+    namespace: str,
+    context: str = CONTEXT_NAME,
+) -> dict[str, Any]:
+    """A kubeconfig with one cluster, user and context.
+
+    The emulator's, or in the tests a real control plane's: written alike, so that nothing
+    downstream tells them apart.
+    """
+    cluster: dict[str, Any] = {"server": url}
+    if ca_pem:
+        cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": context, "cluster": cluster}],
+        "users": [{"name": user, "user": {"token": token} if token else {}}],
+        "contexts": [
+            {
+                "name": context,
+                "context": {"cluster": context, "user": user, "namespace": namespace},
+            }
+        ],
+        "current-context": context,
+        "preferences": {},
+    }
+
+
+def write_kubeconfig_file(path: str | os.PathLike[str], document: dict[str, Any]) -> Path:
+    """Write atomically with mode 0600: a reader never sees a half-written file."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".kubeconfig-")
+    with os.fdopen(fd, "w") as handle:
+        yaml.safe_dump(document, handle, sort_keys=False)
+    Path(tmp).chmod(0o600)
+    Path(tmp).replace(target)
+    return target
+
+
 class EmbeddedApiServer:
     """An emulator instance with its own event loop; thread-safe handles for tests and tools."""
 
@@ -123,41 +167,16 @@ class EmbeddedApiServer:
     def kubeconfig(
         self, *, user: str = ADMIN_USER, token: str | None = None, namespace: str | None = None
     ) -> dict[str, Any]:
-        cluster: dict[str, Any] = {"server": self.url}
-        if self._ca is not None:
-            cluster["certificate-authority-data"] = base64.b64encode(self.ca_pem).decode()
-        user_entry: dict[str, Any] = {}
-        if self.options.tls:
-            user_entry["token"] = token or self.token
-        return {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [{"name": CONTEXT_NAME, "cluster": cluster}],
-            "users": [{"name": user, "user": user_entry}],
-            "contexts": [
-                {
-                    "name": CONTEXT_NAME,
-                    "context": {
-                        "cluster": CONTEXT_NAME,
-                        "user": user,
-                        "namespace": namespace or self.options.namespace,
-                    },
-                }
-            ],
-            "current-context": CONTEXT_NAME,
-            "preferences": {},
-        }
+        return kubeconfig_document(
+            self.url,
+            self.ca_pem if self._ca is not None else b"",
+            user,
+            (token or self.token) if self.options.tls else None,
+            namespace or self.options.namespace,
+        )
 
     def write_kubeconfig(self, path: str | os.PathLike[str], **kwargs: Any) -> Path:
-        """Write atomically with mode 0600: a reader never sees a half-written file."""
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".kubeconfig-")
-        with os.fdopen(fd, "w") as handle:
-            yaml.safe_dump(self.kubeconfig(**kwargs), handle, sort_keys=False)
-        Path(tmp).chmod(0o600)
-        Path(tmp).replace(target)
-        return target
+        return write_kubeconfig_file(path, self.kubeconfig(**kwargs))
 
     # ---------------------------------------------------------------------------- running
     async def _start_site(self) -> None:

@@ -9,8 +9,11 @@ Keyed by pod UID, so a pod recreated under the same name starts with empty logs,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
+
+from kubectl_spark.cluster.clock import parse_time
 
 
 @dataclass
@@ -64,3 +67,31 @@ class LogStore:
     def forget(self, uid: str) -> None:
         for key in [k for k in self.logs if k[0] == uid]:
             del self.logs[key]
+
+
+@dataclass(frozen=True)
+class LogQuery:
+    """What a ``pods/<name>/log`` (or a kubelet's ``containerLogs``) request asks for."""
+
+    tail: int | None
+    since: datetime | None
+    limit_bytes: int | None
+    timestamps: bool
+
+    @classmethod
+    def parse(
+        cls, query: dict[str, str], now: datetime, truthy: Callable[[str | None], bool]
+    ) -> LogQuery:
+        """Read the query; ValueError for a number that is not one (the caller's 400)."""
+        tail = int(query["tailLines"]) if query.get("tailLines") else None
+        since_seconds = int(query["sinceSeconds"]) if query.get("sinceSeconds") else None
+        limit = int(query["limitBytes"]) if query.get("limitBytes") else None
+        since = now - timedelta(seconds=since_seconds) if since_seconds else None
+        if query.get("sinceTime"):
+            since = parse_time(query["sinceTime"])
+        return cls(tail, since, limit, truthy(query.get("timestamps")))
+
+    def body(self, log: ContainerLog) -> bytes:
+        text = log.text(tail=self.tail, since=self.since, timestamps=self.timestamps)
+        data = text.encode("utf-8", "surrogateescape")
+        return data if self.limit_bytes is None else data[: self.limit_bytes]

@@ -17,15 +17,14 @@ import ssl
 import threading
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import trustme
 
-from kubectl_spark.cluster.clock import Clock, parse_time
-from kubectl_spark.cluster.podlogs import LogStore
+from kubectl_spark.cluster.clock import Clock
+from kubectl_spark.cluster.podlogs import LogQuery, LogStore
 
 FOLLOW_POLL_SECONDS = 0.2
 FOLLOW_MAX_SECONDS = 600.0
@@ -161,24 +160,14 @@ class KubeletApi:
                 return
             log = entry.current
         try:
-            tail = int(query["tailLines"]) if query.get("tailLines") else None
-            since_seconds = int(query["sinceSeconds"]) if query.get("sinceSeconds") else None
-            limit = int(query["limitBytes"]) if query.get("limitBytes") else None
+            wanted = LogQuery.parse(query, self.clock.now(), lambda v: v == "true")
         except ValueError as exc:
             handler._text(400, f"invalid log options: {exc}")
             return
-        since: datetime | None = (
-            self.clock.now() - timedelta(seconds=since_seconds) if since_seconds else None
-        )
-        if query.get("sinceTime"):
-            since = parse_time(query["sinceTime"])
-        stamps = query.get("timestamps") == "true"
         with self._lock:
-            body = log.text(tail=tail, since=since, timestamps=stamps)
+            data = wanted.body(log)
             seen = len(log.lines)
-        data = body.encode("utf-8", "surrogateescape")
-        if limit is not None:
-            data = data[:limit]
+        stamps = wanted.timestamps
         if query.get("follow") != "true" or previous:
             handler.send_response(200)
             handler.send_header("Content-Type", "text/plain; charset=utf-8")

@@ -205,16 +205,14 @@ def sequence(rec: Recorder, bed: EmulatorBed | RealBed) -> None:
         f"{PODS}/p1",
         {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": "not-it"}},
     )
-    send(
-        "bind",
-        "POST",
-        f"{PODS}/p1/binding",
-        {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p1"},
-         "target": {"kind": "Node", "name": "diff-node"}},
-    )  # fmt: skip
-    send("bind again", "POST", f"{PODS}/p1/binding",
-         {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p1"},
-          "target": {"kind": "Node", "name": "diff-node"}})  # fmt: skip
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "p1"},
+        "target": {"kind": "Node", "name": "diff-node"},
+    }
+    for step in ("bind", "bind again"):  # the second is refused: the pod has its node
+        send(step, "POST", f"{PODS}/p1/binding", binding)
     send("logs unscheduled", "GET", f"{PODS}/p2/log")
     send("logs unscheduled previous", "GET", f"{PODS}/p2/log", query={"previous": "true"})
     send("logs bad container", "GET", f"{PODS}/p1/log", query={"container": "nope"})

@@ -13,7 +13,7 @@ import contextlib
 import platform
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, timedelta
+from datetime import UTC
 from email.utils import format_datetime
 from typing import Any
 
@@ -22,7 +22,7 @@ import yaml
 from aiohttp import web
 
 from kubectl_spark.cluster.clock import Clock
-from kubectl_spark.cluster.podlogs import LogStore, PodLogs
+from kubectl_spark.cluster.podlogs import LogQuery, LogStore, PodLogs
 
 from . import fieldvalidation, openapi, patching, protobuf, tables
 from .authz import (
@@ -51,7 +51,7 @@ from .impersonation import impersonated
 from .kinds import field_getters
 from .resources import Registry, ResourceType
 from .selectors import parse_field_selector, parse_label_selector, selector_from_match
-from .store import DeleteOptions, Store, Stored
+from .store import DeleteOptions, Store, Stored, without_type_meta
 
 ANONYMOUS_PATHS = ("/version", "/healthz", "/livez", "/readyz")
 JSON = "application/json"
@@ -76,6 +76,13 @@ ProxyHandler = Callable[[str, dict[str, str]], Awaitable[tuple[int, str, bytes] 
 def truthy(value: str | None) -> bool:
     """Apimachinery's query boolean: anything but 0/false is true, a bare ``?watch`` too."""
     return value is not None and value.strip().lower() not in ("0", "false")
+
+
+def _list_item(item: Stored | dict[str, Any], *, builtin: bool) -> bytes:
+    """An item as kube-apiserver lists it: a built-in kind's without apiVersion and kind."""
+    if isinstance(item, Stored):
+        return item.list_raw if builtin else item.raw
+    return orjson.dumps(without_type_meta(item) if builtin else item)
 
 
 def _json(body: Any, status: int = 200) -> web.Response:
@@ -488,17 +495,7 @@ class ApiServer:
         head = orjson.dumps(
             {"kind": f"{rt.kind}List", "apiVersion": rt.api_version, "metadata": meta}
         )
-        if rt.builtin:
-            items = b",".join(
-                i.list_raw
-                if isinstance(i, Stored)
-                else orjson.dumps({k: v for k, v in i.items() if k not in ("apiVersion", "kind")})
-                for i in result.items
-            )
-        else:
-            items = b",".join(
-                i.raw if isinstance(i, Stored) else orjson.dumps(i) for i in result.items
-            )
+        items = b",".join(_list_item(i, builtin=rt.builtin) for i in result.items)
         body = head[:-1] + b',"items":[' + items + b"]}"
         return web.Response(body=body, content_type=JSON)
 
@@ -872,21 +869,10 @@ class ApiServer:
                 entry = self.logs.logs.setdefault((pod["metadata"]["uid"], container), PodLogs())
             log = entry.current
         try:
-            tail = int(query["tailLines"]) if query.get("tailLines") else None
-            since_seconds = int(query["sinceSeconds"]) if query.get("sinceSeconds") else None
-            limit_bytes = int(query["limitBytes"]) if query.get("limitBytes") else None
+            wanted = LogQuery.parse(query, self.clock.now(), truthy)
         except ValueError as exc:
             raise bad_request(f"invalid log options: {exc}") from exc
-        since = self.clock.now() - timedelta(seconds=since_seconds) if since_seconds else None
-        if query.get("sinceTime"):
-            from kubectl_spark.cluster.clock import parse_time
-
-            since = parse_time(query["sinceTime"])
-        timestamps = truthy(query.get("timestamps"))
-        text = log.text(tail=tail, since=since, timestamps=timestamps)
-        body = text.encode("utf-8", "surrogateescape")
-        if limit_bytes is not None:
-            body = body[:limit_bytes]
+        body = wanted.body(log)
         if not truthy(query.get("follow")) or previous:
             return web.Response(body=body, content_type="text/plain")
         response = web.StreamResponse(status=200, headers={"Content-Type": "text/plain"})
@@ -900,7 +886,7 @@ class ApiServer:
                 await asyncio.sleep(0.1)
                 if len(log.lines) > sent:
                     await response.write(
-                        log.text(start=sent, timestamps=timestamps).encode(
+                        log.text(start=sent, timestamps=wanted.timestamps).encode(
                             "utf-8", "surrogateescape"
                         )
                     )

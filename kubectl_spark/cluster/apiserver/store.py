@@ -55,6 +55,10 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 NAMESPACE_FINISH_SECONDS = 1.0
 
 
+def without_type_meta(obj: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
+
+
 @dataclass
 class Stored:
     obj: dict[str, Any]
@@ -75,9 +79,7 @@ class Stored:
         keep theirs.
         """
         if self._list_raw is None:
-            self._list_raw = orjson.dumps(
-                {k: v for k, v in self.obj.items() if k not in ("apiVersion", "kind")}
-            )
+            self._list_raw = orjson.dumps(without_type_meta(self.obj))
         return self._list_raw
 
     @property

@@ -16,7 +16,6 @@ import contextlib
 import ssl
 import threading
 import time
-from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -24,7 +23,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import trustme
 
 from kubectl_spark.cluster.clock import Clock
-from kubectl_spark.cluster.podlogs import LogQuery, LogStore
+from kubectl_spark.cluster.podlogs import ContainerLog, LogQuery, LogStore
 
 FOLLOW_POLL_SECONDS = 0.2
 FOLLOW_MAX_SECONDS = 600.0
@@ -179,13 +178,13 @@ class KubeletApi:
         handler.send_header("Content-Type", "text/plain; charset=utf-8")
         handler.send_header("Transfer-Encoding", "chunked")
         handler.end_headers()
-        self._follow(handler, data, lambda: log, seen, stamps)
+        self._follow(handler, data, log, seen, stamps)
 
     def _follow(
         self,
         handler: _Handler,
         first: bytes,
-        log: Callable[[], Any],
+        log: ContainerLog,
         seen: int,
         stamps: bool,
     ) -> None:
@@ -200,8 +199,8 @@ class KubeletApi:
             while time.monotonic() < deadline:
                 time.sleep(FOLLOW_POLL_SECONDS)
                 with self._lock:
-                    more = log().text(timestamps=stamps, start=seen)
-                    seen = len(log().lines)
+                    more = log.text(timestamps=stamps, start=seen)
+                    seen = len(log.lines)
                 if more:
                     chunk(more.encode("utf-8", "surrogateescape"))
             handler.wfile.write(b"0\r\n\r\n")

@@ -30,10 +30,10 @@ from typing import Any
 import orjson
 from _served import BIN, ROOT, client_for, served
 
-from kubectl_spark.cluster.clock import SystemClock
 from kubectl_spark.core import podfacts, slim
 from kubectl_spark.core.analyze import Snapshot, _executor, analyze, build_index
 from kubectl_spark.core.model import Executor, in_id_order
+from kubectl_spark.knowledge.clock import SystemClock
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.memory import collector_paused
 from kubectl_spark.sim.generate import generate

@@ -10,7 +10,7 @@ import time
 
 from _served import client_for, served
 
-from kubectl_spark.cluster.clock import SystemClock
+from kubectl_spark.knowledge.clock import SystemClock
 from kubectl_spark.sim.generate import generate
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from _served import ROOT, client_for, served
 
-from kubectl_spark.cluster.clock import SystemClock
+from kubectl_spark.knowledge.clock import SystemClock
 from kubectl_spark.kube.client import Connection
 from kubectl_spark.sim.client import pod
 from kubectl_spark.sim.generate import generate

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import pytest
 
 from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
-from kubectl_spark.cluster.clock import Clock, SystemClock
+from kubectl_spark.knowledge.clock import Clock, SystemClock
 from kubectl_spark.sim.client import Client, SimApiError
 from kubectl_spark.sim.kubeletapi import KubeletApi
 from kubectl_spark.sim.world import World

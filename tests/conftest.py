@@ -134,7 +134,7 @@ class ScenarioCluster:
     def __init__(self, name: str, tmp: Path) -> None:
         from datetime import UTC, datetime, timedelta
 
-        from kubectl_spark.cluster.clock import ManualClock
+        from kubectl_spark.knowledge.clock import ManualClock
         from kubectl_spark.sim import scenario as scenarios
         from kubectl_spark.sim.world import World
 

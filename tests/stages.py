@@ -20,7 +20,7 @@ import pytest
 
 from kubectl_spark.cli.main import main
 from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
-from kubectl_spark.cluster.clock import ManualClock
+from kubectl_spark.knowledge.clock import ManualClock
 from kubectl_spark.sim import scenario as scenarios
 from kubectl_spark.sim.world import World
 from tests.beds import Bed, RealBed

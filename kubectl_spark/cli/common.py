@@ -70,10 +70,10 @@ def history_path() -> Any:
 
 def with_history(api: Any, snap: Any, namespace: str | None, selector: str | None) -> Any:
     """Merge what ``kubectl spark record`` kept (never creating a store that is not there)."""
-    from kubectl_spark.cluster.apiserver.selectors import parse_label_selector
     from kubectl_spark.core import raw
     from kubectl_spark.core.sparkview import merge_kept
     from kubectl_spark.history.store import HistoryStore
+    from kubectl_spark.knowledge.selectors import parse_label_selector
     from kubectl_spark.kube.client import history_scope
 
     # The server already checked the selector's syntax; the same parser applies it here.

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from kubectl_spark.cluster.clock import parse_time
+from kubectl_spark.knowledge.times import parse_time
 
 
 @dataclass

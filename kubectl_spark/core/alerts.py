@@ -10,7 +10,9 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from . import raw, times
+from kubectl_spark.knowledge import times
+
+from . import raw
 from .model import Alert, App
 
 if TYPE_CHECKING:

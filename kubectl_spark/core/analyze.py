@@ -14,14 +14,16 @@ from datetime import UTC, datetime
 from functools import lru_cache, partial
 from typing import Any
 
+from kubectl_spark.knowledge import times
+from kubectl_spark.knowledge.labels import ROLE
 from kubectl_spark.memory import collector_paused
 
-from . import raw, times
+from . import raw
 from .alerts import find_alerts
 from .grouping import OUTSIDE_NOTE, AppGroup, AttemptGroup, group
 from .history import build_history
 from .model import Analysis, App, Attempt, Executor, History, Reason, in_id_order
-from .podfacts import ROLE, PodFacts, canonical_time
+from .podfacts import PodFacts, canonical_time
 from .reasons import NodeHealth, PodContext, classify, spark_container, waiting_reason
 from .sparkview import kept_evidence, with_spark_view
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import raw, times
+from kubectl_spark.knowledge import times
+
+from . import raw
 from .model import App, HistoryEntry, Reason
 from .reasons import restart_reasons
 

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from kubectl_spark.knowledge.labels import OPERATOR_APP
+
 from . import raw
 from .analyze import Snapshot, analyze, job_of_pod, node_health
 from .model import Analysis
-from .podfacts import OPERATOR_APP
 
 Key = tuple[str, str, str]  # ("id" | "op", namespace, app id | operator app name)
 Target = tuple[str, str, str]  # (namespace, kind, name) of an Event's involved object

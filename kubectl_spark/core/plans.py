@@ -14,9 +14,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubectl_spark.knowledge.labels import FENCE_LABEL
+
 from . import raw
 from .model import App, Attempt
-from .podfacts import FENCE_LABEL
 
 FENCE_ID = "kubectl-spark.io/fence-id"
 ACTION = "kubectl-spark.io/action"

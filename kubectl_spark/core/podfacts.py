@@ -14,19 +14,23 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from . import raw, times
+from kubectl_spark.knowledge import printpod, times
+from kubectl_spark.knowledge.labels import (
+    APP_ID,
+    APP_NAME,
+    EXEC_ID,
+    FENCE_LABEL,
+    INACTIVE,
+    OPERATOR_APP,
+    ROLE,
+    SOURCE,
+    SPARK_CONTAINERS,
+    SUBMISSION,
+)
 
-ROLE = "spark-role"
-APP_ID = "spark-app-selector"
-EXEC_ID = "spark-exec-id"
-APP_NAME = "spark-app-name"
-INACTIVE = "spark-exec-inactive"
-OPERATOR_APP = "sparkoperator.k8s.io/app-name"
-SUBMISSION = "sparkoperator.k8s.io/submission-id"
-FENCE_LABEL = "kubectl-spark.io/fenced"
-SOURCE = "kubectl-spark.io/source"  # watch | history, on a kept copy of a gone pod
+from . import raw
+
 KEPT = ("watch", "history")
-SPARK_CONTAINERS = ("spark-kubernetes-driver", "spark-kubernetes-executor")
 
 
 @dataclass(slots=True)
@@ -200,32 +204,7 @@ def _careful(pod: Any) -> PodFacts:
 def kubectl_restarts(pod: Any) -> int:
     """A pod's restarts as the RESTARTS column of ``kubectl get pods`` counts them.
 
-    kubectl (its printPod) counts the init containers' restarts while the pod initializes, up to
-    the one that runs or fails, and once it is initialized the containers' and the sidecars'
-    (init containers that always restart). Counting the containers' alone said 0 for a driver
-    whose init container (fetching jars, say) crash-looped, where kubectl says 5.
+    Init containers' restarts count while the pod initializes (a driver whose jar-fetching init
+    container crash-looped has restarts, though its Spark container never ran).
     """
-    sidecars = {
-        name
-        for c in raw.items(pod, "spec", "initContainers")
-        if raw.text(c, "restartPolicy") == "Always" and (name := raw.text(c, "name"))
-    }
-    restarts = sidecar_restarts = 0
-    initializing = False
-    for status in raw.items(pod, "status", "initContainerStatuses"):
-        count = raw.number(status, "restartCount") or 0
-        sidecar = raw.text(status, "name") in sidecars
-        restarts += count
-        sidecar_restarts += count if sidecar else 0
-        terminated = raw.get(status, "state", "terminated")
-        if isinstance(terminated, dict) and not raw.number(terminated, "exitCode"):
-            continue  # completed (a missing exit code reads as 0, as in Go)
-        if sidecar and raw.get(status, "started") is True:
-            continue
-        initializing = True
-        break
-    if initializing and raw.text(raw.condition(pod, "Initialized"), "status") != "True":
-        return restarts
-    return sidecar_restarts + sum(
-        raw.number(c, "restartCount") or 0 for c in raw.items(pod, "status", "containerStatuses")
-    )
+    return printpod.restarts(pod)

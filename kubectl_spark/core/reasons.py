@@ -19,30 +19,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from . import raw, times
-from .model import Reason
-from .podfacts import SPARK_CONTAINERS
+from kubectl_spark.knowledge import times
+from kubectl_spark.knowledge.exitcodes import EXIT_CODE_REASONS, describe_exit
+from kubectl_spark.knowledge.labels import ACTION_ANNOTATION, SPARK_CONTAINERS
 
-# ExecutorPodsLifecycleManager.describeExitCode, word for word.
-SPARK_EXIT_CODES = {
-    0: "(success)",
-    1: "(generic, look at logs to clarify)",
-    10: "(Uncaught exception)",
-    42: "(Douglas Adams fan)",
-    50: "(Uncaught exception)",
-    52: "(JVM OOM)",
-    53: "(DiskStore failed to create temp dir)",
-    126: "(not executable - possibly perm or arch)",
-    137: "(SIGKILL, possible container OOM)",
-    139: "(SIGSEGV: that's unexpected)",
-    255: "(exit-1, your guess is as good as mine)",
-}
-EXIT_CODE_REASONS = {
-    52: "JvmOutOfMemory",
-    50: "UncaughtException",
-    10: "UncaughtException",
-    56: "HeartbeatTimeout",
-}
+from . import raw
+from .model import Reason
+
 IMAGE_PULL = {
     "ErrImagePull",
     "ImagePullBackOff",
@@ -52,13 +35,6 @@ IMAGE_PULL = {
     "RegistryUnavailable",
 }
 CONFIG_ERRORS = {"CreateContainerConfigError", "CreateContainerError", "RunContainerError"}
-ACTION_ANNOTATION = "kubectl-spark.io/action"
-
-
-def describe_exit(code: int | None) -> str:
-    if code is None:
-        return "no exit code"
-    return f"exit code {code} {SPARK_EXIT_CODES.get(code, '(unexpected)')}"
 
 
 @dataclass(slots=True)

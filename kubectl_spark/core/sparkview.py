@@ -16,9 +16,11 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
+from kubectl_spark.knowledge.labels import SOURCE
+
 from . import raw
 from .model import Attempt, Executor, Reason, in_id_order
-from .podfacts import KEPT, SOURCE
+from .podfacts import KEPT
 from .reasons import PodContext, classify
 
 SEEN_AT = "kubectl-spark.io/seen-at"

@@ -21,20 +21,13 @@ from kubectl_spark.core.analyze import Snapshot
 from kubectl_spark.core.incremental import Change
 from kubectl_spark.core.slim import slim
 from kubectl_spark.core.sparkview import kept_copy
-from kubectl_spark.core.times import rfc3339
+from kubectl_spark.knowledge.times import rfc3339
 
+from . import resources
 from .client import Api
 from .snapshot import missing_owners, read_owners
 
-RESOURCES = (
-    ("pods", "/api/v1", "pods", True, "spark-role"),
-    ("jobs", "/apis/batch/v1", "jobs", True, None),
-    ("events", "/api/v1", "events", True, None),
-    ("nodes", "/api/v1", "nodes", False, None),
-    ("sparkapplications", "/apis/sparkoperator.k8s.io/v1beta2", "sparkapplications", True, None),
-    ("volumeattachments", "/apis/storage.k8s.io/v1", "volumeattachments", False, None),
-    ("pvcs", "/api/v1", "persistentvolumeclaims", True, None),
-)
+RESOURCES = tuple((r.key, r.base, r.plural, r.namespaced, r.selector) for r in resources.ALL)
 OWNER_POLL_SECONDS = 10.0  # client-mode drivers in unlabelled pods: no watch selects them
 
 

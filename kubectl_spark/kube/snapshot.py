@@ -15,6 +15,7 @@ from kubectl_spark import errors
 from kubectl_spark.core import raw, slim
 from kubectl_spark.core.analyze import Snapshot
 
+from . import resources
 from .client import Api
 
 
@@ -96,7 +97,7 @@ def read(
         check_namespace(api, namespace)
     spark_selector = "spark-role" + (f",{selector}" if selector else "")
     pods, pods_rv = api.list(
-        _path("", "v1", "pods", namespace),
+        resources.PODS.path(namespace),
         label_selector=spark_selector,
         what=f"list pods {where}",
         keep=slim.pod if slim_pods else None,
@@ -105,18 +106,10 @@ def read(
         "owners": read_owners(api, missing_owners(pods, set()))
     }
     unreadable: list[str] = []
-    for key, group, version, plural, scoped in (
-        ("jobs", "batch", "v1", "jobs", True),
-        ("events", "", "v1", "events", True),
-        ("nodes", "", "v1", "nodes", False),
-        ("sparkapplications", "sparkoperator.k8s.io", "v1beta2", "sparkapplications", True),
-        ("volumeattachments", "storage.k8s.io", "v1", "volumeattachments", False),
-        ("pvcs", "", "v1", "persistentvolumeclaims", True),
-    ):
+    for resource in resources.OPTIONAL:
+        key = resource.key
         try:
-            optional[key], _ = api.list(
-                _path(group, version, plural, namespace if scoped else None), what=f"list {plural}"
-            )
+            optional[key], _ = api.list(resource.path(namespace), what=f"list {resource.plural}")
         except errors.Forbidden:
             optional[key] = []
             unreadable.append(key)  # said in the analysis: what it could not know

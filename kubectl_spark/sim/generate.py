@@ -11,7 +11,9 @@ import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from kubectl_spark.cluster.clock import Clock, rfc3339
+from kubectl_spark.knowledge import labels as spark_labels
+from kubectl_spark.knowledge.clock import Clock
+from kubectl_spark.knowledge.times import rfc3339
 
 from .client import Client, SimApiError, pod, pods
 from .spark import IMAGE, SPARK_VERSION
@@ -99,12 +101,15 @@ def generate(
         app_id = _app_id(index)
         name = f"app-{index:03d}"
         labels = {
-            "spark-app-selector": app_id,
+            spark_labels.APP_ID: app_id,
             "spark-app-name": name,
             "spark-version": SPARK_VERSION,
         }
         driver = {
-            "metadata": {"name": f"{name}-driver", "labels": {**labels, "spark-role": "driver"}},
+            "metadata": {
+                "name": f"{name}-driver",
+                "labels": {**labels, spark_labels.ROLE: "driver"},
+            },
             "spec": {
                 "nodeName": f"node-{index % nodes:03d}",
                 "restartPolicy": "Never",
@@ -134,8 +139,8 @@ def generate(
                     "ownerReferences": owner,
                     "labels": {
                         **labels,
-                        "spark-role": "executor",
-                        "spark-exec-id": str(e),
+                        spark_labels.ROLE: "executor",
+                        spark_labels.EXEC_ID: str(e),
                         "spark-exec-resourceprofile-id": "0",
                     },
                 },

@@ -13,7 +13,7 @@ import copy
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from kubectl_spark.cluster.clock import parse_time, rfc3339
+from kubectl_spark.knowledge.times import parse_time, rfc3339
 
 from . import objects
 from .client import SimApiError, jobs, pod, pods

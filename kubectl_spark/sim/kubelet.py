@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from kubectl_spark.cluster.clock import parse_time, rfc3339, rfc3339_micro
+from kubectl_spark.knowledge.times import parse_time, rfc3339, rfc3339_micro
 
 from . import objects
 from .client import SimApiError, pod

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from kubectl_spark.cluster.clock import parse_time, rfc3339
+from kubectl_spark.knowledge.times import parse_time, rfc3339
 
 from . import objects
 from .client import SimApiError, pod

@@ -6,7 +6,8 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from kubectl_spark.cluster.clock import Clock, rfc3339
+from kubectl_spark.knowledge.clock import Clock
+from kubectl_spark.knowledge.times import rfc3339
 
 from .client import Client, SimApiError, events
 

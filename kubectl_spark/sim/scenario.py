@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from kubectl_spark.knowledge import labels as spark_labels
+
 from . import objects
 from .client import SimApiError
 from .spark import AppConfig
@@ -233,7 +235,9 @@ class Player:
                 ]
             if "exec" in spec:
                 found = [
-                    p for p in found if objects.labels(p).get("spark-exec-id") == str(spec["exec"])
+                    p
+                    for p in found
+                    if objects.labels(p).get(spark_labels.EXEC_ID) == str(spec["exec"])
                 ]
         if not found:
             raise ScenarioError(f"no pod matches {spec}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kubectl_spark.cluster.clock import rfc3339
+from kubectl_spark.knowledge.times import rfc3339
 
 from . import objects
 from .client import SimApiError, pod

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from kubectl_spark.cluster.clock import Clock
+from kubectl_spark.knowledge.clock import Clock
 
 from .client import Client, SimApiError
 from .kubeletapi import KubeletApi

@@ -14,6 +14,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kubectl_spark.knowledge import labels as spark_labels
+
 from . import objects
 from .client import SimApiError, jobs, pod, pods, sparkapps
 from .sparkrest import KILLED_BY_DRIVER, SparkUI, deleted_text, exited_text
@@ -105,8 +107,8 @@ class SparkDrivers:
         self, app: AppConfig, *, name: str | None = None, extra_labels: dict[str, str] | None = None
     ) -> dict[str, Any]:
         labels = {
-            "spark-app-selector": app.app_id,
-            "spark-role": "driver",
+            spark_labels.APP_ID: app.app_id,
+            spark_labels.ROLE: "driver",
             "spark-app-name": app.name,
             "spark-version": SPARK_VERSION,
             **(extra_labels or {}),
@@ -196,7 +198,7 @@ class SparkDrivers:
             if uid not in live:
                 del self.drivers[uid]
         for driver in drivers:
-            app_id = objects.labels(driver).get("spark-app-selector", "")
+            app_id = objects.labels(driver).get(spark_labels.APP_ID, "")
             app = self.apps.get(app_id)
             if app is None:
                 continue
@@ -239,7 +241,7 @@ class SparkDrivers:
             ),
             key=lambda p: (p["metadata"]["creationTimestamp"], p["metadata"]["name"]),
         )
-        by_id = {objects.labels(p).get("spark-exec-id", ""): p for p in execs}
+        by_id = {objects.labels(p).get(spark_labels.EXEC_ID, ""): p for p in execs}
         for exec_id in list(state.known):
             if exec_id not in by_id:
                 self.world.log(
@@ -323,11 +325,11 @@ class SparkDrivers:
             live,
             key=lambda p: (
                 objects.phase(p) != "Pending",
-                -int(objects.labels(p).get("spark-exec-id", "0")),
+                -int(objects.labels(p).get(spark_labels.EXEC_ID, "0")),
             ),
         )
         for item in order[:surplus]:
-            exec_id = objects.labels(item).get("spark-exec-id", "")
+            exec_id = objects.labels(item).get(spark_labels.EXEC_ID, "")
             self.world.log(
                 driver, f"INFO ExecutorPodsAllocator: Deleting executor {exec_id} (scale down)"
             )
@@ -359,7 +361,7 @@ class SparkDrivers:
                     "metadata": {
                         "name": f"spark-drv-{short}-conf-map",
                         "ownerReferences": owner,
-                        "labels": {"spark-app-selector": state.app.app_id},
+                        "labels": {spark_labels.APP_ID: state.app.app_id},
                     },
                     "data": {"spark.properties": f"spark.app.id={state.app.app_id}\n"},
                 },
@@ -370,13 +372,13 @@ class SparkDrivers:
                     "metadata": {
                         "name": f"{resource_prefix(state.app.name, state.uid)}-driver-svc",
                         "ownerReferences": owner,
-                        "labels": {"spark-app-selector": state.app.app_id},
+                        "labels": {spark_labels.APP_ID: state.app.app_id},
                     },
                     "spec": {
                         "clusterIP": "None",
                         "selector": {
-                            "spark-app-selector": state.app.app_id,
-                            "spark-role": "driver",
+                            spark_labels.APP_ID: state.app.app_id,
+                            spark_labels.ROLE: "driver",
                         },
                         "ports": [
                             {"name": "driver-rpc-port", "port": 7078},
@@ -402,9 +404,9 @@ class SparkDrivers:
     def _executor(self, driver: dict[str, Any], state: DriverState, exec_id: str) -> dict[str, Any]:
         app = state.app
         labels = {
-            "spark-app-selector": app.app_id,
-            "spark-role": "executor",
-            "spark-exec-id": exec_id,
+            spark_labels.APP_ID: app.app_id,
+            spark_labels.ROLE: "executor",
+            spark_labels.EXEC_ID: exec_id,
             "spark-exec-resourceprofile-id": "0",
             "spark-app-name": app.name,
             "spark-version": SPARK_VERSION,
@@ -741,6 +743,6 @@ class SparkOperator:
 
 
 def objects_time(value: str) -> Any:
-    from kubectl_spark.cluster.clock import parse_time
+    from kubectl_spark.knowledge.times import parse_time
 
     return parse_time(value)

@@ -14,20 +14,8 @@ from typing import Any
 
 import orjson
 
-# ExecutorPodsLifecycleManager.describeExitCode
-_EXIT_DESCRIPTIONS = {
-    0: "(success)",
-    1: "(generic, look at logs to clarify)",
-    10: "(Uncaught exception)",
-    50: "(Uncaught exception)",
-    42: "(Douglas Adams fan)",
-    52: "(JVM OOM)",
-    53: "(DiskStore failed to create temp dir)",
-    126: "(not executable - possibly perm or arch)",
-    137: "(SIGKILL, possible container OOM)",
-    139: "(SIGSEGV: that's unexpected)",
-    255: "(exit-1, your guess is as good as mine)",
-}
+from kubectl_spark.knowledge.exitcodes import spark_words
+
 KILLED_BY_DRIVER = "Executor killed by driver."
 
 
@@ -45,7 +33,7 @@ def exited_text(exec_id: str, pod: dict[str, Any]) -> str:
         if terminated:
             code = int(terminated.get("exitCode", -1))
             break
-    described = _EXIT_DESCRIPTIONS.get(code, "(unexpected)")
+    described = spark_words(code)
     lines = [f"The executor with id {exec_id} exited with exit code {code}{described}."]
     if status.get("reason"):
         lines.append(f"The API gave the following brief reason: {status['reason']}")

@@ -13,7 +13,9 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from kubectl_spark.cluster.clock import Clock, ManualClock, rfc3339
+from kubectl_spark.knowledge import labels as spark_labels
+from kubectl_spark.knowledge.clock import Clock, ManualClock
+from kubectl_spark.knowledge.times import rfc3339
 
 from . import objects
 from .attach import AttachDetach
@@ -185,13 +187,13 @@ class World:
         return self.attach.ready(item, node)
 
     def on_started(self, item: dict[str, Any], node: str) -> None:
-        if objects.labels(item).get("spark-role") == "executor":
+        if objects.labels(item).get(spark_labels.ROLE) == "executor":
             self.log(
                 item,
                 f"INFO CoarseGrainedExecutorBackend: Started executor {objects.labels(item).get('spark-exec-id', '?')} on {node}",
             )
-        if objects.labels(item).get("spark-role") == "driver":
-            app = self.spark.apps.get(objects.labels(item).get("spark-app-selector", ""))
+        if objects.labels(item).get(spark_labels.ROLE) == "driver":
+            app = self.spark.apps.get(objects.labels(item).get(spark_labels.APP_ID, ""))
             if app is not None and app.driver_exit_after is not None:
                 self.kubelets[node].plan_exit(
                     item["metadata"]["uid"],
@@ -201,7 +203,7 @@ class World:
                 )
 
     def on_finished(self, item: dict[str, Any], phase: str) -> None:
-        if objects.labels(item).get("spark-role") == "driver":
+        if objects.labels(item).get(spark_labels.ROLE) == "driver":
             self.spark.on_driver_finished(item, phase)
 
     def log(self, item: dict[str, Any], line: str) -> None:
@@ -211,7 +213,7 @@ class World:
     def rotate_log(self, item: dict[str, Any], container: str) -> None:
         """A container restarted: its log becomes ``previous``, and a Spark JVM starts again."""
         self.side.rotate_log(item, container)
-        role = objects.labels(item).get("spark-role")
+        role = objects.labels(item).get(spark_labels.ROLE)
         if role == "driver":
             self.log(
                 item, "INFO SparkContext: Running Spark version 3.5.1 (the container restarted)"

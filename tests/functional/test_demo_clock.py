@@ -13,7 +13,7 @@ import time
 import pytest
 
 from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
-from kubectl_spark.cluster.clock import ScaledClock
+from kubectl_spark.knowledge.clock import ScaledClock
 from kubectl_spark.sim import kubelet, nodelifecycle
 from kubectl_spark.sim import scenario as scenarios
 from kubectl_spark.sim.world import World

@@ -134,7 +134,7 @@ def test_kubectl_plugin_completion_through_the_real_kubectl(tmp_path: Path) -> N
     from datetime import UTC, datetime, timedelta
 
     from kubectl_spark.cluster.apiserver.embedded import EmulatorOptions
-    from kubectl_spark.cluster.clock import ManualClock
+    from kubectl_spark.knowledge.clock import ManualClock
     from kubectl_spark.sim import scenario as scenarios
     from kubectl_spark.sim.world import World
 

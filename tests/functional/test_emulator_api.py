@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
-from kubectl_spark.cluster.clock import ManualClock
+from kubectl_spark.knowledge.clock import ManualClock
 from tests.helpers import pod, raw
 
 PODS = "/api/v1/namespaces/default/pods"

@@ -12,7 +12,7 @@ import pytest
 from kubernetes import config
 
 from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
-from kubectl_spark.cluster.clock import ManualClock
+from kubectl_spark.knowledge.clock import ManualClock
 from kubectl_spark.sim import scenario as scenarios
 from kubectl_spark.sim.world import World
 from tests.helpers import raw

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
-from kubectl_spark.cluster.clock import ManualClock, parse_time
+from kubectl_spark.knowledge.clock import ManualClock
+from kubectl_spark.knowledge.times import parse_time
 from kubectl_spark.sim import scenario as scenarios
 from kubectl_spark.sim.client import pod, pods
 from kubectl_spark.sim.spark import AppConfig

@@ -10,10 +10,10 @@ from kubectl_spark.core.reasons import (
     NodeHealth,
     PodContext,
     classify,
-    describe_exit,
     restart_reasons,
 )
-from kubectl_spark.core.times import human_duration
+from kubectl_spark.knowledge.exitcodes import describe_exit
+from kubectl_spark.knowledge.times import human_duration
 
 
 def pod(

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from kubectl_spark.cluster import clock as clock_module
-from kubectl_spark.cluster.clock import ScaledClock
+from kubectl_spark.knowledge import clock as clock_module
+from kubectl_spark.knowledge.clock import ScaledClock
 
 
 @pytest.mark.parametrize(("speed", "lead"), [(10.0, 660.0), (30.0, 450.0), (2.0, 60.0)])

@@ -10,7 +10,7 @@ from textual.widgets import DataTable
 
 from kubectl_spark.cli.commands.ls import driver_cell, lost_summary
 from kubectl_spark.core.model import App
-from kubectl_spark.core.times import age, parse
+from kubectl_spark.knowledge.times import age, parse
 
 from .safe import safe
 

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from kubectl_spark.core.model import App
-from kubectl_spark.core.times import human_duration, parse
+from kubectl_spark.knowledge.times import human_duration, parse
 
 MARK = {
     "app": ("A", "red"),

@@ -101,7 +101,7 @@ def run(
 
 def _serve(scenario_name: str, path: Path, port: int, speed: float, faults: str) -> None:
     from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
-    from kubectl_spark.cluster.clock import ScaledClock, SystemClock
+    from kubectl_spark.knowledge.clock import ScaledClock, SystemClock
     from kubectl_spark.sim import scenario as scenarios
 
     duration = 0.0 if scenario_name == "empty" else scenarios.load(scenario_name).duration
@@ -171,7 +171,7 @@ def _simulate(server: Any, clock: Any, scenario_name: str, stop: threading.Event
 def _tui(scenario_name: str, path: Path, speed: float) -> None:
     """The embedded cluster, the scenario unfolding at ``speed``, and the TUI on top of it."""
     from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
-    from kubectl_spark.cluster.clock import ScaledClock
+    from kubectl_spark.knowledge.clock import ScaledClock
     from kubectl_spark.sim import scenario as scenarios
 
     clock = ScaledClock(speed, lead=scenarios.load(scenario_name).duration)
@@ -219,7 +219,7 @@ def player_speed(clock: Any) -> float:
 
 def _play(scenario_name: str, path: Path) -> None:
     from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
-    from kubectl_spark.cluster.clock import ManualClock
+    from kubectl_spark.knowledge.clock import ManualClock
     from kubectl_spark.kube.client import Connection, get_json
     from kubectl_spark.sim import scenario as scenarios
     from kubectl_spark.sim.world import World

@@ -10,7 +10,7 @@ import typer
 from kubectl_spark.cli import common, render
 from kubectl_spark.cli.terminal import continued, escape
 from kubectl_spark.core.model import App, Reason
-from kubectl_spark.core.times import age, parse
+from kubectl_spark.knowledge.times import age, parse
 
 FAULT = {
     "app": "the application's fault",

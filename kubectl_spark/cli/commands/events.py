@@ -10,7 +10,7 @@ from kubectl_spark.cli import common, render
 from kubectl_spark.cli.commands.table_options import AppRef, NoHeaders, TableOutput
 from kubectl_spark.core import raw
 from kubectl_spark.core.model import App
-from kubectl_spark.core.times import age, parse
+from kubectl_spark.knowledge.times import age, parse
 
 
 def _time(event: Any) -> str:

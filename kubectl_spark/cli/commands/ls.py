@@ -17,7 +17,7 @@ from kubectl_spark.cli import common, render
 from kubectl_spark.cli import globals as cli_globals
 from kubectl_spark.cli.terminal import escape
 from kubectl_spark.core.model import Analysis, App, Attempt
-from kubectl_spark.core.times import age, parse
+from kubectl_spark.knowledge.times import age, parse
 
 HEADERS = ("APP", "STATE", "ATTEMPT", "DRIVER", "EXECUTORS", "LOST", "RESTARTS", "ALERTS", "AGE")
 WIDE = ("NODE", "APP-ID", "SOURCE")
@@ -321,7 +321,7 @@ def _apply(
 ) -> tuple[str, bool]:
     """One burst of watch events into ``pods``: (the new resourceVersion, anything changed?)."""
     from kubectl_spark.core.sparkview import kept_copy
-    from kubectl_spark.core.times import rfc3339
+    from kubectl_spark.knowledge.times import rfc3339
 
     changed = False
     for event in batch:

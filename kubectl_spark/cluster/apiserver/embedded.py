@@ -29,7 +29,7 @@ import trustme
 import yaml
 from aiohttp import web
 
-from kubectl_spark.cluster.clock import Clock, SystemClock
+from kubectl_spark.knowledge.clock import Clock, SystemClock
 
 from .authz import Policy
 from .faults import PROFILES, FaultProfile

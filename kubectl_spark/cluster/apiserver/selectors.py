@@ -1,8 +1,6 @@
-"""Label and field selectors with apimachinery's grammar and matching rules.
+"""Field selectors, and label selectors as the API server answers them (400 on a bad one).
 
-Label selectors: ``=``, ``==``, ``!=``, ``in (a,b)``, ``notin (a,b)``, ``key`` (exists), ``!key``,
-``gt``/``lt`` are ``key>N``/``key<N``; a comma is AND. ``!=`` and ``notin`` also match objects
-without the key, as in ``pkg/labels/selector.go``.
+The label grammar itself is Kubernetes knowledge the CLI shares: ``kubectl_spark.knowledge.selectors``.
 """
 
 from __future__ import annotations
@@ -12,183 +10,27 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubectl_spark.knowledge.selectors import (
+    LABEL_KEY,
+    LABEL_VALUE,
+    LabelSelector,
+    Requirement,
+    SelectorError,
+    selector_from_match,
+)
+from kubectl_spark.knowledge.selectors import parse_label_selector as _parse_labels
+
 from .errors import bad_request
 
-_NAME = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_KEY_RE = re.compile(
-    rf"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?{_NAME}$"
-)
-_VALUE_RE = re.compile(rf"^({_NAME})?$")
-
-
-@dataclass(frozen=True)
-class Requirement:
-    key: str
-    op: str  # "=", "!=", "in", "notin", "exists", "!", "gt", "lt"
-    values: tuple[str, ...] = ()
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        has = self.key in labels
-        value = labels.get(self.key)
-        if self.op == "=":
-            return has and value == self.values[0]
-        if self.op == "in":
-            return has and value in self.values
-        if self.op == "!=":
-            return not has or value != self.values[0]
-        if self.op == "notin":
-            return not has or value not in self.values
-        if self.op == "exists":
-            return has
-        if self.op == "!":
-            return not has
-        if not has or value is None:
-            return False
-        try:
-            number = int(value)
-        except ValueError:
-            return False
-        bound = int(self.values[0])
-        return number > bound if self.op == "gt" else number < bound
-
-
-@dataclass(frozen=True)
-class LabelSelector:
-    requirements: tuple[Requirement, ...] = ()
-
-    def matches(self, labels: Mapping[str, str] | None) -> bool:
-        labels = labels or {}
-        return all(r.matches(labels) for r in self.requirements)
-
-    @property
-    def empty(self) -> bool:
-        return not self.requirements
-
-
-class _Lexer:
-    """Tokens of a label selector: identifiers and the operators (, ) , = == != ! > <."""
-
-    _TOKEN = re.compile(r"\s*(==|!=|\(|\)|,|=|!|>|<|[^\s(),=!<>]+)")
-
-    def __init__(self, text: str) -> None:
-        self.tokens: list[str] = []
-        pos = 0
-        text = text.strip()
-        while pos < len(text):
-            m = self._TOKEN.match(text, pos)
-            if not m:
-                break
-            self.tokens.append(m.group(1))
-            pos = m.end()
-            while pos < len(text) and text[pos].isspace():
-                pos += 1
-        self.i = 0
-
-    def peek(self) -> str | None:
-        return self.tokens[self.i] if self.i < len(self.tokens) else None
-
-    def take(self) -> str | None:
-        tok = self.peek()
-        self.i += 1
-        return tok
-
-
-def _check_key(key: str, text: str) -> None:
-    if not _KEY_RE.match(key) or len(key.rsplit("/", maxsplit=1)[-1]) > 63:
-        raise bad_request(f"unable to parse requirement: invalid label key {key!r} in {text!r}")
-
-
-def _check_value(value: str, text: str) -> None:
-    if len(value) > 63 or not _VALUE_RE.match(value):
-        raise bad_request(f"unable to parse requirement: invalid label value {value!r} in {text!r}")
-
-
-_OPERATORS = {"=", "==", "!=", "in", "notin", ">", "<"}
+__all__ = ["LabelSelector", "Requirement", "parse_label_selector", "selector_from_match"]
 
 
 def parse_label_selector(text: str | None) -> LabelSelector:
-    """Parse a labelSelector query value; raise a 400 ApiError the way kube-apiserver does."""
-    if text is None or not text.strip():
-        return LabelSelector()
-    lexer = _Lexer(text)
-    reqs: list[Requirement] = []
-    while True:
-        tok = lexer.take()
-        if tok is None:
-            raise bad_request(
-                f"unable to parse requirement: found '', expected: identifier in {text!r}"
-            )
-        if tok == "!":
-            key = lexer.take() or ""
-            _check_key(key, text)
-            reqs.append(Requirement(key, "!"))
-        else:
-            key = tok
-            _check_key(key, text)
-            nxt = lexer.peek()
-            if nxt is None or nxt == ",":
-                reqs.append(Requirement(key, "exists"))
-            elif nxt in _OPERATORS:
-                op = lexer.take() or ""
-                if op in ("in", "notin"):
-                    if lexer.take() != "(":
-                        raise bad_request(
-                            f"unable to parse requirement: found ')', expected: '(' in {text!r}"
-                        )
-                    values: list[str] = []
-                    while True:
-                        val = lexer.take()
-                        if val is None:
-                            raise bad_request(
-                                f"unable to parse requirement: found '', expected: ')' in {text!r}"
-                            )
-                        if val == ")":
-                            break
-                        if val == ",":
-                            continue
-                        _check_value(val, text)
-                        values.append(val)
-                    reqs.append(Requirement(key, op, tuple(values)))
-                else:
-                    val = lexer.peek()
-                    if val is None or val in (",", ")", "(") or val in _OPERATORS - {"in", "notin"}:
-                        val = ""
-                    else:
-                        lexer.take()
-                    if op in (">", "<"):
-                        if not re.fullmatch(r"-?\d+", val):
-                            raise bad_request(
-                                f"unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer in {text!r}"
-                            )
-                        reqs.append(Requirement(key, "gt" if op == ">" else "lt", (val,)))
-                    else:
-                        _check_value(val, text)
-                        reqs.append(Requirement(key, "!=" if op == "!=" else "=", (val,)))
-            else:
-                raise bad_request(
-                    f"unable to parse requirement: found '{nxt}', expected: in, notin, =, ==, !=, gt, lt in {text!r}"
-                )
-        sep = lexer.take()
-        if sep is None:
-            break
-        if sep != ",":
-            raise bad_request(
-                f"unable to parse requirement: found '{sep}', expected: ',' or 'end of string' in {text!r}"
-            )
-    return LabelSelector(tuple(reqs))
-
-
-def selector_from_match(spec: Mapping[str, Any] | None) -> LabelSelector:
-    """A metav1.LabelSelector (matchLabels + matchExpressions), as in a Job or NetworkPolicy."""
-    if not spec:
-        return LabelSelector()
-    reqs = [Requirement(k, "=", (str(v),)) for k, v in (spec.get("matchLabels") or {}).items()]
-    ops = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}
-    for expr in spec.get("matchExpressions") or []:
-        op = ops.get(str(expr.get("operator")))
-        if op:
-            reqs.append(Requirement(str(expr.get("key")), op, tuple(expr.get("values") or ())))
-    return LabelSelector(tuple(reqs))
+    """A labelSelector query value; a bad one is the 400 kube-apiserver answers."""
+    try:
+        return _parse_labels(text)
+    except SelectorError as exc:
+        raise bad_request(str(exc)) from exc
 
 
 # ------------------------------------------------------------------------------------ fields
@@ -283,7 +125,7 @@ def validate_labels(labels: Any, field: str) -> list[tuple[str, str, str]]:
     if not isinstance(labels, Mapping):
         return [("FieldValueInvalid", field, "Invalid value: must be a map of strings")]
     for key, value in labels.items():
-        if not isinstance(key, str) or not _KEY_RE.match(key) or len(key.split("/")[-1]) > 63:
+        if not isinstance(key, str) or not LABEL_KEY.match(key) or len(key.split("/")[-1]) > 63:
             causes.append(
                 (
                     "FieldValueInvalid",
@@ -291,7 +133,7 @@ def validate_labels(labels: Any, field: str) -> list[tuple[str, str, str]]:
                     f"Invalid value: \"{key}\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
                 )
             )
-        if not isinstance(value, str) or len(value) > 63 or not _VALUE_RE.match(value):
+        if not isinstance(value, str) or len(value) > 63 or not LABEL_VALUE.match(value):
             causes.append(
                 (
                     "FieldValueInvalid",

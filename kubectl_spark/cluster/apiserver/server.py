@@ -21,8 +21,8 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kubectl_spark.cluster.clock import Clock
 from kubectl_spark.cluster.podlogs import LogQuery, LogStore, PodLogs
+from kubectl_spark.knowledge.clock import Clock
 
 from . import fieldvalidation, openapi, patching, protobuf, tables
 from .authz import (

@@ -23,7 +23,8 @@ from typing import Any
 
 import orjson
 
-from kubectl_spark.cluster.clock import Clock, rfc3339
+from kubectl_spark.knowledge.clock import Clock
+from kubectl_spark.knowledge.times import rfc3339
 
 from . import kinds
 from .errors import (

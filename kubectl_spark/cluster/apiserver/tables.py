@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from kubectl_spark.cluster.clock import parse_time
-from kubectl_spark.durations import human_duration
+from kubectl_spark.knowledge.durations import human_duration
+from kubectl_spark.knowledge.printpod import print_pod
+from kubectl_spark.knowledge.times import parse_time
 
 TABLE_GROUP = "meta.k8s.io"
 Column = tuple[str, str, int]  # (name, format, priority)
@@ -78,105 +79,18 @@ POD_COLUMNS: list[Column] = [
 ]
 
 
-def _last_finished(container: dict[str, Any]) -> str:
-    """When a container last stopped before its current run ("" if it never restarted)."""
-    finished = _dict(_dict(container.get("lastState")).get("terminated")).get("finishedAt")
-    return finished if isinstance(finished, str) else ""
-
-
-def _terminated_reason(terminated: dict[str, Any]) -> str:
-    """A terminated state as printPod words it: its reason, else Signal:N, else ExitCode:N."""
-    if terminated.get("reason"):
-        return str(terminated["reason"])
-    signal = terminated.get("signal")
-    return f"Signal:{signal}" if signal else f"ExitCode:{terminated.get('exitCode', 0)}"
-
-
 def _pod_row(pod: dict[str, Any], now: datetime) -> Row:
-    """The columns kubectl's printPod makes: STATUS and RESTARTS as kubectl shows them.
-
-    STATUS is the first unfinished init container's state (``Init:Error``, ``Init:1/2``), else the
-    last container's waiting or terminated reason; a started sidecar (an init container that
-    always restarts) counts as a container.
-    """
+    """The columns kubectl's printPod makes: STATUS and RESTARTS from ``knowledge.printpod``."""
     meta, spec, status = (
         _dict(pod.get("metadata")),
         _dict(pod.get("spec")),
         _dict(pod.get("status")),
     )
-    phase = str(status.get("phase") or "")
-    reason = str(status.get("reason") or "") or phase
+    printed = print_pod(pod)
     conditions = _list(status.get("conditions"))
-    if any(
-        c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated" for c in conditions
-    ):
-        reason = "SchedulingGated"
-    init_specs = _list(spec.get("initContainers"))
-    sidecars = {
-        c["name"]
-        for c in init_specs
-        if c.get("restartPolicy") == "Always" and isinstance(c.get("name"), str)
-    }
-    total = len(_list(spec.get("containers"))) + len(sidecars)
-    restarts, ready, last_restart = 0, 0, ""
-    sidecar_restarts, sidecar_last_restart = 0, ""
-    initializing = False
-    for i, container in enumerate(_list(status.get("initContainerStatuses"))):
-        count = container.get("restartCount")
-        count = count if type(count) is int else 0
-        finished = _last_finished(container)
-        restarts += count
-        last_restart = max(last_restart, finished)
-        sidecar = isinstance(container.get("name"), str) and container["name"] in sidecars
-        if sidecar:
-            sidecar_restarts += count
-            sidecar_last_restart = max(sidecar_last_restart, finished)
-        state = _dict(container.get("state"))
-        waiting, terminated = _dict(state.get("waiting")), state.get("terminated")
-        if isinstance(terminated, dict) and terminated.get("exitCode") in (0, None):
-            continue  # completed; a missing exit code is Go's zero value
-        if sidecar and container.get("started") is True:
-            ready += 1 if container.get("ready") else 0
-            continue
-        if isinstance(terminated, dict):  # initialization failed
-            reason = "Init:" + _terminated_reason(terminated)
-        elif waiting.get("reason") and waiting.get("reason") != "PodInitializing":
-            reason = f"Init:{waiting['reason']}"
-        else:
-            reason = f"Init:{i}/{len(init_specs)}"
-        initializing = True
-        break
-    initialized = any(
-        c.get("type") == "Initialized" and c.get("status") == "True" for c in conditions
-    )
-    if not initializing or initialized:
-        restarts, last_restart = sidecar_restarts, sidecar_last_restart
-        has_running = False
-        for container in reversed(_list(status.get("containerStatuses"))):
-            count = container.get("restartCount")
-            restarts += count if type(count) is int else 0
-            last_restart = max(last_restart, _last_finished(container))
-            state = _dict(container.get("state"))
-            main_waiting, main_terminated = state.get("waiting"), state.get("terminated")
-            if isinstance(main_waiting, dict) and main_waiting.get("reason"):
-                reason = str(main_waiting["reason"])
-            elif isinstance(main_terminated, dict):
-                reason = _terminated_reason(main_terminated)
-            elif container.get("ready") and isinstance(state.get("running"), dict):
-                has_running = True
-                ready += 1
-        if reason == "Completed" and has_running:
-            ready_condition = any(
-                c.get("type") == "Ready" and c.get("status") == "True" for c in conditions
-            )
-            reason = "Running" if ready_condition else "NotReady"
-    if meta.get("deletionTimestamp") and status.get("reason") == "NodeLost":
-        reason = "Unknown"
-    elif meta.get("deletionTimestamp") and phase not in ("Succeeded", "Failed"):
-        reason = "Terminating"
-    restarts_text = str(restarts)
-    if restarts and last_restart:
-        restarts_text = f"{restarts} ({_since(last_restart, now)} ago)"
+    restarts_text = str(printed.restarts)
+    if printed.restarts and printed.last_restart:
+        restarts_text = f"{printed.restarts} ({_since(printed.last_restart, now)} ago)"
     ips = _list(status.get("podIPs"))
     ip = str(ips[0].get("ip") or "") if ips else str(status.get("podIP") or "")
     gates = _list(spec.get("readinessGates"))
@@ -187,8 +101,8 @@ def _pod_row(pod: dict[str, Any], now: datetime) -> Row:
         gates_text = "<none>"
     return [
         meta.get("name", ""),
-        f"{ready}/{total}",
-        reason,
+        f"{printed.ready}/{printed.total}",
+        printed.status,
         restarts_text,
         _since(meta.get("creationTimestamp"), now),
         ip or "<none>",

@@ -65,18 +65,3 @@ class ScaledClock:
         if real <= self._catch_up:
             return self._start + timedelta(seconds=real * self.speed)
         return self._wall0 + timedelta(seconds=real)
-
-
-def rfc3339(t: datetime) -> str:
-    """Format as Kubernetes' metav1.Time: whole seconds, UTC, trailing Z."""
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def rfc3339_micro(t: datetime) -> str:
-    """Format as Kubernetes' metav1.MicroTime (used by eventTime and Lease times)."""
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_time(value: str) -> datetime:
-    """Parse an RFC 3339 time as the API writes it (with or without fractional seconds)."""
-    return datetime.fromisoformat(value)

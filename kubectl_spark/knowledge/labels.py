@@ -1,0 +1,22 @@
+"""The labels and container names Spark, the spark-operator and kubectl spark put on pods.
+
+Spark's ``Constants.scala`` (resource-managers/kubernetes/core) names the labels spark-submit and
+the driver set; the operator adds its own; ``kubectl-spark.io/*`` are this plugin's. The core
+reads them, the simulator writes them: one list.
+"""
+
+from __future__ import annotations
+
+ROLE = "spark-role"  # driver | executor
+APP_ID = "spark-app-selector"  # spark.app.id, shared by every attempt of a resubmitted driver
+EXEC_ID = "spark-exec-id"
+APP_NAME = "spark-app-name"
+INACTIVE = "spark-exec-inactive"  # set on executors kept by deleteOnTermination=false
+OPERATOR_APP = "sparkoperator.k8s.io/app-name"
+SUBMISSION = "sparkoperator.k8s.io/submission-id"
+FENCE_LABEL = "kubectl-spark.io/fenced"
+SOURCE = "kubectl-spark.io/source"  # watch | history, on a kept copy of a gone pod
+ACTION_ANNOTATION = "kubectl-spark.io/action"
+DRIVER_CONTAINER = "spark-kubernetes-driver"
+EXECUTOR_CONTAINER = "spark-kubernetes-executor"
+SPARK_CONTAINERS = (DRIVER_CONTAINER, EXECUTOR_CONTAINER)

@@ -1,0 +1,54 @@
+"""Times as the API writes them (RFC 3339), and kubectl's AGE column (``durations``).
+
+The core, the emulator and the simulator all read and write the API's times: one set of rules.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import overload
+
+from kubectl_spark.knowledge.durations import human_duration
+
+__all__ = ["age", "human_duration", "parse", "parse_time", "rfc3339", "rfc3339_micro"]
+
+
+def parse(value: object) -> datetime | None:
+    """A time the API sent, or None for anything missing or unreadable (never an error)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def parse_time(value: str) -> datetime:
+    """An RFC 3339 time the emulator or simulator wrote itself (with or without fractions)."""
+    return datetime.fromisoformat(value)
+
+
+@overload
+def rfc3339(value: datetime) -> str: ...
+@overload
+def rfc3339(value: None) -> None: ...
+@overload
+def rfc3339(value: datetime | None) -> str | None: ...
+def rfc3339(value: datetime | None) -> str | None:
+    """Kubernetes' metav1.Time: whole seconds, UTC, trailing Z."""
+    return None if value is None else value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rfc3339_micro(value: datetime) -> str:
+    """Kubernetes' metav1.MicroTime (eventTime, Lease times)."""
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def age(created: datetime | None, now: datetime) -> str:
+    """Kubectl's translateTimestampSince: <unknown> for a missing time."""
+    if created is None:
+        return "<unknown>"
+    return human_duration((now - created).total_seconds())

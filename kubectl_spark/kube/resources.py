@@ -1,0 +1,37 @@
+"""What the core reads, resource by resource: one list for the snapshot and the live view."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    key: str  # the Snapshot field it fills
+    base: str  # /api/v1 or /apis/<group>/<version>
+    plural: str
+    namespaced: bool
+    selector: str | None = None  # pods: only Spark's (spark-role)
+
+    def path(self, namespace: str | None) -> str:
+        if self.namespaced and namespace:
+            return f"{self.base}/namespaces/{namespace}/{self.plural}"
+        return f"{self.base}/{self.plural}"
+
+
+PODS = Resource("pods", "/api/v1", "pods", namespaced=True, selector="spark-role")
+# Read when allowed: a refused or missing one (no spark-operator CRD) is noted, never an error.
+OPTIONAL = (
+    Resource("jobs", "/apis/batch/v1", "jobs", namespaced=True),
+    Resource("events", "/api/v1", "events", namespaced=True),
+    Resource("nodes", "/api/v1", "nodes", namespaced=False),
+    Resource(
+        "sparkapplications",
+        "/apis/sparkoperator.k8s.io/v1beta2",
+        "sparkapplications",
+        namespaced=True,
+    ),
+    Resource("volumeattachments", "/apis/storage.k8s.io/v1", "volumeattachments", namespaced=False),
+    Resource("pvcs", "/api/v1", "persistentvolumeclaims", namespaced=True),
+)
+ALL = (PODS, *OPTIONAL)

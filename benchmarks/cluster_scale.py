@@ -31,7 +31,8 @@ import orjson
 from _served import BIN, ROOT, client_for, served
 
 from kubectl_spark.core import podfacts, slim
-from kubectl_spark.core.analyze import Snapshot, _executor, analyze, build_index
+from kubectl_spark.core.analyze import _executor, analyze
+from kubectl_spark.core.inputs import Snapshot, build_index
 from kubectl_spark.core.model import Executor, in_id_order
 from kubectl_spark.knowledge.clock import SystemClock
 from kubectl_spark.kube.client import Connection, connect

@@ -43,26 +43,6 @@ MakeSource = Callable[
 ]  # (namespace, context, all namespaces) → source
 
 
-def _fresh(
-    api: Any, chosen: SparkApp, chosen_attempt: Attempt | None
-) -> tuple[Any, SparkApp, Attempt | None]:
-    """The application and attempt, from whole objects read now.
-
-    The live view keeps slim copies; a plan is made from the cluster as it is, as the command
-    makes it.
-    """
-    from kubectl_spark.core.analyze import analyze
-    from kubectl_spark.errors import NotFound
-    from kubectl_spark.kube import snapshot as reading
-
-    snap = reading.read(api, chosen.namespace)
-    app = next((a for a in analyze(snap).apps if app_key(a) == app_key(chosen)), None)
-    if app is None:
-        raise NotFound(f"{chosen.namespace}/{chosen.name} is no longer there", status=404)
-    number = chosen_attempt.number if chosen_attempt is not None else None
-    return snap, app, next((a for a in app.attempts if a.number == number), None)
-
-
 class SparkTUI(App[None]):
     CSS_PATH = "styles.tcss"
     TITLE = "kubectl spark"
@@ -425,7 +405,7 @@ class SparkTUI(App[None]):
 
     def _answers(self, node: str | None) -> bool:
         """Whether the kubelet of ``node`` can serve a log (an unreachable one is asked once)."""
-        from kubectl_spark.cli.commands.actions_common import node_reachable
+        from kubectl_spark.app.act import node_reachable
 
         return self.snapshot is None or node_reachable(self.snapshot, node)
 
@@ -459,7 +439,7 @@ class SparkTUI(App[None]):
 
         The store is this TUI's own.
         """
-        from kubectl_spark.cli.commands.logs import KEEP_HINT, PREVIOUS_GONE
+        from kubectl_spark.app.logtext import KEEP_HINT, PREVIOUS_GONE
         from kubectl_spark.kube.logtails import run_said
 
         kept = self.source.kept_log(namespace, uid, previous=previous)
@@ -514,8 +494,8 @@ class SparkTUI(App[None]):
         self.call_from_thread(self.push_screen, TextScreen(title, body or "(empty)"))
 
     def action_describe(self) -> None:
-        from kubectl_spark.cli.commands.describe import text
-        from kubectl_spark.cli.commands.events import app_events
+        from kubectl_spark.app.describe import text
+        from kubectl_spark.app.events import app_events
 
         app = self.current_app()
         if app is None or self.snapshot is None:
@@ -596,53 +576,19 @@ class SparkTUI(App[None]):
     @work(thread=True, exclusive=True, group="action")
     def _plan(self, action: str, chosen: SparkApp | None, chosen_attempt: Attempt | None) -> None:
         """Compute the plan with the same code as the command, then ask."""
-        from kubectl_spark.cli import act
-        from kubectl_spark.cli.commands.actions_common import (
-            kill_context,
-            lease,
-            node_reachable,
-            resubmit_inputs,
-        )
-        from kubectl_spark.core import plans
+        from kubectl_spark.app import act
 
         if chosen is None or self.readonly:
             return
         try:
             with self.source.connect() as api:
-                snap, app, attempt = _fresh(api, chosen, chosen_attempt)
-                actor, now = act.actor(api), act.now_text(api)
+                snap, app, attempt = act.reread(api, chosen, chosen_attempt)
                 if action == "fence" and attempt is not None:
-                    plan = plans.fence_plan(
-                        app,
-                        attempt,
-                        lease=lease(api, app),
-                        allow=None,
-                        keep_executors=False,
-                        now=now,
-                        actor=actor,
-                        node_reachable=node_reachable(snap, attempt.node),
-                    )
+                    plan = act.plan_fence(api, snap, app, attempt)
                 elif action == "force-kill" and attempt is not None:
-                    plan = plans.force_kill_plan(
-                        app,
-                        attempt,
-                        kill_context(app, attempt, snap),
-                        force=False,
-                        detach_volumes=False,
-                        out_of_service=False,
-                        no_replace=False,
-                        now=now,
-                        actor=actor,
-                    )
+                    plan = act.plan_force_kill(api, snap, app, attempt, act.KillOptions())
                 else:
-                    plan = plans.resubmit_plan(
-                        app,
-                        **resubmit_inputs(api, app, snap),
-                        force=False,
-                        suffix=act.suffix(),
-                        now=now,
-                        actor=actor,
-                    )
+                    plan = act.plan_resubmit(api, snap, app)
         except Exception as exc:  # noqa: BLE001 - shown to the user
             self.call_from_thread(
                 self.notify, getattr(exc, "message", str(exc)), severity="error", timeout=8

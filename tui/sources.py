@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kubectl_spark.core.analyze import Snapshot
+from kubectl_spark.core.inputs import Snapshot
 
 
 @dataclass

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import time
 from typing import Any
 
+from kubectl_spark.app.text import escape
 from kubectl_spark.cli import render
-from kubectl_spark.cli.terminal import escape
 from kubectl_spark.core.plans import Plan
 from kubectl_spark.errors import ApiRequestError, Forbidden, KubectlSparkError, UsageError
 
@@ -17,22 +15,6 @@ DRY_RUN = ("none", "client", "server")
 
 class PlanFailed(KubectlSparkError):
     """A plan stopped at a failed step (what was applied has been reported)."""
-
-
-def now_text(api: Any) -> str:
-    """When an action happens, by the cluster's clock (the timeline sorts it among its times)."""
-    return str(api.now().strftime("%Y-%m-%dT%H:%M:%SZ"))
-
-
-def suffix() -> str:
-    return format(int(time.time() * 1000), "x")[-6:]
-
-
-def actor(api: Any) -> str:
-    """Who acts, as recorded on what an action changes: the kubeconfig user, and whom it impersonates."""
-    users = api.resolved.config.get("users") or [{}]
-    name = str(users[0].get("name") or os.environ.get("USER") or "kubectl-spark")
-    return f"{name} as {api.acting_as}" if api.acting_as else name
 
 
 def check_dry_run(value: str) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from kubectl_spark.cli.terminal import escape
+from kubectl_spark.app.text import escape
 from kubectl_spark.errors import UsageError
 
 Step = Callable[[list[Any]], list[Any]]

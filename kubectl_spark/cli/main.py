@@ -71,7 +71,7 @@ def _print_top_help() -> bool:
 
 
 def render_error(exc: KubectlSparkError) -> None:
-    from kubectl_spark.cli.terminal import escape
+    from kubectl_spark.app.text import escape
 
     sys.stderr.write(f"error: {escape(exc.message)}\n")
     if exc.hint:
@@ -79,7 +79,7 @@ def render_error(exc: KubectlSparkError) -> None:
 
 
 def render_unexpected(exc: Exception) -> int:
-    from kubectl_spark.cli.terminal import escape
+    from kubectl_spark.app.text import escape
 
     usage = getattr(exc, "format_message", None)
     code = getattr(exc, "exit_code", None)

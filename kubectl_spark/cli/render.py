@@ -7,8 +7,10 @@ from typing import Any
 
 import orjson
 
-from kubectl_spark.cli.terminal import escape, json_safe
+from kubectl_spark.app.text import json_safe, table
 from kubectl_spark.errors import UsageError
+
+__all__ = ["check_output", "custom_columns", "document", "is_document", "table"]
 
 OUTPUTS = ("table", "wide", "json", "yaml", "name")
 TEMPLATED = ("jsonpath", "custom-columns")  # -o jsonpath=…, -o custom-columns=…: where json is
@@ -70,19 +72,6 @@ def custom_columns(doc: Any, spec: str, *, no_headers: bool = False) -> str:
         for item in items or []
     ]
     return table([h for h, _ in columns], rows, no_headers=no_headers)
-
-
-def table(
-    headers: Sequence[str], rows: Sequence[Sequence[str]], *, no_headers: bool = False
-) -> str:
-    """Kubectl's tabwriter layout: columns padded to their widest cell, three spaces apart."""
-    cells = [[escape(c).replace("\n", " ") for c in row] for row in rows]
-    shown = cells if no_headers else [list(headers), *cells]
-    if not shown:
-        return ""
-    widths = [max(len(r[i]) for r in shown) for i in range(len(headers))]
-    lines = ["   ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in shown]
-    return "\n".join(lines) + "\n"
 
 
 def document(doc: Any, output: str, *, no_headers: bool = False) -> str:

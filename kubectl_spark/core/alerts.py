@@ -16,8 +16,8 @@ from . import raw
 from .model import Alert, App
 
 if TYPE_CHECKING:
-    from .analyze import Index, Snapshot
     from .grouping import AppGroup
+    from .inputs import Index, Snapshot
 
 CHURN_LOSSES = 5  # more than this many executor losses …
 CHURN_WINDOW_SECONDS = 600  # … within this window is churn

@@ -17,8 +17,8 @@ from .model import App, HistoryEntry, Reason
 from .reasons import restart_reasons
 
 if TYPE_CHECKING:
-    from .analyze import Index
     from .grouping import AppGroup
+    from .inputs import Index
 
 ACTION_EVENTS = {
     "Fenced": "Fenced",

@@ -20,7 +20,8 @@ from typing import Any, NamedTuple
 from kubectl_spark.knowledge.labels import OPERATOR_APP
 
 from . import raw
-from .analyze import Snapshot, analyze, job_of_pod, node_health
+from .analyze import analyze, job_of_pod
+from .inputs import Snapshot, node_health
 from .model import Analysis
 
 Key = tuple[str, str, str]  # ("id" | "op", namespace, app id | operator app name)
@@ -267,6 +268,8 @@ class LiveAnalysis:
                 pvcs=snapshot.pvcs,
                 now=snapshot.now,
                 owners=[o for o in snapshot.owners if raw.uid(o) in owners],
+                spark_views={u: v for u, v in snapshot.spark_views.items() if u in pods},
+                unreadable=snapshot.unreadable,
             )
         )
         return self._merge(part, touched, set(pods))

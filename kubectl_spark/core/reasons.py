@@ -6,7 +6,8 @@ Read best evidence first, as ``kubernetes-semantics.md`` §1 orders it: the pod'
 manager, eviction API, PodGC), the node's health, then deletion without failure (by the driver,
 a user, or because the owner attempt went away), and pods that never started.
 
-``countsAsFailure`` follows Spark's ``exitCausedByApp`` rule: a pod Spark sees as PodFailed
+``classify`` (``losses``) reads a stopped pod; this module holds what it and ``waiting_reason``
+share. ``countsAsFailure`` follows Spark's ``exitCausedByApp`` rule: a pod Spark sees as PodFailed
 (terminated non-zero, or phase Failed — evictions included) counts toward
 ``spark.executor.maxNumFailures``; one it sees as PodDeleted does not.
 """
@@ -21,7 +22,7 @@ from typing import Any
 
 from kubectl_spark.knowledge import times
 from kubectl_spark.knowledge.exitcodes import EXIT_CODE_REASONS, describe_exit
-from kubectl_spark.knowledge.labels import ACTION_ANNOTATION, SPARK_CONTAINERS
+from kubectl_spark.knowledge.labels import SPARK_CONTAINERS
 
 from . import raw
 from .model import Reason
@@ -142,11 +143,11 @@ def termination_reason(
     )
 
 
-def _events(ctx: PodContext, *reasons: str) -> list[dict[str, Any]]:
+def events_of(ctx: PodContext, *reasons: str) -> list[dict[str, Any]]:
     return [e for e in ctx.events if raw.text(e, "reason") in reasons]
 
 
-def _event_evidence(event: dict[str, Any]) -> str:
+def event_evidence(event: dict[str, Any]) -> str:
     source = raw.text(event, "source", "component") or raw.text(event, "reportingComponent")
     count = raw.number(event, "count")
     repeated = f" x{count}" if count and count > 1 else ""
@@ -155,7 +156,7 @@ def _event_evidence(event: dict[str, Any]) -> str:
     )
 
 
-def _ended_after_deletion(pod: Any, term: Any) -> bool:
+def ended_after_deletion(pod: Any, term: Any) -> bool:
     """Whether the container stopped once the deletion was asked for (rather than failing first).
 
     The deletion was requested at deletionTimestamp minus the grace period; a container that
@@ -167,327 +168,6 @@ def _ended_after_deletion(pod: Any, term: Any) -> bool:
         return False
     grace = raw.number(pod, "metadata", "deletionGracePeriodSeconds") or 0
     return finished >= deleted - timedelta(seconds=grace)
-
-
-def classify(ctx: PodContext) -> Reason | None:
-    """The loss reason of a pod, or None while it runs (or waits) unharmed."""
-    pod = ctx.pod
-    status = raw.mapping(pod, "status")
-    phase = raw.text(status, "phase") or "Unknown"
-    deleting = bool(raw.text(pod, "metadata", "deletionTimestamp"))
-    status_reason = raw.text(status, "reason")
-    status_message = raw.text(status, "message")
-    container = spark_container(pod) if ctx.container is None else ctx.container
-    state = raw.mapping(container, "state")
-    term = raw.mapping(state, "terminated")
-    disruption = raw.condition(pod, "DisruptionTarget")
-    disruption_reason = (
-        raw.text(disruption, "reason") if raw.text(disruption, "status") == "True" else ""
-    )
-    failed = phase == "Failed"
-    extra = ctx.extra_evidence
-
-    if status_reason == "Evicted":
-        evidence = [
-            "status.reason=Evicted",
-            f"status.message={status_message}",
-            *[_event_evidence(e) for e in _events(ctx, "Evicted")],
-        ]
-        if disruption_reason:
-            evidence.append(f"status.conditions[DisruptionTarget].reason={disruption_reason}")
-        return Reason(
-            "cluster",
-            "Evicted",
-            raw.number(term, "exitCode"),
-            True,
-            f"evicted by the kubelet: {status_message or 'node pressure'}",
-            (*evidence, *extra),
-        )
-    if status_reason in ("Terminated", "Shutdown", "NodeShutdown"):
-        return Reason(
-            "cluster",
-            "NodeShutdown",
-            raw.number(term, "exitCode"),
-            failed,
-            status_message or "terminated in response to a node shutdown",
-            (f"status.reason={status_reason}", *extra),
-        )
-    if status_reason == "DeadlineExceeded":
-        return Reason(
-            "user",
-            "DeadlineExceeded",
-            None,
-            failed,
-            status_message or "activeDeadlineSeconds exceeded",
-            ("status.reason=DeadlineExceeded", *extra),
-        )
-    if status_reason == "Preempting":
-        return Reason(
-            "cluster",
-            "Preempted",
-            None,
-            failed,
-            status_message or "preempted by the kubelet to admit a critical pod",
-            ("status.reason=Preempting", *extra),
-        )
-    if (
-        status_reason
-        and failed
-        and (
-            status_reason.startswith("OutOf")
-            or status_reason in ("UnexpectedAdmissionError", "NodeAffinity")
-        )
-    ):
-        return Reason(
-            "cluster",
-            "Unschedulable",
-            None,
-            False,
-            f"rejected by the kubelet: {status_message or status_reason}",
-            (f"status.reason={status_reason}", *extra),
-        )
-
-    # A container stopped by SIGTERM/SIGKILL (143/137, not an OOM kill) while the pod was being
-    # deleted, or for a disruption (preemption, taint eviction, API eviction), ended because of
-    # that: the kubelet then marks the pod Failed (pod disruption conditions), and that phase is
-    # what a deleted pod's last state shows.
-    exit_code = raw.number(term, "exitCode")
-    stopped = exit_code in (143, 137) and raw.text(term, "reason") != "OOMKilled"
-    by_deletion = deleting and (not failed or _ended_after_deletion(pod, term))
-    if term and not (stopped and (by_deletion or disruption_reason)):
-        reason = termination_reason(term, container, "state", counts=exit_code != 0)
-        inactive = raw.label(pod, "spark-exec-inactive") == "true"
-        if reason.code == "Completed":
-            if inactive and ctx.role == "executor":
-                return Reason(
-                    "driver",
-                    "Decommissioned",
-                    0,
-                    False,
-                    "finished and kept for debugging (spark-exec-inactive=true)",
-                    (*reason.evidence, "metadata.labels[spark-exec-inactive]=true", *extra),
-                )
-            return Reason(
-                reason.category,
-                reason.code,
-                reason.exit_code,
-                False,
-                reason.message,
-                (*reason.evidence, *extra),
-            )
-        if inactive:
-            return Reason(
-                reason.category,
-                reason.code,
-                reason.exit_code,
-                reason.counts_as_failure,
-                reason.message,
-                (
-                    *reason.evidence,
-                    "metadata.labels[spark-exec-inactive]=true (kept by deleteOnTermination=false)",
-                    *extra,
-                ),
-            )
-        if not extra:
-            return reason
-        return Reason(
-            reason.category,
-            reason.code,
-            reason.exit_code,
-            reason.counts_as_failure,
-            reason.message,
-            (*reason.evidence, *extra),
-        )
-
-    node_lost = ctx.node is not None and not ctx.node.reachable
-    if disruption_reason == "PreemptionByScheduler":
-        return Reason(
-            "cluster",
-            "Preempted",
-            None,
-            False,
-            "preempted by the scheduler for a higher-priority pod",
-            (
-                "status.conditions[DisruptionTarget].reason=PreemptionByScheduler",
-                *[_event_evidence(e) for e in _events(ctx, "Preempted")],
-                *extra,
-            ),
-        )
-    if disruption_reason == "DeletionByTaintManager":
-        if node_lost and ctx.node is not None:
-            return Reason(
-                "cluster",
-                "NodeLost",
-                None,
-                ctx.job_managed,
-                f"node unreachable: {ctx.node.evidence}",
-                (
-                    ctx.node.evidence,
-                    "status.conditions[DisruptionTarget].reason=DeletionByTaintManager",
-                    *[_event_evidence(e) for e in _events(ctx, "TaintManagerEviction")],
-                    *extra,
-                ),
-            )
-        return Reason(
-            "cluster",
-            "TaintEviction",
-            None,
-            ctx.job_managed,
-            "deleted by the taint manager (NoExecute taint)",
-            ("status.conditions[DisruptionTarget].reason=DeletionByTaintManager", *extra),
-        )
-    if disruption_reason == "EvictionByEvictionAPI":
-        return Reason(
-            "cluster",
-            "ApiEviction",
-            None,
-            False,
-            "evicted through the Eviction API (a drain or an autoscaler)",
-            ("status.conditions[DisruptionTarget].reason=EvictionByEvictionAPI", *extra),
-        )
-    if disruption_reason == "DeletionByPodGC":
-        return Reason(
-            "cluster",
-            "NodeLost",
-            None,
-            failed,
-            "the pod's node no longer exists (PodGC)",
-            ("status.conditions[DisruptionTarget].reason=DeletionByPodGC", *extra),
-        )
-    if disruption_reason == "TerminationByKubelet":
-        return Reason(
-            "cluster",
-            "Evicted",
-            None,
-            failed,
-            raw.text(disruption, "message") or "terminated by the kubelet",
-            ("status.conditions[DisruptionTarget].reason=TerminationByKubelet", *extra),
-        )
-    if node_lost and ctx.node is not None and phase not in ("Succeeded", "Failed"):
-        return Reason(
-            "cluster",
-            "NodeLost",
-            None,
-            False,
-            f"node unreachable: {ctx.node.evidence}",
-            (ctx.node.evidence, *extra),
-        )
-
-    if failed and not term:
-        init = _failed_init(pod)
-        if init is not None:
-            status_, init_term = init
-            init_code = raw.number(init_term, "exitCode")
-            init_stopped = init_code in (143, 137) and raw.text(init_term, "reason") != "OOMKilled"
-            if not (init_stopped and (deleting or disruption_reason)):
-                return _init_reason(status_, init_term, "state", counts=True, extra=extra)
-
-    never_started = phase == "Pending" and not raw.text(container, "state", "running")
-    if never_started:
-        start_reason = _never_started(ctx, container)
-        if start_reason is None and not deleting:
-            return None
-        if start_reason is not None:
-            if deleting:
-                return Reason(
-                    start_reason.category,
-                    start_reason.code,
-                    None,
-                    False,
-                    f"{start_reason.message}; never started, then deleted",
-                    (*start_reason.evidence, "metadata.deletionTimestamp set", *extra),
-                )
-            return None  # still waiting: not lost (the state says why)
-
-    if deleting or raw.label(pod, "spark-exec-inactive") == "true":
-        action = raw.annotation_map(pod).get(ACTION_ANNOTATION)
-        stamp = raw.text(pod, "metadata", "deletionTimestamp")
-        if action:
-            return Reason(
-                "user",
-                "DeletedByUser",
-                None,
-                False,
-                f"deleted by kubectl spark {action}",
-                (
-                    f"metadata.annotations[{ACTION_ANNOTATION}]={action}",
-                    f"metadata.deletionTimestamp={stamp}",
-                    *extra,
-                ),
-            )
-        if ctx.role == "executor" and ctx.owner_gone:
-            category = ctx.owner_reason.category if ctx.owner_reason else "driver"
-            owner = f"attempt {ctx.owner_attempt}" if ctx.owner_attempt else "its driver"
-            return Reason(
-                category,
-                "OwnerGone",
-                None,
-                False,
-                f"owner {owner} lost: deleted with (or after) its driver",
-                (
-                    f"owner {owner} is gone or going",
-                    *(f"metadata.deletionTimestamp={stamp}",) * bool(stamp),
-                    *extra,
-                ),
-            )
-        if not deleting:
-            return Reason(
-                "driver",
-                "Decommissioned",
-                None,
-                False,
-                "kept inactive by the driver (spark-exec-inactive=true)",
-                ("metadata.labels[spark-exec-inactive]=true", *extra),
-            )
-        if ctx.role == "executor":
-            return Reason(
-                "driver",
-                "DeletedByDriver",
-                None,
-                False,
-                'deleted by the driver (scale-down or "Executor killed by driver."), not a failure',
-                (
-                    f"metadata.deletionTimestamp={stamp}",
-                    "no DisruptionTarget condition, no failed container",
-                    *extra,
-                ),
-            )
-        return Reason(
-            "user",
-            "DeletedByUser",
-            None,
-            False,
-            "the driver pod was deleted (not by a failure)",
-            (
-                f"metadata.deletionTimestamp={stamp}",
-                "no DisruptionTarget condition, no failed container",
-                *extra,
-            ),
-        )
-
-    if ctx.role == "executor" and ctx.owner_gone and phase in ("Running", "Pending", "Unknown"):
-        owner = f"attempt {ctx.owner_attempt}" if ctx.owner_attempt else "its driver"
-        why = f" ({ctx.owner_reason.message})" if ctx.owner_reason else ""
-        return Reason(
-            ctx.owner_reason.category if ctx.owner_reason else "driver",
-            "OwnerGone",
-            None,
-            False,
-            f"owner {owner} lost{why}; this executor is garbage-collected once {owner}'s pod leaves the API",
-            (f"owner {owner} state: lost or terminating", *extra),
-        )
-    if phase == "Failed":
-        return Reason(
-            "unknown",
-            "Unknown",
-            None,
-            True,
-            "the pod failed with no recorded reason",
-            ("status.phase=Failed", *extra),
-        )
-    if phase == "Succeeded":
-        return Reason("app", "Completed", 0, False, "completed", ("status.phase=Succeeded", *extra))
-    return None
 
 
 def waiting_reason(ctx: PodContext) -> Reason | None:
@@ -518,11 +198,11 @@ def waiting_reason(ctx: PodContext) -> Reason | None:
                 ),
             )
     if raw.text(pod, "status", "phase") == "Pending":
-        return _never_started(ctx, container)
+        return never_started(ctx, container)
     return None
 
 
-def _failed_init(pod: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def failed_init(pod: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """The init container that stopped the pod, and its termination (a non-zero exit)."""
     for status in raw.items(pod, "status", "initContainerStatuses"):
         term = raw.mapping(status, "state", "terminated")
@@ -531,7 +211,7 @@ def _failed_init(pod: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
     return None
 
 
-def _init_reason(
+def init_reason(
     status: dict[str, Any],
     term: dict[str, Any],
     where: str,
@@ -567,7 +247,7 @@ def _init_waiting(ctx: PodContext) -> Reason | None:
         if why == "CrashLoopBackOff" and last:
             # Restarting, not failed once: "never ran" read as if it had stopped for good.
             restarts = raw.number(status, "restartCount") or 0
-            ended = _init_reason(
+            ended = init_reason(
                 status,
                 last,
                 "lastState",
@@ -585,7 +265,7 @@ def _init_waiting(ctx: PodContext) -> Reason | None:
     return None
 
 
-def _never_started(ctx: PodContext, container: dict[str, Any]) -> Reason | None:
+def never_started(ctx: PodContext, container: dict[str, Any]) -> Reason | None:
     waiting = raw.mapping(container, "state", "waiting")
     field = _field(container, "state", "waiting", "reason")
     found = _never_started_by(ctx, raw.text(waiting, "reason"), raw.text(waiting, "message"), field)
@@ -604,7 +284,7 @@ def _volume_wait(ctx: PodContext) -> Reason | None:
     volume still attached to another node (a Multi-Attach error), or a ConfigMap or Secret that
     does not exist.
     """
-    told = _events(ctx, "FailedAttachVolume", "FailedMount")
+    told = events_of(ctx, "FailedAttachVolume", "FailedMount")
     if not told:
         return None
     last = told[-1]
@@ -616,7 +296,7 @@ def _volume_wait(ctx: PodContext) -> Reason | None:
             None,
             False,
             f"a volume could not be attached: {message}".rstrip(": "),
-            (_event_evidence(last),),
+            (event_evidence(last),),
         )
     missing = "not found" in message
     return Reason(
@@ -625,7 +305,7 @@ def _volume_wait(ctx: PodContext) -> Reason | None:
         None,
         False,
         f"a volume could not be mounted: {message}".rstrip(": "),
-        (_event_evidence(last),),
+        (event_evidence(last),),
     )
 
 
@@ -640,7 +320,7 @@ def _never_started_by(ctx: PodContext, why: str, message: str, field: str) -> Re
             f"image pull failed ({why}): {message}".rstrip(": "),
             (
                 f"{field}={why}",
-                *[_event_evidence(e) for e in _events(ctx, "Failed", "BackOff")][:2],
+                *[event_evidence(e) for e in events_of(ctx, "Failed", "BackOff")][:2],
             ),
         )
     if why in CONFIG_ERRORS:
@@ -661,7 +341,7 @@ def _unschedulable(ctx: PodContext) -> Reason | None:
         raw.text(scheduled, "status") == "False"
         and raw.text(scheduled, "reason") == "Unschedulable"
     ):
-        told = _events(ctx, "FailedScheduling")[:1]
+        told = events_of(ctx, "FailedScheduling")[:1]
         # The scheduler says why in the condition and in its Event; either may be missing.
         why = raw.text(scheduled, "message") or "".join(raw.text(e, "message") for e in told)
         return Reason(
@@ -672,7 +352,7 @@ def _unschedulable(ctx: PodContext) -> Reason | None:
             f"never scheduled: {why}" if why else "never scheduled",
             (
                 "status.conditions[PodScheduled].reason=Unschedulable",
-                *[_event_evidence(e) for e in told],
+                *[event_evidence(e) for e in told],
             ),
         )
     return None

@@ -33,6 +33,9 @@ _CONTAINER_STATUS = ("name", "state", "lastState", "restartCount", "ready", "sta
 # count in RESTARTS as kubectl counts them.
 _INIT_CONTAINER = ("name", "restartPolicy")
 _NODE_SPEC = ("taints", "unschedulable")
+# Of the containers' specs only their names and ports: the driver's spark-ui port is where its
+# executor list is asked for (``kube.sparkapi``).
+_CONTAINER = ("name", "ports")
 
 
 def _pick(obj: Any, keys: tuple[str, ...]) -> dict[str, Any]:
@@ -60,6 +63,11 @@ def pod(obj: Any) -> Any:
     inits = obj["spec"].get("initContainers") if isinstance(obj.get("spec"), dict) else None
     if isinstance(inits, list):
         spec["initContainers"] = [_pick(c, _INIT_CONTAINER) for c in inits]
+    containers = obj["spec"].get("containers") if isinstance(obj.get("spec"), dict) else None
+    if isinstance(containers, list) and any(
+        isinstance(c, dict) and "ports" in c for c in containers
+    ):
+        spec["containers"] = [_pick(c, _CONTAINER) for c in containers]
     return {"metadata": _metadata(obj), "spec": spec, "status": status}
 
 

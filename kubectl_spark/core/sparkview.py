@@ -19,9 +19,11 @@ from typing import Any
 from kubectl_spark.knowledge.labels import SOURCE
 
 from . import raw
+from .inputs import Snapshot
+from .losses import classify
 from .model import Attempt, Executor, Reason, in_id_order
 from .podfacts import KEPT
-from .reasons import PodContext, classify
+from .reasons import PodContext
 
 SEEN_AT = "kubectl-spark.io/seen-at"
 
@@ -210,11 +212,11 @@ def kept_copy(pod: dict[str, Any], source: str, seen_at: str) -> dict[str, Any]:
 
 
 def merge_kept(
-    snapshot: Any,
+    snapshot: Snapshot,
     pods: Sequence[tuple[dict[str, Any], str]],
     events: Sequence[dict[str, Any]],
     source: str = "history",
-) -> Any:
+) -> Snapshot:
     """The snapshot plus kept pods (with when they were seen) and Events the cluster no longer has.
 
     A pod still in the cluster is taken from the cluster: the kept copy is older.

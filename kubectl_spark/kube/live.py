@@ -10,6 +10,7 @@ here touches a UI: ``on_change`` is called (from a watch thread) when new change
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -17,18 +18,23 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubectl_spark import errors
-from kubectl_spark.core.analyze import Snapshot
+from kubectl_spark.core import raw
 from kubectl_spark.core.incremental import Change
+from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.core.podfacts import KEPT
 from kubectl_spark.core.slim import slim
 from kubectl_spark.core.sparkview import kept_copy
+from kubectl_spark.knowledge.labels import SOURCE
 from kubectl_spark.knowledge.times import rfc3339
 
 from . import resources
 from .client import Api
 from .snapshot import missing_owners, read_owners
+from .sparkapi import read_views
 
 RESOURCES = tuple((r.key, r.base, r.plural, r.namespaced, r.selector) for r in resources.ALL)
 OWNER_POLL_SECONDS = 10.0  # client-mode drivers in unlabelled pods: no watch selects them
+SPARK_POLL_SECONDS = 10.0  # Spark's executor lists: a request per running driver
 
 
 class LiveCluster:
@@ -40,8 +46,16 @@ class LiveCluster:
         watch_timeout: int = 300,
         max_tombstones: int = 5000,
         clock: Callable[[], datetime] | None = None,
+        pod_selector: str | None = None,
+        spark_api: bool = True,
     ) -> None:
         self.api_factory = api_factory
+        # ``ls -w -l …``: the pod watch selects these too (always only Spark's pods).
+        self.pod_selector = pod_selector
+        # Spark's executor lists from the running drivers, asked every SPARK_POLL_SECONDS
+        # (``kube.sparkapi``): the same source ``ls`` and ``describe`` read.
+        self.spark_api = spark_api
+        self.spark_views: dict[str, dict[str, Any]] = {}
         # The time the analysis reads as now: the cluster's (this machine's, corrected by the
         # skew its answers' Date headers showed), or the demo's simulated one, so ages, churn
         # windows and timelines agree with the times the cluster stamps.
@@ -89,6 +103,26 @@ class LiveCluster:
                 if isinstance(e.get("metadata"), dict) and e["metadata"].get("uid")
             }
 
+    def seed_snapshot(self, snapshot: Snapshot) -> None:
+        """Start from a snapshot already read (``ls -w``): its kept pods, Events, Spark views.
+
+        The cluster's own objects are listed again by the watches; what only the history store
+        or a watch kept would otherwise vanish from the rows ``ls`` printed first.
+        """
+        with self.lock:
+            for pod in snapshot.pods:
+                uid = (
+                    str((pod.get("metadata") or {}).get("uid") or "")
+                    if isinstance(pod, dict)
+                    else ""
+                )
+                if uid and raw.labels(pod).get(SOURCE) in KEPT:
+                    self.tombstones[uid] = pod
+            self.kept_events.update(
+                {raw.uid(e): e for e in snapshot.events if isinstance(e, dict) and raw.uid(e)}
+            )
+            self.spark_views = {k: dict(v) for k, v in snapshot.spark_views.items()}
+
     def start(self) -> None:
         for spec in RESOURCES:
             thread = threading.Thread(
@@ -96,9 +130,13 @@ class LiveCluster:
             )
             thread.start()
             self.threads.append(thread)
-        thread = threading.Thread(target=self._poll_owners, name="owners", daemon=True)
-        thread.start()
-        self.threads.append(thread)
+        pollers = [(self._poll_owners, "owners")]
+        if self.spark_api:
+            pollers.append((self._poll_spark, "spark-views"))
+        for target, name in pollers:
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self.threads.append(thread)
 
     def stop(self) -> None:
         self.stopping.set()
@@ -123,7 +161,32 @@ class LiveCluster:
             e for uid, e in self.kept_events.items() if uid not in self.objects["events"]
         ]
         copies["owners"] = list(self.owners.values())
-        return Snapshot.of(copies, now=self.clock(), unreadable=sorted(self.forbidden))
+        return dataclasses.replace(
+            Snapshot.of(copies, now=self.clock(), unreadable=sorted(self.forbidden)),
+            spark_views=dict(self.spark_views),
+        )
+
+    def _poll_spark(self) -> None:
+        """Ask the running drivers for Spark's executor lists, now and then."""
+        while not self.stopping.is_set():
+            if "pods" not in self._listed or "nodes" not in self._listed:
+                self.stopping.wait(0.2)
+                continue
+            with self.lock:
+                pods = list(self.objects["pods"].values())
+                nodes = list(self.objects["nodes"].values())
+            try:
+                with self.api_factory() as api:
+                    views = read_views(api, pods, nodes)
+            except (errors.KubectlSparkError, OSError, ValueError):
+                views = self.spark_views  # the pod watch reports the connection's state
+            if views != self.spark_views:
+                with self.lock:
+                    self.spark_views = views
+                    self.changes = None  # executors came from Spark's side: analyze again
+                    self._changed()
+                self._tell()
+            self.stopping.wait(SPARK_POLL_SECONDS)
 
     def _poll_owners(self) -> None:
         """Read the pods executors name as owner that the pod watch does not select, now and then.
@@ -207,6 +270,8 @@ class LiveCluster:
         self, key: str, base: str, plural: str, namespaced: bool, selector: str | None
     ) -> None:
         path = self._path(base, plural, namespaced)
+        if key == "pods" and self.pod_selector:
+            selector = f"{selector},{self.pod_selector}"
         backoff = 0.5
         while not self.stopping.is_set():
             try:

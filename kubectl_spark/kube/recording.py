@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectl_spark.core import raw
-from kubectl_spark.core.analyze import Snapshot
 from kubectl_spark.core.incremental import Change
+from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.sparkview import kept_source
 from kubectl_spark.history.store import HistoryStore, Scope
 

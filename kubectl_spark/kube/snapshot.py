@@ -13,7 +13,7 @@ from typing import Any
 
 from kubectl_spark import errors
 from kubectl_spark.core import raw, slim
-from kubectl_spark.core.analyze import Snapshot
+from kubectl_spark.core.inputs import Snapshot
 
 from . import resources
 from .client import Api

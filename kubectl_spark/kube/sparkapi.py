@@ -8,11 +8,13 @@ view, never an error: the pods still tell most of the story.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kubectl_spark import errors
 from kubectl_spark.core import raw
-from kubectl_spark.core.model import App
+from kubectl_spark.knowledge.labels import APP_ID, ROLE, SOURCE
 
 from .client import Api
 
@@ -28,39 +30,71 @@ def _ui_port(pod: Any) -> int:
     return DEFAULT_UI_PORT
 
 
-def read_views(api: Api, app: App, pods: list[Any]) -> dict[str, dict[str, Any]]:
-    """{driver uid: {"executors": [...]} or {"note": why not}} for the app's running drivers."""
-    by_uid = {raw.uid(p): p for p in pods if isinstance(p, dict)}
-    views: dict[str, dict[str, Any]] = {}
-    for attempt in app.attempts:
-        driver = by_uid.get(attempt.uid or "")
-        if driver is None or attempt.state != "Running" or not app.app_id:
-            continue
-        path = (
-            f"/api/v1/namespaces/{app.namespace}/pods/{attempt.driver_pod}:{_ui_port(driver)}"
-            f"/proxy/api/v1/applications/{app.app_id}/allexecutors"
+MAX_PARALLEL = 8  # drivers asked at once: a few slow ones do not add up
+
+
+def unready_nodes(nodes: Iterable[Any]) -> set[str]:
+    """Nodes whose Ready condition is not True: the pod proxy to them would only time out."""
+    return {
+        raw.name(n)
+        for n in nodes
+        if isinstance(n, dict) and raw.text(raw.condition(n, "Ready"), "status") != "True"
+    }
+
+
+def running_drivers(pods: Iterable[Any], nodes: Iterable[Any] = ()) -> list[dict[str, Any]]:
+    """Driver pods that may answer: Running on a Ready node, with an app id, not being deleted."""
+    unready = unready_nodes(nodes)
+    return [
+        p
+        for p in pods
+        if isinstance(p, dict)
+        and raw.labels(p).get(ROLE) == "driver"
+        and raw.labels(p).get(APP_ID)
+        and raw.text(p, "status", "phase") == "Running"
+        and not raw.text(p, "metadata", "deletionTimestamp")
+        and raw.labels(p).get(SOURCE) is None  # a kept copy of a gone pod has no UI
+        and raw.text(p, "spec", "nodeName") not in unready
+    ]
+
+
+def read_views(
+    api: Api, pods: Iterable[Any], nodes: Iterable[Any] = ()
+) -> dict[str, dict[str, Any]]:
+    """{driver uid: {"executors": [...]} or {"note": why not}} for every running driver.
+
+    Every reading command and the TUI read them the same way (``kubectl_spark.app.view``), so
+    ``ls``, ``describe`` and the TUI count the executors Spark remembers and the cluster forgot.
+    """
+    drivers = running_drivers(pods, nodes)
+    if not drivers:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(drivers))) as pool:
+        views = list(pool.map(lambda d: _read_view(api, d), drivers))
+    return {raw.uid(d): v for d, v in zip(drivers, views, strict=True)}
+
+
+def _read_view(api: Api, driver: dict[str, Any]) -> dict[str, Any]:
+    name, namespace = raw.name(driver), raw.namespace(driver)
+    path = (
+        f"/api/v1/namespaces/{namespace}/pods/{name}:{_ui_port(driver)}"
+        f"/proxy/api/v1/applications/{raw.labels(driver)[APP_ID]}/allexecutors"
+    )
+    try:
+        found = api.request(
+            "GET",
+            path,
+            what=f"read Spark's executor list from {name}",
+            timeout=TIMEOUT,
+            retry=False,
         )
-        try:
-            found = api.request(
-                "GET",
-                path,
-                what=f"read Spark's executor list from {attempt.driver_pod}",
-                timeout=TIMEOUT,
-                retry=False,
-            )
-        except errors.Forbidden:
-            views[attempt.uid or ""] = {
-                "note": "Spark's executor list was not read: forbidden (needs get on pods/proxy)"
-            }
-            continue
-        except errors.KubectlSparkError as exc:
-            views[attempt.uid or ""] = {
-                "note": "Spark's executor list was not read: the driver's UI did not answer through "
-                f"the pod proxy (UI disabled or driver unreachable): {exc.message}"
-            }
-            continue
-        if not isinstance(found, list):
-            views[attempt.uid or ""] = {"note": "Spark's executor list was not read: not a list"}
-            continue
-        views[attempt.uid or ""] = {"executors": found}
-    return views
+    except errors.Forbidden:
+        return {"note": "Spark's executor list was not read: forbidden (needs get on pods/proxy)"}
+    except errors.KubectlSparkError as exc:
+        return {
+            "note": "Spark's executor list was not read: the driver's UI did not answer through "
+            f"the pod proxy (UI disabled or driver unreachable): {exc.message}"
+        }
+    if not isinstance(found, list):
+        return {"note": "Spark's executor list was not read: not a list"}
+    return {"executors": found}

@@ -129,15 +129,14 @@ def test_s9_reasons_from_sparks_executor_list_without_record(cluster, capsys) ->
         assert executor["reason"]["evidence"][0].startswith("from Spark's driver (allexecutors)")
     assert "spark-api" in doc["sources"]
     assert doc["attempts"][-1]["unknownLosses"] == 0
-    # ls asks no driver: its note says so, and where to ask (it said Spark's driver had no
-    # explanation, when it had one and was not asked).
+    # ls asks the driver too (issue 22: one answer): the same losses, none unexplained.
     assert main(["--kubeconfig", str(c.kubeconfig), "ls", "-o", "json"]) == 0
     (app,) = json.loads(capsys.readouterr().out)["items"]
-    assert app["attempts"][-1]["unknownLosses"] == 3
-    (note,) = [n for n in app["notes"] if "lost with unknown reasons" in n]
-    assert note.endswith(
-        "no pod, watch or history explains; Spark's driver was not asked: describe asks it)"
-    )
+    assert app["attempts"][-1]["unknownLosses"] == 0
+    assert {i: e["reason"]["code"] for i, e in lost(app).items()} == {
+        i: e["reason"]["code"] for i, e in found.items()
+    }
+    assert not [n for n in app["notes"] if "lost with unknown reasons" in n]
 
 
 def test_s9_with_neither_says_how_many_were_lost_unexplained(cluster, capsys) -> None:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kubectl_spark.core.analyze import Snapshot
+from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.kube.client import Connection
 from kubectl_spark.tui.app import SparkTUI
 from kubectl_spark.tui.screens.help import HelpScreen
@@ -757,7 +757,7 @@ async def test_the_live_tui_ages_by_the_clusters_clock(cluster) -> None:
 
 def test_every_reason_a_driver_can_wait_for_comes_with_what_to_do() -> None:
     """The detail pane's advice covers each code ``waiting`` can carry before a pod starts."""
-    from kubectl_spark.tui.widgets.detail import ADVICE
+    from kubectl_spark.app.advice import ADVICE
 
     waits = (
         "ImagePullFailure",

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubectl_spark.core.analyze import Snapshot, analyze
+from kubectl_spark.core.analyze import analyze
+from kubectl_spark.core.inputs import Snapshot
 
 NOW = datetime(2026, 3, 1, 1, 0, tzinfo=UTC)
 

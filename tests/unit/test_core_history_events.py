@@ -40,7 +40,8 @@ def test_an_aggregated_event_sits_at_its_first_time(event: dict[str, Any], expec
 def test_a_waiting_executor_is_in_the_timeline_from_its_first_warning() -> None:
     """An executor no node fits lost nothing, yet it is the story of the attempt: the timeline
     says it waits, and since the scheduler's first FailedScheduling (not its last)."""
-    from kubectl_spark.core.analyze import Snapshot, analyze
+    from kubectl_spark.core.analyze import analyze
+    from kubectl_spark.core.inputs import Snapshot
     from tests.unit.test_core_grouping import mk, ref
 
     labels = {"spark-app-selector": "spark-1", "spark-app-name": "etl"}

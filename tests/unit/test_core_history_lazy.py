@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from kubectl_spark.core import analyze as analysis
-from kubectl_spark.core.analyze import Snapshot, analyze
+from kubectl_spark.core.analyze import analyze
+from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import History, HistoryEntry
 
 from .test_core_grouping import NOW, mk

@@ -6,8 +6,9 @@ import copy
 import dataclasses
 from datetime import timedelta
 
-from kubectl_spark.core.analyze import Snapshot, analyze
+from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.incremental import Change, LiveAnalysis
+from kubectl_spark.core.inputs import Snapshot
 from tests.unit.test_core_grouping import NOW, mk, ref
 
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from kubectl_spark.core.analyze import Snapshot, analyze
+from kubectl_spark.core.analyze import analyze
+from kubectl_spark.core.inputs import Snapshot
 from tests.unit.test_core_grouping import NOW, mk
 
 LABELS = {"spark-app-selector": "spark-1", "spark-app-name": "wc"}

@@ -9,8 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubectl_spark.core.analyze import pod_state
+from kubectl_spark.core.losses import classify
 from kubectl_spark.core.podfacts import _careful, facts
-from kubectl_spark.core.reasons import NodeHealth, PodContext, classify, spark_container
+from kubectl_spark.core.reasons import NodeHealth, PodContext, spark_container
 
 RUNNING = {
     "metadata": {

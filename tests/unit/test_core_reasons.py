@@ -6,12 +6,8 @@ from typing import Any
 
 import pytest
 
-from kubectl_spark.core.reasons import (
-    NodeHealth,
-    PodContext,
-    classify,
-    restart_reasons,
-)
+from kubectl_spark.core.losses import classify
+from kubectl_spark.core.reasons import NodeHealth, PodContext, restart_reasons
 from kubectl_spark.knowledge.exitcodes import describe_exit
 from kubectl_spark.knowledge.times import human_duration
 
@@ -441,7 +437,8 @@ def test_why_a_pod_that_lost_nothing_waits() -> None:
 
 def test_an_executor_in_a_crash_loop_is_not_taken_for_a_quiet_one() -> None:
     """Phase Running, container waiting: the fast path used to skip it, and say nothing."""
-    from kubectl_spark.core.analyze import Snapshot, analyze
+    from kubectl_spark.core.analyze import analyze
+    from kubectl_spark.core.inputs import Snapshot
     from kubectl_spark.core.podfacts import facts
 
     from .test_core_grouping import NOW, mk, ref

@@ -14,7 +14,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 
 from kubectl_spark.core import slim
-from kubectl_spark.core.analyze import Snapshot, analyze
+from kubectl_spark.core.analyze import analyze
+from kubectl_spark.core.inputs import Snapshot
 from tests.unit.test_core_podfacts import RUNNING, pods
 
 NOW = datetime(2026, 3, 1, 4, tzinfo=UTC)

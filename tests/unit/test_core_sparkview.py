@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from kubectl_spark.core.analyze import Snapshot, analyze
+from kubectl_spark.core.analyze import analyze
+from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.sparkview import kept_copy, merge_kept, reason_from_spark
 from tests.unit.test_core_grouping import NOW, mk, ref
 

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from kubectl_spark.cli import render
 from kubectl_spark.cli.commands import describe, events, history, ls
-from kubectl_spark.core.analyze import Snapshot, analyze
+from kubectl_spark.core.analyze import analyze
+from kubectl_spark.core.inputs import Snapshot
 
 NOW = datetime(2026, 3, 1, 3, 0, tzinfo=UTC)
 # What must never reach a terminal raw: C0 (but newline and tab), DEL, C1, bidi overrides.

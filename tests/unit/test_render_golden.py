@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from kubectl_spark.cli.commands.ls import render_analysis
-from kubectl_spark.core.analyze import Snapshot, analyze
+from kubectl_spark.core.analyze import analyze
+from kubectl_spark.core.inputs import Snapshot
 from tests.unit.test_core_grouping import mk, ref
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -106,7 +107,7 @@ def test_cluster_text_is_escaped_in_tables() -> None:
 )
 def test_the_driver_cell_says_why_a_driver_waits(phase: str, statuses: dict, cell: str) -> None:
     """kubectl's STATUS style: one word, no spaces; "Pending" alone sent the reader elsewhere."""
-    from kubectl_spark.cli.commands.ls import driver_cell
+    from kubectl_spark.app.summary import driver_state as driver_cell
 
     driver = mk("d", "driver", "2026-03-01T00:00:00Z", labels={"spark-app-selector": "a"})
     driver["status"] = {

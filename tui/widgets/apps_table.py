@@ -1,4 +1,4 @@
-"""The applications table: the ls columns, updated in place (row keys, update_cell)."""
+"""The applications table: ``ls``'s columns (``app.present``), updated in place (row keys)."""
 
 from __future__ import annotations
 
@@ -8,63 +8,32 @@ from rich.text import Text
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
-from kubectl_spark.cli.commands.ls import driver_cell, lost_summary
+from kubectl_spark.app.present import app_key, headers, row
+from kubectl_spark.app.summary import summarize
 from kubectl_spark.core.model import App
-from kubectl_spark.knowledge.times import age, parse
 
 from .safe import safe
 
-COLUMNS = (
-    "NAMESPACE",
-    "APP",
-    "STATE",
-    "ATTEMPT",
-    "DRIVER",
-    "EXECUTORS",
-    "LOST",
-    "RESTARTS",
-    "ALERTS",
-    "AGE",
-)
-SEVERITY = {
-    "SplitBrain": 0,
-    "ZombieDriver": 1,
-    "ReplacementBlocked": 2,
-    "NameCollision": 3,
-    "OrphanedExecutors": 4,
-    "ExecutorChurn": 5,
-}
+COLUMNS = tuple(headers(all_namespaces=True, wide=False))
+_NAME, _ALERTS = COLUMNS.index("APP"), COLUMNS.index("ALERTS")
 
-
-def app_key(app: App) -> str:
-    return f"{app.namespace}/{app.name}/{app.created_at or ''}"
+__all__ = ["COLUMNS", "AppsTable", "app_key", "cells", "severity"]
 
 
 def severity(app: App) -> int:
-    return min((SEVERITY.get(a.type, 9) for a in app.alerts), default=10)
+    return summarize(app).severity
 
 
 def cells(app: App, now: datetime) -> list[Text]:
-    current = app.current
-    execs = current.executors if current else ()
-    running = sum(1 for e in execs if e.state == "Running")
-    restarts = sum(a.restarts + sum(e.restarts for e in a.executors) for a in app.attempts)
-    alerts = ",".join(dict.fromkeys(a.type for a in app.alerts))
+    """``ls -A``'s row, cell for cell; an application with alerts is marked and red."""
+    plain = row(app, now, all_namespaces=True, wide=False)
     marked = bool(app.alerts)
     style = "bold red" if marked else ""
-    name = Text("! ", style="bold red") + safe(app.name, style) if marked else safe(app.name)
-    return [
-        safe(app.namespace),
-        name,
-        safe(app.state),
-        safe(f"{current.number}/{len(app.attempts)}" if current else "0/0"),
-        safe(driver_cell(current)),
-        safe(f"{running}/{len(execs)}"),
-        safe(lost_summary(app)),
-        safe(str(restarts)),
-        safe(alerts or "-", style),
-        safe(age(parse(app.created_at), now)),
-    ]
+    out = [safe(cell) for cell in plain]
+    if marked:
+        out[_NAME] = Text("! ", style="bold red") + safe(plain[_NAME], style)
+        out[_ALERTS] = safe(plain[_ALERTS], style)
+    return out
 
 
 class AppsTable(DataTable[Text]):
@@ -87,15 +56,15 @@ class AppsTable(DataTable[Text]):
         for key in [str(k.value) for k in list(self.rows) if str(k.value) not in wanted]:
             self.remove_row(key)
         for key, app in wanted.items():
-            row = cells(app, now)
+            new = cells(app, now)
             if key in {str(k.value) for k in self.rows}:
-                for column, value in zip(COLUMNS, row, strict=True):
+                for column, value in zip(COLUMNS, new, strict=True):
                     if str(self.get_cell(key, column)) != str(value) or value.style != getattr(
                         self.get_cell(key, column), "style", None
                     ):
                         self.update_cell(key, column, value, update_width=True)
             else:
-                self.add_row(*row, key=key)
+                self.add_row(*new, key=key)
         if selected in wanted and self.get_row_index(selected) != self.cursor_row:
             self.move_cursor(row=self.get_row_index(selected))
 

@@ -9,26 +9,10 @@ from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
+from kubectl_spark.app.advice import advice
 from kubectl_spark.core.model import App, HistoryEntry, Reason
 
 from .safe import safe
-
-ADVICE = {
-    "OOMKilled": "raise spark.executor.memoryOverhead / memory, or reduce the partition size",
-    "PossibleOOM": "likely a system OOM kill: check the node's memory pressure and the container's limits",
-    "JvmOutOfMemory": "raise spark.executor.memory (the JVM heap) or reduce cached data",
-    "Evicted": "the node ran out of a resource: set requests equal to limits, or use another node pool",
-    "Preempted": "a higher-priority pod needed the room: give Spark a PriorityClass, or capacity",
-    "NodeLost": "the node is unreachable: if this attempt may still run, fence it (f) or force-kill it (K)",
-    "OwnerGone": "its driver attempt is gone or going: this executor follows it",
-    "ImagePullFailure": "fix the image name or the registry credentials",
-    "Unschedulable": "no node has room: lower the requests or add capacity",
-    "ContainerConfigError": "a ConfigMap, Secret or key it references is missing: create it, or fix the pod template",
-    "VolumeAttachFailure": "a ReadWriteOnce volume is still attached to another node: end the attempt that holds it "
-    "(force-kill (K) with its volumes detached, once that node is confirmed down)",
-    "VolumeMountFailure": "create the ConfigMap or Secret it mounts, or check the volume's storage (its Events say which)",
-}
-
 
 MAX_RUNS = 5  # the latest restarts in place shown; the history (describe, history) has them all
 
@@ -152,9 +136,10 @@ class DetailPane(Static):
         text.append("evidence:\n", style="underline")
         for item in reason.evidence:
             text.append_text(self._bullet(item))
-        if reason.code in ADVICE:
+        todo = advice(reason)
+        if todo:
             text.append("what to do: ", style="bold")
-            text.append_text(safe(ADVICE[reason.code]))
+            text.append_text(safe(todo))
         return text
 
     def _bullet(self, item: str) -> Text:

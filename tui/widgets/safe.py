@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from kubectl_spark.cli.terminal import continued, escape
+from kubectl_spark.app.text import continued, escape
 
 
 def safe(value: object, style: str = "") -> Text:

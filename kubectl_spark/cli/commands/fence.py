@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import typer
 
+from kubectl_spark.app.act import actor, now_text, plan_fence
 from kubectl_spark.cli import act, common
 from kubectl_spark.cli.commands.action_options import DryRun, PlanOutput, Yes
-from kubectl_spark.cli.commands.actions_common import lease, node_reachable
-from kubectl_spark.core.plans import fence_plan, unfence_plan
+from kubectl_spark.core.plans import unfence_plan
 
 
 def run(
@@ -31,15 +31,13 @@ def run(
     mode = act.check_dry_run(dry_run)
     with common.session() as loaded:
         app, attempt = common.find_attempt(loaded.analysis, reference)
-        plan = fence_plan(
+        plan = plan_fence(
+            loaded.api,
+            loaded.snapshot,
             app,
             attempt,
-            lease=lease(loaded.api, app),
             allow=allow or None,
             keep_executors=keep_executors,
-            now=act.now_text(loaded.api),
-            actor=act.actor(loaded.api),
-            node_reachable=node_reachable(loaded.snapshot, attempt.node),
             force=force,
         )
         act.execute(loaded.api, plan, dry_run=mode, yes=yes, output=output)
@@ -57,7 +55,7 @@ def unfence(
         app, attempt = common.find_attempt(loaded.analysis, reference)
         act.execute(
             loaded.api,
-            unfence_plan(app, attempt, now=act.now_text(loaded.api), actor=act.actor(loaded.api)),
+            unfence_plan(app, attempt, now=now_text(loaded.api), actor=actor(loaded.api)),
             dry_run=mode,
             yes=yes,
             output=output,

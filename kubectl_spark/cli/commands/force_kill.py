@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from kubectl_spark.app.act import KillOptions, plan_force_kill
 from kubectl_spark.cli import act, common
 from kubectl_spark.cli.commands.action_options import DryRun, PlanOutput, Yes
-from kubectl_spark.cli.commands.actions_common import kill_context
-from kubectl_spark.core.plans import force_kill_plan
 
 
 def run(
@@ -36,15 +35,6 @@ def run(
     mode = act.check_dry_run(dry_run)
     with common.session() as loaded:
         app, attempt = common.find_attempt(loaded.analysis, reference)
-        plan = force_kill_plan(
-            app,
-            attempt,
-            kill_context(app, attempt, loaded.snapshot),
-            force=force,
-            detach_volumes=detach_volumes,
-            out_of_service=out_of_service,
-            no_replace=no_replace,
-            now=act.now_text(loaded.api),
-            actor=act.actor(loaded.api),
-        )
+        options = KillOptions(force, detach_volumes, out_of_service, no_replace)
+        plan = plan_force_kill(loaded.api, loaded.snapshot, app, attempt, options)
         act.execute(loaded.api, plan, dry_run=mode, yes=yes, output=output)

@@ -11,9 +11,10 @@ import sys
 
 import typer
 
+from kubectl_spark.app.act import node_reachable
+from kubectl_spark.app.logtext import KEEP_HINT, PREVIOUS_GONE
+from kubectl_spark.app.text import escape
 from kubectl_spark.cli import common
-from kubectl_spark.cli.commands.actions_common import node_reachable
-from kubectl_spark.cli.terminal import escape
 from kubectl_spark.core.sparkview import only_kept
 from kubectl_spark.errors import UsageError
 
@@ -26,13 +27,6 @@ def since_seconds(text: str) -> int | None:
     if not parts or "".join(n + u for n, u in parts) != text:
         raise UsageError(f'invalid --since "{text}": use a duration like 30s, 5m, 1h')
     return sum(int(n) * units[u] for n, u in parts)
-
-
-KEEP_HINT = " (`kubectl spark record` keeps the last lines of containers that stop with an error)"
-PREVIOUS_GONE = (
-    "log went with it, and no run before its last was kept (`kubectl spark record` keeps each "
-    "run that stops with an error; without -p, the last run's lines if kept)"
-)
 
 
 def _print_kept(

@@ -4,95 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-import time
-from collections import Counter
+import threading
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import typer
 
-from kubectl_spark import errors
+from kubectl_spark.app.present import headers, row, sort_key
+from kubectl_spark.app.summary import analysis_json, app_json
+from kubectl_spark.app.text import escape
 from kubectl_spark.cli import common, render
 from kubectl_spark.cli import globals as cli_globals
-from kubectl_spark.cli.terminal import escape
-from kubectl_spark.core.model import Analysis, App, Attempt
-from kubectl_spark.knowledge.times import age, parse
-
-HEADERS = ("APP", "STATE", "ATTEMPT", "DRIVER", "EXECUTORS", "LOST", "RESTARTS", "ALERTS", "AGE")
-WIDE = ("NODE", "APP-ID", "SOURCE")
-NOT_LOST = {"Completed", "Decommissioned", "DeletedByDriver"}
-
-
-def lost_summary(app: App) -> str:
-    by_category: Counter[str] = Counter()
-    for attempt in app.attempts:
-        for executor in attempt.executors:
-            if executor.reason is not None and executor.reason.code not in NOT_LOST:
-                by_category[executor.reason.category] += 1
-    if not by_category:
-        return "0"
-    order = ("app", "cluster", "driver", "user", "unknown")
-    return ", ".join(f"{by_category[c]} {c}" for c in order if by_category[c])
-
-
-INIT_EVIDENCE = "status.initContainerStatuses["
-
-
-def driver_cell(attempt: Attempt | None) -> str:
-    """The current driver's state, and why it waits, as kubectl's STATUS says it (no spaces).
-
-    "Pending" alone sends the reader to `describe`; ``Pending:ImagePullFailure`` does not. A
-    driver waiting after it ran restarts in place: kubectl's word for that is CrashLoopBackOff.
-    One waiting on an init container (its evidence reads the init container's status) says
-    ``Init:ExitCode``, ``Init:ImagePullFailure``: "Pending:ExitCode" hid that the Spark
-    container never ran.
-    """
-    if attempt is None:
-        return "-"
-    waiting = attempt.waiting
-    if waiting is None:
-        return attempt.state
-    if any(e.startswith(INIT_EVIDENCE) for e in waiting.evidence):
-        return f"Init:{waiting.code}"  # kubectl's Init:… : the Spark container never started
-    return f"Pending:{waiting.code}" if attempt.state == "Pending" else "CrashLoopBackOff"
-
-
-def row(app: App, now: datetime, *, all_namespaces: bool, wide: bool) -> list[str]:
-    current = app.current
-    executors = current.executors if current else ()
-    running = sum(1 for e in executors if e.state == "Running")
-    restarts = sum(a.restarts + sum(e.restarts for e in a.executors) for a in app.attempts)
-    alerts = ",".join(dict.fromkeys(a.type for a in app.alerts)) or "-"
-    cells = [
-        app.name,
-        app.state,
-        f"{current.number}/{len(app.attempts)}" if current else "0/0",
-        driver_cell(current),
-        f"{running}/{len(executors)}",
-        lost_summary(app),
-        str(restarts),
-        alerts,
-        age(parse(app.created_at), now),
-    ]
-    if all_namespaces:
-        cells.insert(0, app.namespace)
-    if wide:
-        cells += [(current.node if current else None) or "-", app.app_id or "-", app.source]
-    return cells
-
-
-def headers(*, all_namespaces: bool, wide: bool) -> list[str]:
-    out = list(HEADERS)
-    if all_namespaces:
-        out.insert(0, "NAMESPACE")
-    if wide:
-        out += list(WIDE)
-    return out
-
-
-def sort_key(app: App) -> tuple[str, str, str]:
-    return (app.namespace, app.name, app.created_at or "")
+from kubectl_spark.core.model import Analysis, App
 
 
 def sorted_by(apps: list[App], path: str) -> list[App]:
@@ -100,7 +24,7 @@ def sorted_by(apps: list[App], path: str) -> list[App]:
     template = by_path(path)
 
     def key(app: App) -> tuple[int, Any]:
-        values = template.results(app.to_json())
+        values = template.results(app_json(app))
         value = values[0] if values else None
         if value is None:
             return (0, "")
@@ -133,8 +57,7 @@ def render_analysis(
     if sort_by:
         apps = sorted_by(apps, sort_by)
     if render.is_document(output):
-        doc = analysis.to_json()
-        doc["items"] = [a.to_json() for a in apps]
+        doc = analysis_json(analysis, apps)
         return render.document(doc, output, no_headers=no_headers)
     if output == "name":
         return "".join(f"sparkapp/{app.name}\n" for app in apps)
@@ -259,13 +182,9 @@ def _header(output: str, everywhere: bool) -> str:
     return render.table(headers(all_namespaces=everywhere, wide=output == "wide"), [])
 
 
-class _Relist(Exception):
-    """The watch answered 410: its resourceVersion is too old; list again."""
-
-
 @dataclass(frozen=True)
 class _WatchView:
-    """What ``ls -w`` prints and what it follows, kept across a re-list."""
+    """What ``ls -w`` prints and what it follows."""
 
     output: str
     everywhere: bool
@@ -275,110 +194,70 @@ class _WatchView:
 
 
 def _watch(loaded: common.Loaded, view: _WatchView) -> None:
-    """Follow pod changes from a watch (not polling) and reprint the rows that changed.
+    """Follow the cluster with the TUI's watch engine (``kube.live``) and reprint changed rows.
 
-    With a field selector, the watch still follows every Spark pod (an application is analyzed
-    whole), and each burst of changes asks the server again which pods match.
+    The engine lists, watches with bookmarks, lists again on 410 and reconnects with backoff;
+    it starts from what ``ls`` printed (the kept pods and Events included), so only what
+    changes is printed. With a field selector each burst asks the server again which pods match.
     """
-    api = loaded.api
-    base = (
-        "/api/v1/pods"
-        if loaded.namespace is None
-        else f"/api/v1/namespaces/{loaded.namespace}/pods"
-    )
-    pods: dict[str, Any] = {
-        p["metadata"]["uid"]: p for p in loaded.snapshot.pods if isinstance(p, dict)
-    }
-    rv = loaded.snapshot.pods_resource_version
+    from kubectl_spark.core.analyze import analyze
+    from kubectl_spark.kube.live import LiveCluster
+
+    wake = threading.Event()
+    from kubectl_spark.kube.client import connect
+
+    connection = common.connection()  # the flags are this thread's: the watches have their own
+    live = LiveCluster(lambda: connect(connection), loaded.namespace, pod_selector=view.selector)
+    live.seed_snapshot(loaded.snapshot)
+    live.on_change = wake.set
     shown = {
         (a.namespace, a.name): row(
-            a, api.now(), all_namespaces=view.everywhere, wide=view.output == "wide"
+            a, loaded.snapshot.now, all_namespaces=view.everywhere, wide=view.output == "wide"
         )
         for a in loaded.analysis.apps
     }
-    while True:
-        query = [
-            ("watch", "true"),
-            ("resourceVersion", rv),
-            ("allowWatchBookmarks", "true"),
-            ("labelSelector", "spark-role" + (f",{view.selector}" if view.selector else "")),
-        ]
-        try:
-            for batch in api.watch(base, query, what="watch pods"):
-                rv, changed = _apply(batch, pods, rv, api.now())
-                if changed:
-                    _reprint(loaded, pods, shown, view)
-        except errors.ClusterUnreachable as exc:
-            # Cut mid-stream: say so, and resume from the last resourceVersion seen.
-            sys.stderr.write(f"reconnecting: {escape(exc.message)}\n")
-            time.sleep(0.5)
-        except _Relist:
-            return _rewatch(loaded, view)
-
-
-def _apply(
-    batch: list[dict[str, Any]], pods: dict[str, Any], rv: str, now: datetime
-) -> tuple[str, bool]:
-    """One burst of watch events into ``pods``: (the new resourceVersion, anything changed?)."""
-    from kubectl_spark.core.sparkview import kept_copy
-    from kubectl_spark.knowledge.times import rfc3339
-
-    changed = False
-    for event in batch:
-        obj = event.get("object") or {}
-        kind = event.get("type")
-        if kind == "ERROR":
-            raise _Relist
-        rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
-        if kind == "BOOKMARK":
-            continue
-        uid = (obj.get("metadata") or {}).get("uid", "")
-        # A deleted pod's last state still explains its loss.
-        pods[uid] = kept_copy(obj, "watch", rfc3339(now) or "") if kind == "DELETED" else obj
-        changed = True
-    return rv, changed
+    said, caught_up = "", False
+    live.start()
+    try:
+        while True:
+            woke = wake.wait(timeout=0.5)
+            wake.clear()
+            if live.state == "reconnecting" and live.error != said:
+                said = live.error
+                sys.stderr.write(f"reconnecting: {escape(live.error)}\n")
+            # Until every resource is listed, a row would be news that is not; once it is,
+            # look once (changes made while it listed woke nobody), then on each change.
+            if not live.ready.is_set() or (caught_up and not woke):
+                continue
+            caught_up = True
+            _, snap = live.take_changes()  # also re-arms on_change
+            fresh = analyze(snap, group_by=view.group_by)
+            if view.field_selector:
+                fresh = with_pods_matching(loaded, view.selector or "", view.field_selector, fresh)
+            _reprint(fresh, snap.now, shown, view)
+    finally:
+        live.stop()
 
 
 def _reprint(
-    loaded: common.Loaded,
-    pods: dict[str, Any],
-    shown: dict[tuple[str, str], list[str]],
-    view: _WatchView,
+    fresh: Analysis, now: datetime, shown: dict[tuple[str, str], list[str]], view: _WatchView
 ) -> None:
-    """Analyze the pods as they are now and print the rows that changed."""
-    from kubectl_spark.core.analyze import analyze
-
-    now = loaded.api.now()
-    fresh = analyze(
-        dataclasses.replace(loaded.snapshot, pods=list(pods.values()), now=now),
-        group_by=view.group_by,
-    )
-    if view.field_selector:
-        fresh = with_pods_matching(loaded, view.selector or "", view.field_selector, fresh)
+    """Print the rows that changed (AGE alone changing is no news)."""
     output, everywhere = view.output, view.everywhere
     for app in sorted(fresh.apps, key=sort_key):
         cells = row(app, now, all_namespaces=everywhere, wide=output == "wide")
         key = (app.namespace, app.name)
-        if shown.get(key, [])[:-1] != cells[:-1]:  # AGE alone changing is no news
-            shown[key] = cells
-            if render.is_document(output):  # a custom-columns header was printed with the list
-                sys.stdout.write(render.document(app.to_json(), output, no_headers=True))
-            else:
-                sys.stdout.write(
-                    render.table(
-                        headers(all_namespaces=everywhere, wide=output == "wide"),
-                        [cells],
-                        no_headers=True,
-                    )
+        if shown.get(key, [])[:-1] == cells[:-1]:
+            continue
+        shown[key] = cells
+        if render.is_document(output):  # a custom-columns header was printed with the list
+            sys.stdout.write(render.document(app_json(app), output, no_headers=True))
+        else:
+            sys.stdout.write(
+                render.table(
+                    headers(all_namespaces=everywhere, wide=output == "wide"),
+                    [cells],
+                    no_headers=True,
                 )
-            sys.stdout.flush()
-
-
-def _rewatch(loaded: common.Loaded, view: _WatchView) -> None:
-    """A 410 on the watch: list again (a fresh snapshot) and watch from there."""
-    fresh = common.load(selector=view.selector, group_by=view.group_by, slim_pods=True)
-    loaded.api.close()
-    try:
-        _watch(fresh, view)
-    finally:
-        fresh.api.close()
+            )
+        sys.stdout.flush()

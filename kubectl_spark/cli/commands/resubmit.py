@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from kubectl_spark.app.act import plan_resubmit
 from kubectl_spark.cli import act, common
 from kubectl_spark.cli.commands.action_options import DryRun, Yes, plan_output
-from kubectl_spark.cli.commands.actions_common import resubmit_inputs
-from kubectl_spark.core.plans import resubmit_plan
 
 
 def run(
@@ -29,12 +28,5 @@ def run(
     mode = act.check_dry_run(dry_run)
     with common.session() as loaded:
         app = common.find_app(loaded.analysis, app_ref)
-        plan = resubmit_plan(
-            app,
-            **resubmit_inputs(loaded.api, app, loaded.snapshot),
-            force=force,
-            suffix=act.suffix(),
-            now=act.now_text(loaded.api),
-            actor=act.actor(loaded.api),
-        )
+        plan = plan_resubmit(loaded.api, loaded.snapshot, app, force=force)
         act.execute(loaded.api, plan, dry_run=mode, yes=yes, output=output)

@@ -1,8 +1,9 @@
-"""Making untrusted cluster text safe for a terminal."""
+"""Text for a terminal: untrusted cluster text made safe, and kubectl's table layout."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # C0/C1 controls (ESC, BEL, CSI …) and bidi overrides would let a pod name rewrite the screen.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -32,3 +33,16 @@ def continued(text: str, indent: str) -> str:
     """
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return f"\n{indent}| ".join(lines)
+
+
+def table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], *, no_headers: bool = False
+) -> str:
+    """Kubectl's tabwriter layout: columns padded to their widest cell, three spaces apart."""
+    cells = [[escape(c).replace("\n", " ") for c in row] for row in rows]
+    shown = cells if no_headers else [list(headers), *cells]
+    if not shown:
+        return ""
+    widths = [max(len(r[i]) for r in shown) for i in range(len(headers))]
+    lines = ["   ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in shown]
+    return "\n".join(lines) + "\n"

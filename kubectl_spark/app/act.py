@@ -1,0 +1,189 @@
+"""Planning an action from a cluster view: what the plan reads beyond the snapshot, and the plan.
+
+The CLI's commands and the TUI's keys call the same builders, so a plan the TUI shows is the
+plan ``--dry-run`` prints. Applying it (``kube.actions``) and asking for confirmation are the
+front ends' part.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from kubectl_spark.core import raw
+from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.core.model import App, Attempt
+from kubectl_spark.core.plans import KillContext, Plan, fence_plan, force_kill_plan, resubmit_plan
+from kubectl_spark.errors import NotFound
+from kubectl_spark.kube.client import Api
+
+
+def now_text(api: Api) -> str:
+    """When an action happens, by the cluster's clock (the timeline sorts it among its times)."""
+    return str(api.now().strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+
+def suffix() -> str:
+    return format(int(time.time() * 1000), "x")[-6:]
+
+
+def actor(api: Api) -> str:
+    """Who acts, as recorded on what an action changes: the kubeconfig user, and whom it impersonates."""
+    users = api.resolved.config.get("users") or [{}]
+    name = str(users[0].get("name") or os.environ.get("USER") or "kubectl-spark")
+    return f"{name} as {api.acting_as}" if api.acting_as else name
+
+
+def raw_pod(snapshot: Any, uid: str | None) -> dict[str, Any] | None:
+    """A pod of the snapshot by uid, a client-mode driver (``Snapshot.owners``) included."""
+    pods = itertools.chain(snapshot.pods, snapshot.owners)
+    return (
+        next((p for p in pods if isinstance(p, dict) and raw.uid(p) == uid), None) if uid else None
+    )
+
+
+def raw_named(items: Any, name: str | None) -> dict[str, Any] | None:
+    return (
+        next((o for o in items if isinstance(o, dict) and raw.name(o) == name), None)
+        if name
+        else None
+    )
+
+
+def node_reachable(snapshot: Any, node: str | None) -> bool:
+    found = raw_named(snapshot.nodes, node)
+    if found is None:
+        return not snapshot.nodes  # no node list (no permission): assume reachable
+    ready = raw.condition(found, "Ready")
+    return raw.text(ready, "status") == "True"
+
+
+def lease(api: Any, app: App) -> dict[str, Any] | None:
+    try:
+        found: dict[str, Any] = api.request(
+            "GET",
+            f"/apis/coordination.k8s.io/v1/namespaces/{app.namespace}/leases/kubectl-spark-{app.name}",
+            what="get the fencing Lease",
+        )
+    except NotFound:
+        return None
+    return found
+
+
+def owned_by(api: Any, app: App, attempt: Attempt, plural: str) -> list[dict[str, Any]]:
+    items, _ = api.list(f"/api/v1/namespaces/{app.namespace}/{plural}", what=f"list {plural}")
+    return [
+        i
+        for i in items
+        if any(r.get("uid") == attempt.uid for r in raw.items(i, "metadata", "ownerReferences"))
+    ]
+
+
+def kill_context(app: App, attempt: Attempt, snapshot: Any) -> Any:
+    """What force-kill needs from the cluster (the CLI and the TUI build the same plan)."""
+    return KillContext(
+        driver=raw_pod(snapshot, attempt.uid),
+        node=raw_named(snapshot.nodes, attempt.node),
+        node_reachable=node_reachable(snapshot, attempt.node),
+        job=raw_named(snapshot.jobs, app.owner) if app.source == "job" else None,
+        sparkapp=raw_named(snapshot.sparkapplications, app.owner)
+        if app.source == "sparkapplication"
+        else None,
+        volumeattachments=tuple(snapshot.volumeattachments),
+        pvcs=tuple(snapshot.pvcs),
+    )
+
+
+def resubmit_inputs(api: Any, app: App, snapshot: Any) -> dict[str, Any]:
+    """The objects a resubmit copies (the CLI and the TUI build the same plan)."""
+    last = next((a for a in reversed(app.attempts) if a.uid), None)
+    bare = app.source == "pod" and last is not None
+    return {
+        "driver": raw_pod(snapshot, last.uid) if last else None,
+        "job": raw_named(snapshot.jobs, app.owner) if app.source == "job" else None,
+        "sparkapp": raw_named(snapshot.sparkapplications, app.owner or app.name)
+        if app.source == "sparkapplication"
+        else None,
+        "configmaps": owned_by(api, app, last, "configmaps") if bare and last else [],
+        "services": owned_by(api, app, last, "services") if bare and last else [],
+    }
+
+
+@dataclass(frozen=True)
+class KillOptions:
+    force: bool = False
+    detach_volumes: bool = False
+    out_of_service: bool = False
+    no_replace: bool = False
+
+
+def plan_fence(
+    api: Api,
+    snapshot: Snapshot,
+    app: App,
+    attempt: Attempt,
+    *,
+    allow: int | None = None,
+    keep_executors: bool = False,
+    force: bool = False,
+) -> Plan:
+    return fence_plan(
+        app,
+        attempt,
+        lease=lease(api, app),
+        allow=allow,
+        keep_executors=keep_executors,
+        now=now_text(api),
+        actor=actor(api),
+        node_reachable=node_reachable(snapshot, attempt.node),
+        force=force,
+    )
+
+
+def plan_force_kill(
+    api: Api, snapshot: Snapshot, app: App, attempt: Attempt, options: KillOptions
+) -> Plan:
+    return force_kill_plan(
+        app,
+        attempt,
+        kill_context(app, attempt, snapshot),
+        force=options.force,
+        detach_volumes=options.detach_volumes,
+        out_of_service=options.out_of_service,
+        no_replace=options.no_replace,
+        now=now_text(api),
+        actor=actor(api),
+    )
+
+
+def plan_resubmit(api: Api, snapshot: Snapshot, app: App, *, force: bool = False) -> Plan:
+    return resubmit_plan(
+        app,
+        **resubmit_inputs(api, app, snapshot),
+        force=force,
+        suffix=suffix(),
+        now=now_text(api),
+        actor=actor(api),
+    )
+
+
+def reread(
+    api: Api, chosen: App, chosen_attempt: Attempt | None
+) -> tuple[Snapshot, App, Attempt | None]:
+    """An application (and attempt) a live view showed, from whole objects read now.
+
+    A live view keeps slim copies; a plan is made from the cluster as it is, as the commands
+    make it (``view.load`` without history or Spark's UI).
+    """
+    from kubectl_spark.app.present import app_key
+    from kubectl_spark.app.view import Wanted, load
+
+    view = load(api, Wanted(namespace=chosen.namespace, spark_api=False))
+    app = next((a for a in view.analysis.apps if app_key(a) == app_key(chosen)), None)
+    if app is None:
+        raise NotFound(f"{chosen.namespace}/{chosen.name} is no longer there", status=404)
+    number = chosen_attempt.number if chosen_attempt is not None else None
+    return view.snapshot, app, next((a for a in app.attempts if a.number == number), None)

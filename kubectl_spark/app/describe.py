@@ -1,0 +1,140 @@
+"""``describe``'s text: attempts, executors, loss reasons with evidence and advice, alerts, events."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from kubectl_spark.app.advice import advice
+from kubectl_spark.app.summary import summarize
+from kubectl_spark.app.text import continued, escape, table
+from kubectl_spark.core.model import App, Attempt, Executor, Reason
+from kubectl_spark.knowledge.times import age, parse
+
+FAULT = {
+    "app": "the application's fault",
+    "cluster": "the cluster's fault",
+    "driver": "the driver's own decision",
+    "user": "a user's action",
+    "unknown": "cause unknown",
+}
+
+
+def _reason_lines(reason: Reason, indent: str, *, waiting: bool = False) -> list[str]:
+    """A loss reason, or (``waiting``) why nothing lost has started: no failure rule to tell."""
+    counted = "counts as a failure" if reason.counts_as_failure else "does not count as a failure"
+    more = indent + " " * 11
+    fault = FAULT.get(reason.category, reason.category)
+    lines = [
+        f"{indent}{'Waiting:' if waiting else 'Reason:':<11}{reason.code} — {continued(reason.message, more)}",
+        f"{more}{fault}" if waiting else f"{more}{fault}; {counted} (Spark's exitCausedByApp rule)",
+    ]
+    if reason.evidence:
+        lines.append(f"{indent}Evidence:  {continued(reason.evidence[0], more)}")
+        lines += [f"{more}{continued(e, more)}" for e in reason.evidence[1:]]
+    todo = advice(reason)
+    if todo:
+        lines.append(f"{indent}{'To do:':<11}{todo}")
+    return lines
+
+
+def text(app: App, now: datetime, events: list[dict[str, str]]) -> str:
+    """``describe``'s text, escaped for a terminal (the TUI shows the same in a screen)."""
+    lines = _header(app, now)
+    lines.append(f"Attempts:     {len(app.attempts)}")
+    for attempt in app.attempts:
+        lines += _attempt(attempt)
+    lines += _events(events)
+    return escape("\n".join(lines)) + "\n"
+
+
+def _header(app: App, now: datetime) -> list[str]:
+    col = " " * 14
+    summary = summarize(app)
+    lines = [
+        f"Name:         {continued(app.name, col)}",
+        f"Namespace:    {continued(app.namespace, col)}",
+        f"App ID:       {continued(app.app_id or '<none>', col)}",
+        f"Source:       {app.source}" + (f" ({continued(app.owner, col)})" if app.owner else ""),
+        f"State:        {app.state}",
+        f"Created:      {app.created_at or '<unknown>'} ({age(parse(app.created_at), now)} ago)",
+        f"Read from:    {', '.join(app.sources)}",
+        # The numbers of the ls row, from the same summary.
+        (
+            f"Summary:      attempt {summary.attempt}/{summary.attempts}, driver {summary.driver}, "
+            f"executors {summary.running}/{summary.executors} running, "
+            f"lost {summary.lost_text()}, restarts {summary.restarts}"
+        ),
+    ]
+    lines += [f"  note: {continued(n, '    ')}" for n in app.notes]
+    lines.append("Alerts:" + ("       <none>" if not app.alerts else ""))
+    lines += [f"  ! {a.type}: {continued(a.message, '    ')}" for a in app.alerts]
+    return lines
+
+
+def _attempt(attempt: Attempt) -> list[str]:
+    where = f" on {attempt.node}" if attempt.node else ""
+    lines = [
+        f"  #{attempt.number} {attempt.state:<11} driver {continued(attempt.driver_shown() + where, '      ')}"
+        + (f", {attempt.restarts} restart(s)" if attempt.restarts else "")
+        + (" [fenced]" if attempt.fenced else ""),
+        f"      Created:   {attempt.created_at or '<unknown>'}"
+        + (f"   Ended: {attempt.ended_at}" if attempt.ended_at else ""),
+    ]
+    if attempt.reason is not None:
+        lines += _reason_lines(attempt.reason, "      ")
+    elif attempt.waiting is not None:
+        lines += _reason_lines(attempt.waiting, "      ", waiting=True)
+    if attempt.unknown_losses:
+        lines.append(
+            f"      Lost:      {attempt.unknown_losses} executor(s) Spark numbered that no "
+            "source explains (cause unknown)"
+        )
+    if attempt.executors:
+        lines += _executors(attempt)
+    return lines
+
+
+def _reason_cell(executor: Executor) -> str:
+    if executor.reason:
+        return f"{executor.reason.code} ({executor.reason.category})"
+    return f"waiting: {executor.waiting.code}" if executor.waiting else "-"
+
+
+def _executors(attempt: Attempt) -> list[str]:
+    running = sum(1 for e in attempt.executors if e.state == "Running")
+    lines = [f"      Executors: {running} running of {len(attempt.executors)}"]
+    listing = table(
+        ("ID", "POD", "NODE", "STATE", "RESTARTS", "REASON", "FROM"),
+        [
+            (
+                e.id,
+                e.pod or "<gone>",
+                e.node or "-",
+                e.state,
+                str(e.restarts),
+                _reason_cell(e),
+                e.source,
+            )
+            for e in attempt.executors
+        ],
+    )
+    lines += ["        " + line for line in listing.rstrip("\n").split("\n")]
+    for executor in attempt.executors:
+        if executor.reason is not None and executor.reason.code not in ("Completed", "OwnerGone"):
+            lines.append(f"        exec-{continued(executor.id, '          ')}:")
+            lines += _reason_lines(executor.reason, "          ")
+        elif executor.reason is None and executor.waiting is not None:
+            lines.append(f"        exec-{continued(executor.id, '          ')}:")
+            lines += _reason_lines(executor.waiting, "          ", waiting=True)
+    return lines
+
+
+def _events(events: list[dict[str, str]]) -> list[str]:
+    lines = ["Events:" + ("       <none>" if not events else "")]
+    if events:
+        listing = table(
+            ("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"),
+            [(e["age"], e["type"], e["reason"], e["object"], e["message"]) for e in events[-10:]],
+        )
+        lines += ["  " + line for line in listing.rstrip("\n").split("\n")]
+    return lines

@@ -1,0 +1,50 @@
+"""The applications table: ``ls``'s columns, and the TUI's, cell by cell from the summary."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from kubectl_spark.app.summary import Summary, summarize
+from kubectl_spark.core.model import App
+from kubectl_spark.knowledge.times import age, parse
+
+HEADERS = ("APP", "STATE", "ATTEMPT", "DRIVER", "EXECUTORS", "LOST", "RESTARTS", "ALERTS", "AGE")
+WIDE = ("NODE", "APP-ID", "SOURCE")
+
+
+def headers(*, all_namespaces: bool, wide: bool) -> list[str]:
+    return [*(["NAMESPACE"] if all_namespaces else []), *HEADERS, *(WIDE if wide else ())]
+
+
+def cells(app: App, summary: Summary, now: datetime) -> list[str]:
+    """The HEADERS columns."""
+    return [
+        app.name,
+        summary.state,
+        f"{summary.attempt}/{summary.attempts}",
+        summary.driver,
+        f"{summary.running}/{summary.executors}",
+        summary.lost_text(),
+        str(summary.restarts),
+        ",".join(summary.alerts) or "-",
+        age(parse(app.created_at), now),
+    ]
+
+
+def row(app: App, now: datetime, *, all_namespaces: bool, wide: bool) -> list[str]:
+    current = app.current
+    out = cells(app, summarize(app), now)
+    if all_namespaces:
+        out.insert(0, app.namespace)
+    if wide:
+        out += [(current.node if current else None) or "-", app.app_id or "-", app.source]
+    return out
+
+
+def sort_key(app: App) -> tuple[str, str, str]:
+    return (app.namespace, app.name, app.created_at or "")
+
+
+def app_key(app: App) -> str:
+    """One application, across refreshes (names are reused: its creation time tells them apart)."""
+    return f"{app.namespace}/{app.name}/{app.created_at or ''}"

@@ -1,0 +1,181 @@
+"""The core's input: the snapshot a gateway read, and the lookups built from it once.
+
+A module of its own so that the analysis, the alerts and the history all import it without
+importing each other.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from kubectl_spark.knowledge import times
+
+from . import raw
+from .podfacts import PodFacts, canonical_time
+from .reasons import NodeHealth
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the gateway read: each list is the API's JSON items."""
+
+    pods: Sequence[Any] = ()
+    jobs: Sequence[Any] = ()
+    events: Sequence[Any] = ()
+    nodes: Sequence[Any] = ()
+    sparkapplications: Sequence[Any] = ()
+    volumeattachments: Sequence[Any] = ()
+    pvcs: Sequence[Any] = ()
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    pods_resource_version: str = ""  # where a watch of the pods continues from
+    # Spark's own executor list per live driver pod uid: {"executors": [...]} or {"note": why not}
+    spark_views: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    unreadable: tuple[str, ...] = ()  # lists the gateway was refused (forbidden), by field name
+    # Pods that executors name as their owner but that carry no spark-role label: a driver in
+    # client mode, running in a pod of its own (a notebook), with spark.kubernetes.driver.pod.name.
+    owners: Sequence[Any] = ()
+
+    @classmethod
+    def of(
+        cls,
+        lists: Mapping[str, Sequence[Any]],
+        *,
+        now: datetime,
+        pods_resource_version: str = "",
+        unreadable: Sequence[str] = (),
+    ) -> Snapshot:
+        """A snapshot from lists keyed by the field names (a gateway's reads); missing ones empty."""
+        return cls(
+            pods=lists.get("pods", ()),
+            owners=lists.get("owners", ()),
+            jobs=lists.get("jobs", ()),
+            events=lists.get("events", ()),
+            nodes=lists.get("nodes", ()),
+            sparkapplications=lists.get("sparkapplications", ()),
+            volumeattachments=lists.get("volumeattachments", ()),
+            pvcs=lists.get("pvcs", ()),
+            now=now,
+            pods_resource_version=pods_resource_version,
+            unreadable=tuple(unreadable),
+        )
+
+
+@dataclass
+class Index:
+    """Lookups the classifiers need, built once per snapshot."""
+
+    nodes: dict[str, NodeHealth]
+    nodes_known: bool
+    events_by_uid: dict[str, list[dict[str, Any]]]
+    events_by_name: dict[tuple[str, str, str], list[dict[str, Any]]]
+
+    def node(self, name: str | None) -> NodeHealth | None:
+        if not name:
+            return None
+        found = self.nodes.get(name)
+        if found is None and self.nodes_known:
+            return NodeHealth(False, f"node {name} no longer exists")
+        return found
+
+    def events_for(self, obj: Any, kind: str = "Pod") -> list[dict[str, Any]]:
+        by_uid = self.events_by_uid.get(raw.uid(obj), [])
+        if by_uid:
+            return by_uid
+        return self.events_by_name.get((raw.namespace(obj), kind, raw.name(obj)), [])
+
+    def pod_events(self, f: PodFacts) -> list[dict[str, Any]]:
+        """``events_for`` a pod whose facts are read: no JSON walked for the (usual) none."""
+        return self.events_by_uid.get(f.uid) or self.events_by_name.get(
+            (f.namespace, "Pod", f.name), []
+        )
+
+
+def node_health(node: Any) -> NodeHealth:
+    name = raw.name(node)
+    ready = raw.condition(node, "Ready")
+    status = raw.text(ready, "status")
+    unreachable = any(
+        raw.text(t, "key") == "node.kubernetes.io/unreachable"
+        for t in raw.items(node, "spec", "taints")
+    )
+    if status == "True" and not unreachable:
+        return NodeHealth(True, f"node {name}: Ready")
+    since = raw.text(ready, "lastTransitionTime")
+    detail = raw.text(ready, "message") or raw.text(ready, "reason")
+    return NodeHealth(
+        False,
+        f"node {name}: Ready={status or 'missing'}"
+        + (f" ({detail})" if detail else "")
+        + (f" since {since}" if since else "")
+        + (", tainted unreachable" if unreachable else ""),
+        canonical_time(since) or None,
+    )
+
+
+def build_index(snapshot: Snapshot) -> Index:
+    nodes = {raw.name(n): node_health(n) for n in snapshot.nodes if raw.name(n)}
+    by_uid: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_name: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for event in snapshot.events:
+        if not isinstance(event, dict):
+            continue
+        involved = raw.mapping(event, "involvedObject") or raw.mapping(event, "regarding")
+        if raw.text(involved, "uid"):
+            by_uid[raw.text(involved, "uid")].append(event)
+        by_name[
+            (
+                raw.text(involved, "namespace") or raw.namespace(event),
+                raw.text(involved, "kind"),
+                raw.text(involved, "name"),
+            )
+        ].append(event)
+    known = bool(nodes)
+    if not known:
+        nodes = nodes_from_pod_events(snapshot.pods, by_uid)
+    return Index(nodes, known, by_uid, by_name)
+
+
+NOT_READY_SLACK_SECONDS = 60
+
+
+def nodes_from_pod_events(
+    pods: Sequence[Any], events_by_uid: Mapping[str, list[dict[str, Any]]]
+) -> dict[str, NodeHealth]:
+    """Unreachable nodes told by their pods, for when the Node objects cannot be read.
+
+    A tenant may not list nodes. The node lifecycle controller still leaves its mark on each
+    pod of a node that stops reporting: the pod's Ready condition turns False and a
+    NodeNotReady Event names the pod. A pod still not Ready since about that Event (a later
+    transition means the node came back and something else failed) says its node is lost.
+    """
+    told: dict[str, NodeHealth] = {}
+    for pod in pods:
+        events = events_by_uid.get(raw.uid(pod)) if isinstance(pod, dict) else None
+        seen = [e for e in events or () if raw.text(e, "reason") == "NodeNotReady"]
+        node = raw.text(pod, "spec", "nodeName") if seen else ""
+        if not node or node in told:
+            continue
+        ready = raw.condition(pod, "Ready")
+        since = times.parse(raw.text(ready, "lastTransitionTime"))
+        last = max(
+            (
+                t
+                for e in seen
+                if (t := times.parse(raw.text(e, "lastTimestamp") or raw.text(e, "eventTime")))
+            ),
+            default=None,
+        )
+        if raw.text(ready, "status") != "False" or since is None or last is None:
+            continue
+        if (since - last).total_seconds() <= NOT_READY_SLACK_SECONDS:
+            told[node] = NodeHealth(
+                False,
+                f"node {node}: not ready since {times.rfc3339(since)} (told by pod "
+                f"{raw.name(pod)}: a NodeNotReady Event and Ready=False; the nodes could not be read)",
+                times.rfc3339(since),
+            )
+    return told

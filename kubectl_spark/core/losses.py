@@ -1,0 +1,344 @@
+"""``classify``: why a pod stopped, one function per kind of loss, best evidence first.
+
+The order is ``kubernetes-semantics.md`` §1's: the kubelet's own verdicts in ``status.reason``
+(eviction, node shutdown, deadline, admission), the Spark container's terminated state, the
+DisruptionTarget condition (preemption, taint manager, Eviction API, PodGC, kubelet), the node's
+health, a failed init container, a pod that never started and was deleted, deletion without a
+failure (by kubectl spark, with the owner, by the driver, by a user), and the phase alone. Each
+rule answers a Reason, ``None`` (nothing is lost: say no more), or ``NEXT`` (not this kind).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kubectl_spark.core import raw
+from kubectl_spark.core.model import Reason
+from kubectl_spark.core.reasons import (
+    PodContext,
+    ended_after_deletion,
+    event_evidence,
+    events_of,
+    failed_init,
+    init_reason,
+    never_started,
+    spark_container,
+    termination_reason,
+)
+from kubectl_spark.knowledge.labels import ACTION_ANNOTATION, INACTIVE
+
+
+class _Next(enum.Enum):
+    NEXT = "next"
+
+
+NEXT = _Next.NEXT
+Verdict = Reason | None | _Next
+
+
+@dataclass(slots=True)
+class _Read:
+    """What the rules read of a pod, read once."""
+
+    ctx: PodContext
+    pod: Any
+    phase: str
+    deleting: bool
+    status_reason: str
+    status_message: str
+    container: dict[str, Any]
+    term: dict[str, Any]
+    disruption: dict[str, Any]
+    disruption_reason: str
+    extra: tuple[str, ...]
+
+    @property
+    def failed(self) -> bool:
+        return self.phase == "Failed"
+
+
+def _read(ctx: PodContext) -> _Read:
+    pod = ctx.pod
+    status = raw.mapping(pod, "status")
+    container = spark_container(pod) if ctx.container is None else ctx.container
+    disruption = raw.condition(pod, "DisruptionTarget")
+    return _Read(
+        ctx=ctx,
+        pod=pod,
+        phase=raw.text(status, "phase") or "Unknown",
+        deleting=bool(raw.text(pod, "metadata", "deletionTimestamp")),
+        status_reason=raw.text(status, "reason"),
+        status_message=raw.text(status, "message"),
+        container=container,
+        term=raw.mapping(raw.mapping(container, "state"), "terminated"),
+        disruption=disruption,
+        disruption_reason=(
+            raw.text(disruption, "reason") if raw.text(disruption, "status") == "True" else ""
+        ),
+        extra=tuple(ctx.extra_evidence),
+    )
+
+
+def _reason(
+    category: str,
+    code: str,
+    message: str,
+    evidence: tuple[str, ...],
+    *,
+    exit_code: int | None = None,
+    counts: bool = False,
+) -> Reason:
+    return Reason(
+        category=category,
+        code=code,
+        exit_code=exit_code,
+        counts_as_failure=counts,
+        message=message,
+        evidence=evidence,
+    )
+
+
+# ------------------------------------------------------------------ the kubelet's verdicts
+def _evicted(r: _Read) -> Verdict:
+    if r.status_reason != "Evicted":
+        return NEXT
+    evidence = [
+        "status.reason=Evicted",
+        f"status.message={r.status_message}",
+        *[event_evidence(e) for e in events_of(r.ctx, "Evicted")],
+    ]
+    if r.disruption_reason:
+        evidence.append(f"status.conditions[DisruptionTarget].reason={r.disruption_reason}")
+    return _reason(
+        "cluster",
+        "Evicted",
+        f"evicted by the kubelet: {r.status_message or 'node pressure'}",
+        (*evidence, *r.extra),
+        exit_code=raw.number(r.term, "exitCode"),
+        counts=True,
+    )
+
+
+def _kubelet_status(r: _Read) -> Verdict:
+    """Node shutdown, deadline, critical-pod preemption, admission rejection."""
+    why, extra = r.status_reason, r.extra
+    if why in ("Terminated", "Shutdown", "NodeShutdown"):
+        message = r.status_message or "terminated in response to a node shutdown"
+        return _reason(
+            "cluster",
+            "NodeShutdown",
+            message,
+            (f"status.reason={why}", *extra),
+            exit_code=raw.number(r.term, "exitCode"),
+            counts=r.failed,
+        )
+    if why == "DeadlineExceeded":
+        message = r.status_message or "activeDeadlineSeconds exceeded"
+        return _reason(
+            "user", "DeadlineExceeded", message, (f"status.reason={why}", *extra), counts=r.failed
+        )
+    if why == "Preempting":
+        message = r.status_message or "preempted by the kubelet to admit a critical pod"
+        return _reason(
+            "cluster", "Preempted", message, (f"status.reason={why}", *extra), counts=r.failed
+        )
+    rejected = why.startswith("OutOf") or why in ("UnexpectedAdmissionError", "NodeAffinity")
+    if why and r.failed and rejected:
+        message = f"rejected by the kubelet: {r.status_message or why}"
+        return _reason("cluster", "Unschedulable", message, (f"status.reason={why}", *extra))
+    return NEXT
+
+
+# ---------------------------------------------------------------- the container's own end
+def _terminated(r: _Read) -> Verdict:
+    """The Spark container's terminated state, unless it was only stopped by a deletion.
+
+    A container stopped by SIGTERM/SIGKILL (143/137, not an OOM kill) while the pod was being
+    deleted, or for a disruption (preemption, taint eviction, API eviction), ended because of
+    that: the kubelet then marks the pod Failed, and that phase is what a deleted pod's last
+    state shows.
+    """
+    if not r.term:
+        return NEXT
+    exit_code = raw.number(r.term, "exitCode")
+    stopped = exit_code in (143, 137) and raw.text(r.term, "reason") != "OOMKilled"
+    by_deletion = r.deleting and (not r.failed or ended_after_deletion(r.pod, r.term))
+    if stopped and (by_deletion or r.disruption_reason):
+        return NEXT
+    reason = termination_reason(r.term, r.container, "state", counts=exit_code != 0)
+    inactive = raw.label(r.pod, INACTIVE) == "true"
+    if reason.code == "Completed" and inactive and r.ctx.role == "executor":
+        return _reason(
+            "driver",
+            "Decommissioned",
+            "finished and kept for debugging (spark-exec-inactive=true)",
+            (*reason.evidence, f"metadata.labels[{INACTIVE}]=true", *r.extra),
+            exit_code=0,
+        )
+    kept = (f"metadata.labels[{INACTIVE}]=true (kept by deleteOnTermination=false)",)
+    return _reason(
+        reason.category,
+        reason.code,
+        reason.message,
+        (*reason.evidence, *(kept if inactive and reason.code != "Completed" else ()), *r.extra),
+        exit_code=reason.exit_code,
+        counts=reason.counts_as_failure and reason.code != "Completed",
+    )
+
+
+# ------------------------------------------------------------------------- disruptions
+def _disrupted(r: _Read) -> Verdict:
+    """The DisruptionTarget condition: who took the pod away."""
+    why, extra, ctx = r.disruption_reason, r.extra, r.ctx
+    told = f"status.conditions[DisruptionTarget].reason={why}"
+    if why == "PreemptionByScheduler":
+        events = [event_evidence(e) for e in events_of(ctx, "Preempted")]
+        message = "preempted by the scheduler for a higher-priority pod"
+        return _reason("cluster", "Preempted", message, (told, *events, *extra))
+    if why == "DeletionByTaintManager":
+        if ctx.node is not None and not ctx.node.reachable:
+            events = [event_evidence(e) for e in events_of(ctx, "TaintManagerEviction")]
+            message = f"node unreachable: {ctx.node.evidence}"
+            evidence = (ctx.node.evidence, told, *events, *extra)
+            return _reason("cluster", "NodeLost", message, evidence, counts=ctx.job_managed)
+        message = "deleted by the taint manager (NoExecute taint)"
+        return _reason("cluster", "TaintEviction", message, (told, *extra), counts=ctx.job_managed)
+    if why == "EvictionByEvictionAPI":
+        message = "evicted through the Eviction API (a drain or an autoscaler)"
+        return _reason("cluster", "ApiEviction", message, (told, *extra))
+    if why == "DeletionByPodGC":
+        message = "the pod's node no longer exists (PodGC)"
+        return _reason("cluster", "NodeLost", message, (told, *extra), counts=r.failed)
+    if why == "TerminationByKubelet":
+        message = raw.text(r.disruption, "message") or "terminated by the kubelet"
+        return _reason("cluster", "Evicted", message, (told, *extra), counts=r.failed)
+    return NEXT
+
+
+def _node_lost(r: _Read) -> Verdict:
+    node = r.ctx.node
+    if node is None or node.reachable or r.phase in ("Succeeded", "Failed"):
+        return NEXT
+    return _reason(
+        "cluster", "NodeLost", f"node unreachable: {node.evidence}", (node.evidence, *r.extra)
+    )
+
+
+# ------------------------------------------------------------------- before it ever ran
+def _init_failed(r: _Read) -> Verdict:
+    if not r.failed or r.term:
+        return NEXT
+    init = failed_init(r.pod)
+    if init is None:
+        return NEXT
+    status, init_term = init
+    code = raw.number(init_term, "exitCode")
+    stopped = code in (143, 137) and raw.text(init_term, "reason") != "OOMKilled"
+    if stopped and (r.deleting or r.disruption_reason):
+        return NEXT
+    return init_reason(status, init_term, "state", counts=True, extra=r.extra)
+
+
+def _never_ran(r: _Read) -> Verdict:
+    """Pending and not running: still waiting (not lost), or deleted before it started."""
+    if r.phase != "Pending" or raw.text(r.container, "state", "running"):
+        return NEXT
+    waited = never_started(r.ctx, r.container)
+    if waited is None:
+        return NEXT if r.deleting else None
+    if not r.deleting:
+        return None  # still waiting: not lost (the state says why)
+    return _reason(
+        waited.category,
+        waited.code,
+        f"{waited.message}; never started, then deleted",
+        (*waited.evidence, "metadata.deletionTimestamp set", *r.extra),
+    )
+
+
+# ---------------------------------------------------------------- deleted, not failed
+def _deleted(r: _Read) -> Verdict:
+    if not r.deleting and raw.label(r.pod, INACTIVE) != "true":
+        return NEXT
+    ctx, extra = r.ctx, r.extra
+    stamp = raw.text(r.pod, "metadata", "deletionTimestamp")
+    deleted_at = f"metadata.deletionTimestamp={stamp}"
+    no_failure = "no DisruptionTarget condition, no failed container"
+    action = raw.annotation_map(r.pod).get(ACTION_ANNOTATION)
+    if action:
+        evidence = (f"metadata.annotations[{ACTION_ANNOTATION}]={action}", deleted_at, *extra)
+        return _reason("user", "DeletedByUser", f"deleted by kubectl spark {action}", evidence)
+    if ctx.role == "executor" and ctx.owner_gone:
+        category = ctx.owner_reason.category if ctx.owner_reason else "driver"
+        owner = f"attempt {ctx.owner_attempt}" if ctx.owner_attempt else "its driver"
+        message = f"owner {owner} lost: deleted with (or after) its driver"
+        evidence = (f"owner {owner} is gone or going", *(deleted_at,) * bool(stamp), *extra)
+        return _reason(category, "OwnerGone", message, evidence)
+    if not r.deleting:
+        message = "kept inactive by the driver (spark-exec-inactive=true)"
+        return _reason(
+            "driver", "Decommissioned", message, (f"metadata.labels[{INACTIVE}]=true", *extra)
+        )
+    if ctx.role == "executor":
+        message = (
+            'deleted by the driver (scale-down or "Executor killed by driver."), not a failure'
+        )
+        return _reason("driver", "DeletedByDriver", message, (deleted_at, no_failure, *extra))
+    message = "the driver pod was deleted (not by a failure)"
+    return _reason("user", "DeletedByUser", message, (deleted_at, no_failure, *extra))
+
+
+def _owner_gone(r: _Read) -> Verdict:
+    ctx = r.ctx
+    if not (
+        ctx.role == "executor" and ctx.owner_gone and r.phase in ("Running", "Pending", "Unknown")
+    ):
+        return NEXT
+    owner = f"attempt {ctx.owner_attempt}" if ctx.owner_attempt else "its driver"
+    why = f" ({ctx.owner_reason.message})" if ctx.owner_reason else ""
+    return _reason(
+        ctx.owner_reason.category if ctx.owner_reason else "driver",
+        "OwnerGone",
+        f"owner {owner} lost{why}; this executor is garbage-collected once {owner}'s pod leaves the API",
+        (f"owner {owner} state: lost or terminating", *r.extra),
+    )
+
+
+def _phase_only(r: _Read) -> Verdict:
+    if r.phase == "Failed":
+        message = "the pod failed with no recorded reason"
+        return _reason(
+            "unknown", "Unknown", message, ("status.phase=Failed", *r.extra), counts=True
+        )
+    if r.phase == "Succeeded":
+        return _reason(
+            "app", "Completed", "completed", ("status.phase=Succeeded", *r.extra), exit_code=0
+        )
+    return None
+
+
+RULES: tuple[Callable[[_Read], Verdict], ...] = (
+    _evicted,
+    _kubelet_status,
+    _terminated,
+    _disrupted,
+    _node_lost,
+    _init_failed,
+    _never_ran,
+    _deleted,
+    _owner_gone,
+    _phase_only,
+)
+
+
+def classify(ctx: PodContext) -> Reason | None:
+    """The loss reason of a pod, or None while it runs (or waits) unharmed."""
+    read = _read(ctx)
+    for rule in RULES:
+        verdict = rule(read)
+        if verdict is not NEXT:
+            return verdict
+    return None

@@ -1,0 +1,235 @@
+"""``fence`` and ``unfence``: stop an attempt from acting, and undo it."""
+
+import copy
+import dataclasses
+from typing import Any
+
+from kubectl_spark.core import raw
+from kubectl_spark.core.model import App, Attempt
+from kubectl_spark.knowledge.labels import FENCE_LABEL
+
+from .base import (
+    FENCE_ID,
+    LEASE_CAVEAT,
+    NETWORK_POLICY_CAVEAT,
+    Operation,
+    Plan,
+    already_over,
+    delete_pod_now,
+    driver_not_ours,
+    event,
+    patch_pod,
+    pods_of,
+    stamp_of,
+)
+
+
+def fence_plan(
+    app: App,
+    attempt: Attempt,
+    *,
+    lease: dict[str, Any] | None,
+    allow: int | None,
+    keep_executors: bool,
+    now: str,
+    actor: str,
+    node_reachable: bool = True,
+    force: bool = False,
+) -> Plan:
+    base = Plan("fence", app.namespace, app.name, attempt.number)
+    not_ours = driver_not_ours(attempt, "fence", "cut off")
+    if not_ours:
+        return dataclasses.replace(base, refusal=not_ours)
+    if not attempt.uid or not attempt.driver_pod:
+        return dataclasses.replace(
+            base,
+            noop=f"attempt {attempt.number}'s driver pod is gone: there is nothing left to fence",
+        )
+    if over := already_over(attempt, "fence"):
+        return dataclasses.replace(base, noop=over)
+    holder = raw.text(lease, "spec", "holderIdentity") if lease else ""
+    if attempt.fenced and not holder.endswith(f"/{attempt.uid}"):
+        return dataclasses.replace(
+            base,
+            noop=f"attempt {attempt.number} is already fenced (epoch {raw.number(lease, 'spec', 'leaseTransitions') or '?'})",
+        )
+    if attempt.state == "Running" and node_reachable and not force:
+        suspects = [
+            f"{app.name}/{a.number} ({a.state})"
+            for a in app.attempts
+            if a.uid and not a.fenced and a.state in ("Lost", "Terminating", "Unknown")
+        ]
+        return dataclasses.replace(
+            base,
+            refusal=f"attempt {attempt.number} looks healthy (driver {attempt.driver_pod} Running on "
+            f"reachable node {attempt.node}): a fence is for a zombie attempt"
+            + (f" (did you mean {' or '.join(suspects)}?)" if suspects else "")
+            + "; pass --force to fence it anyway",
+        )
+    candidates = [
+        a
+        for a in app.attempts
+        if a.number != attempt.number
+        and a.uid
+        and not a.fenced
+        and a.state in ("Running", "Pending")
+    ]
+    if allow is not None:
+        allowed = next((a for a in app.attempts if a.number == allow), None)
+        if allowed is None or allow == attempt.number:
+            return dataclasses.replace(
+                base, refusal=f"--allow {allow} names no other attempt of {app.name}"
+            )
+    else:
+        allowed = candidates[-1] if candidates else None
+    epoch = (raw.number(lease, "spec", "leaseTransitions") or 0) + 1 if lease else 1
+    stamp = stamp_of(actor, now, "fence", epoch)
+    ops: list[Operation] = [
+        patch_pod(
+            app,
+            pod,
+            uid,
+            f"mark the {role} fenced and select it for the deny-all policy",
+            {"labels": {FENCE_LABEL: "true", FENCE_ID: attempt.uid}, "annotations": stamp},
+        )
+        for pod, uid, role in pods_of(attempt)
+    ]
+    policy = f"kubectl-spark-fence-{attempt.uid}"
+    ops.append(
+        Operation(
+            "create",
+            "networking.k8s.io/v1",
+            "networkpolicies",
+            app.namespace,
+            policy,
+            "deny all ingress and egress of exactly this attempt's pods",
+            {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "NetworkPolicy",
+                "metadata": {
+                    "name": policy,
+                    "namespace": app.namespace,
+                    "labels": {FENCE_ID: attempt.uid},
+                    "annotations": stamp,
+                },
+                "spec": {
+                    "podSelector": {"matchLabels": {FENCE_ID: attempt.uid}},
+                    "policyTypes": ["Ingress", "Egress"],
+                },
+            },
+        )
+    )
+    lease_name = f"kubectl-spark-{app.name}"[:253]
+    identity = f"{app.name}/{allowed.number}/{allowed.uid}" if allowed else ""
+    spec = {
+        "holderIdentity": identity,
+        "leaseTransitions": epoch,
+        "acquireTime": _micro(now),
+        "renewTime": _micro(now),
+        "leaseDurationSeconds": 15,
+    }
+    why = f"take the fencing Lease from attempt {attempt.number} (epoch {epoch})" + (
+        f", for attempt {allowed.number}" if allowed else ""
+    )
+    if lease is None:
+        ops.append(
+            Operation(
+                "create",
+                "coordination.k8s.io/v1",
+                "leases",
+                app.namespace,
+                lease_name,
+                why,
+                {
+                    "apiVersion": "coordination.k8s.io/v1",
+                    "kind": "Lease",
+                    "metadata": {
+                        "name": lease_name,
+                        "namespace": app.namespace,
+                        "annotations": stamp,
+                    },
+                    "spec": spec,
+                },
+            )
+        )
+    else:
+        body = copy.deepcopy(dict(lease))
+        body["spec"] = {**raw.mapping(lease, "spec"), **spec}
+        body.setdefault("metadata", {}).setdefault("annotations", {}).update(stamp)
+        ops.append(
+            Operation(
+                "update",
+                "coordination.k8s.io/v1",
+                "leases",
+                app.namespace,
+                lease_name,
+                why + " (compare-and-swap)",
+                body,
+                resource_version=raw.text(lease, "metadata", "resourceVersion"),
+            )
+        )
+    if not keep_executors:
+        ops.extend(
+            delete_pod_now(app, pod, uid, "stop the fenced attempt's executor now")
+            for pod, uid, role in pods_of(attempt)
+            if role == "executor"
+        )
+    ops.append(
+        event(
+            app,
+            attempt,
+            "Fenced",
+            f"attempt {attempt.number} fenced by {actor} (epoch {epoch})"
+            + (f"; attempt {allowed.number} may proceed" if allowed else ""),
+            now,
+            actor,
+        )
+    )
+    warnings = [NETWORK_POLICY_CAVEAT, LEASE_CAVEAT]
+    if not node_reachable:
+        warnings.append(
+            f"node {attempt.node} is unreachable: the policy reaches it only when it reconnects; "
+            f"force-kill {app.name}/{attempt.number} removes the pods from the API"
+        )
+    return dataclasses.replace(base, operations=tuple(ops), warnings=tuple(warnings))
+
+
+def unfence_plan(app: App, attempt: Attempt, *, now: str, actor: str) -> Plan:
+    base = Plan("unfence", app.namespace, app.name, attempt.number)
+    if not attempt.fenced or not attempt.uid:
+        return dataclasses.replace(base, noop=f"attempt {attempt.number} is not fenced")
+    ops = [
+        patch_pod(
+            app,
+            pod,
+            uid,
+            f"remove the fence from the {role}",
+            {
+                "labels": {FENCE_LABEL: None, FENCE_ID: None},
+                "annotations": stamp_of(actor, now, "unfence"),
+            },
+        )
+        for pod, uid, role in pods_of(attempt)
+    ]
+    ops.append(
+        Operation(
+            "delete",
+            "networking.k8s.io/v1",
+            "networkpolicies",
+            app.namespace,
+            f"kubectl-spark-fence-{attempt.uid}",
+            "remove the deny-all policy",
+        )
+    )
+    ops.append(
+        event(app, attempt, "Unfenced", f"attempt {attempt.number} unfenced by {actor}", now, actor)
+    )
+    return dataclasses.replace(
+        base,
+        operations=tuple(ops),
+        notes=("the fencing Lease keeps its epoch; it is not handed back",),
+    )
+
+
+def _micro(now: str) -> str:
+    return now.replace("Z", ".000000Z") if now.endswith("Z") and "." not in now else now

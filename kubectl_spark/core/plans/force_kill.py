@@ -1,0 +1,206 @@
+"""``force-kill``: exactly one attempt's pods, now, by UID; and what unblocks its replacement."""
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from kubectl_spark.core import raw
+from kubectl_spark.core.model import App, Attempt
+
+from .base import (
+    FORCE_DELETE_WARNING,
+    OUT_OF_SERVICE,
+    Operation,
+    Plan,
+    already_over,
+    delete_pod_now,
+    driver_not_ours,
+    event,
+    patch_pod,
+    pods_of,
+    stamp_of,
+)
+
+
+@dataclass(frozen=True)
+class KillContext:
+    """What force-kill needs beyond the model: raw objects it may touch or report on."""
+
+    driver: dict[str, Any] | None = None
+    node: dict[str, Any] | None = None
+    node_reachable: bool = True
+    job: dict[str, Any] | None = None
+    sparkapp: dict[str, Any] | None = None
+    volumeattachments: tuple[dict[str, Any], ...] = ()
+    pvcs: tuple[dict[str, Any], ...] = ()
+
+
+def force_kill_plan(
+    app: App,
+    attempt: Attempt,
+    ctx: KillContext,
+    *,
+    force: bool,
+    detach_volumes: bool,
+    out_of_service: bool,
+    no_replace: bool,
+    now: str,
+    actor: str,
+) -> Plan:
+    base = Plan("force-kill", app.namespace, app.name, attempt.number)
+    not_ours = driver_not_ours(attempt, "kill", "delete")
+    if not_ours:
+        return dataclasses.replace(base, refusal=not_ours)
+    if not attempt.uid or not attempt.driver_pod:
+        return dataclasses.replace(
+            base, noop=f"attempt {attempt.number}'s driver pod is already gone"
+        )
+    if over := already_over(attempt, "kill"):
+        return dataclasses.replace(base, noop=over)
+    ready = raw.text(raw.condition(ctx.driver, "Ready"), "status") == "True"
+    if attempt.state == "Running" and ready and ctx.node_reachable and not force:
+        return dataclasses.replace(
+            base,
+            refusal=f"attempt {attempt.number} looks healthy (driver {attempt.driver_pod} Running and Ready "
+            f"on Ready node {attempt.node}); pass --force to kill it anyway",
+        )
+    stamp = stamp_of(actor, now, "force-kill")
+    ops: list[Operation] = []
+    notes: list[str] = []
+    warnings = [FORCE_DELETE_WARNING]
+    if out_of_service:
+        if ctx.node_reachable or ctx.node is None:
+            return dataclasses.replace(
+                base,
+                refusal=f"--out-of-service is only for a node that is down; node {attempt.node} is reachable",
+            )
+        taints = [
+            t for t in raw.items(ctx.node, "spec", "taints") if t.get("key") != OUT_OF_SERVICE
+        ]
+        taints.append({"key": OUT_OF_SERVICE, "value": "nodeshutdown", "effect": "NoExecute"})
+        ops.append(
+            Operation(
+                "patch",
+                "v1",
+                "nodes",
+                None,
+                str(attempt.node),
+                "taint the powered-off node out-of-service: Kubernetes force-deletes its pods and detaches its volumes",
+                {"spec": {"taints": taints}},
+            )
+        )
+        warnings.append(
+            f"only apply the out-of-service taint after confirming node {attempt.node} is powered off; remove it after recovery"
+        )
+    ops.extend(
+        patch_pod(app, pod, uid, f"record the force-kill on the {role}", {"annotations": stamp})
+        for pod, uid, role in pods_of(attempt)
+    )
+    ops.append(
+        event(
+            app,
+            attempt,
+            "ForceKilled",
+            f"attempt {attempt.number} force-killed by {actor}",
+            now,
+            actor,
+        )
+    )
+    ops.extend(
+        delete_pod_now(app, pod, uid, f"delete the {role} now, only if it is still this pod")
+        for pod, uid, role in pods_of(attempt)
+    )
+    if detach_volumes:
+        volumes = _rwo_volumes(ctx)
+        held = [
+            va
+            for va in ctx.volumeattachments
+            if raw.text(va, "spec", "nodeName") == attempt.node
+            and raw.text(va, "spec", "source", "persistentVolumeName") in volumes
+        ]
+        if ctx.node_reachable:
+            notes.append(
+                f"--detach-volumes: node {attempt.node} is reachable, its kubelet detaches the volumes itself: nothing to do"
+            )
+        for va in held:
+            ops.append(
+                Operation(
+                    "delete",
+                    "storage.k8s.io/v1",
+                    "volumeattachments",
+                    None,
+                    raw.name(va),
+                    f"detach volume {raw.text(va, 'spec', 'source', 'persistentVolumeName')} from unreachable node {attempt.node}",
+                    uid=raw.uid(va) or None,
+                )
+            )
+        if held:
+            warnings.append(
+                "detaching a volume from a node that may still be running can corrupt its data: "
+                "be sure the old driver no longer writes to it"
+            )
+    replacement = next(
+        (
+            a
+            for a in app.attempts
+            if a.number > attempt.number
+            and a.state in ("Running", "Pending")
+            and ctx.job is not None
+            and (a.driver_pod or "").rsplit("-", 1)[0] == raw.name(ctx.job)  # <job>-<5 chars>
+        ),
+        None,
+    )
+    if ctx.job is not None and replacement is not None:
+        if no_replace:
+            return dataclasses.replace(
+                base,
+                refusal=f"--no-replace suspends the Job {raw.name(ctx.job)}, and a suspended Job "
+                f"deletes its active pods: that is attempt {replacement.number} "
+                f"({replacement.state}), which already replaced attempt {attempt.number}; "
+                "drop --no-replace (the Job starts no other attempt for this one)",
+            )
+        notes.append(
+            f"the Job {raw.name(ctx.job)} already runs attempt {replacement.number} in place of "
+            f"attempt {attempt.number}: deleting these pods starts no other"
+        )
+    elif ctx.job is not None:
+        limit = raw.number(ctx.job, "spec", "backoffLimit")
+        failed = raw.number(ctx.job, "status", "failed") or 0
+        policy = raw.text(ctx.job, "spec", "podReplacementPolicy") or "TerminatingOrFailed"
+        will = limit is None or failed + 1 <= limit
+        if no_replace:
+            ops.append(
+                Operation(
+                    "patch",
+                    "batch/v1",
+                    "jobs",
+                    app.namespace,
+                    raw.name(ctx.job),
+                    "suspend the Job so it starts no new attempt",
+                    {"spec": {"suspend": True}},
+                )
+            )
+        else:
+            notes.append(
+                f"the Job {raw.name(ctx.job)} will {'start another attempt' if will else 'not start another attempt (backoffLimit reached)'}"
+                f" (backoffLimit {limit}, failed {failed}, podReplacementPolicy {policy}); --no-replace suspends it"
+            )
+    if ctx.sparkapp is not None:
+        restart = raw.text(ctx.sparkapp, "spec", "restartPolicy", "type") or "Never"
+        warnings.append(
+            f"the spark-operator resubmits SparkApplication {raw.name(ctx.sparkapp)} per its restartPolicy ({restart}); "
+            "its executors also name the SparkApplication as owner (spark-operator#2961), so they are deleted explicitly"
+        )
+    return dataclasses.replace(
+        base, operations=tuple(ops), warnings=tuple(warnings), notes=tuple(notes)
+    )
+
+
+def _rwo_volumes(ctx: KillContext) -> set[str]:
+    claims = {raw.name(p): p for p in ctx.pvcs}
+    out = set()
+    for vol in raw.items(ctx.driver, "spec", "volumes"):
+        claim = claims.get(raw.text(vol, "persistentVolumeClaim", "claimName"))
+        if claim is not None and "ReadWriteOnce" in (raw.get(claim, "spec", "accessModes") or []):
+            out.add(raw.text(claim, "spec", "volumeName"))
+    return out

@@ -1,0 +1,324 @@
+"""``resubmit``: a new attempt of an application, made from the last one's objects."""
+
+import copy
+import dataclasses
+import re
+from typing import Any
+
+from kubectl_spark.core import raw
+from kubectl_spark.core.model import App
+from kubectl_spark.knowledge.labels import FENCE_LABEL
+
+from .base import (
+    FENCE_ID,
+    PREFIX_CONF,
+    RESUBMITTED_FROM,
+    Operation,
+    Plan,
+    alive,
+    client_mode_refusal,
+    event_on,
+    job_may_start_attempts,
+    stamp_of,
+)
+
+_RUNTIME_META = (
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+    "managedFields",
+    "ownerReferences",
+    "finalizers",
+    "selfLink",
+    "generateName",
+)
+_JOB_LABELS = (
+    "controller-uid",
+    "job-name",
+    "batch.kubernetes.io/controller-uid",
+    "batch.kubernetes.io/job-name",
+)
+
+
+def _clean_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    return {k: copy.deepcopy(v) for k, v in meta.items() if k not in _RUNTIME_META}
+
+
+def with_prefix(args: list[Any], prefix: str) -> list[Any]:
+    """Driver container args with ``--conf spark.kubernetes.executor.podNamePrefix=<prefix>``."""
+    out: list[Any] = []
+    skip = False
+    for i, arg in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if arg == "--conf" and i + 1 < len(args) and str(args[i + 1]).startswith(PREFIX_CONF + "="):
+            skip = True
+            continue
+        out.append(arg)
+    position = 1 if out and out[0] == "driver" else 0
+    return [*out[:position], "--conf", f"{PREFIX_CONF}={prefix}", *out[position:]]
+
+
+def _with_new_prefix(pod_spec: dict[str, Any], prefix: str) -> dict[str, Any]:
+    spec = copy.deepcopy(pod_spec)
+    for container in spec.get("containers") or []:
+        if isinstance(container, dict) and container.get("name") == "spark-kubernetes-driver":
+            container["args"] = with_prefix(list(container.get("args") or []), prefix)
+    return spec
+
+
+def resubmit_plan(
+    app: App,
+    *,
+    driver: dict[str, Any] | None,
+    job: dict[str, Any] | None,
+    sparkapp: dict[str, Any] | None,
+    configmaps: list[dict[str, Any]],
+    services: list[dict[str, Any]],
+    force: bool,
+    suffix: str,
+    now: str,
+    actor: str,
+) -> Plan:
+    base = Plan("resubmit", app.namespace, app.name, None)
+    client_mode = client_mode_refusal(app, driver) if app.source == "pod" else ""
+    if client_mode:
+        return dataclasses.replace(base, refusal=client_mode)
+    live = [a for a in app.attempts if alive(a)]
+    if live and not force:
+        return dataclasses.replace(
+            base,
+            refusal=f"attempt {live[-1].number} of {app.name} is {live[-1].state} and not fenced: "
+            "fence or force-kill it first, or pass --force",
+        )
+    stamp = stamp_of(actor, now, "resubmit")
+    suffix = suffix.lower()
+    prefix = f"{app.name}-{suffix}"[:40].strip("-")
+    if app.source == "sparkapplication":
+        if sparkapp is None:
+            return dataclasses.replace(
+                base, refusal=f"SparkApplication {app.name} no longer exists: nothing to re-run"
+            )
+        conf = {
+            **raw.mapping(sparkapp, "spec", "sparkConf"),
+            "spark.kubectl-spark.io/resubmitted-at": now,
+            PREFIX_CONF: prefix,
+        }
+        op = Operation(
+            "patch",
+            "sparkoperator.k8s.io/v1beta2",
+            "sparkapplications",
+            app.namespace,
+            app.name,
+            "change the spec (sparkConf) so that the operator re-runs the application, with fresh executor names",
+            {
+                "metadata": {"uid": raw.uid(sparkapp), "annotations": stamp},
+                "spec": {"sparkConf": conf},
+            },
+            uid=raw.uid(sparkapp),
+        )
+        event = event_on(
+            app.namespace,
+            "SparkApplication",
+            "sparkoperator.k8s.io/v1beta2",
+            app.name,
+            raw.uid(sparkapp),
+            "Resubmitted",
+            f"{app.name} resubmitted by {actor} (executor name prefix {prefix})",
+            now,
+            actor,
+        )
+        return dataclasses.replace(
+            base,
+            operations=(op, event),
+            notes=(
+                (
+                    "the spark-operator re-submits a SparkApplication whose spec changed (it invalidates the current run and "
+                    "submits again); a changed sparkConf entry is the least intrusive spec change"
+                ),
+            ),
+        )
+    if app.source == "job":
+        if job is None:
+            return dataclasses.replace(
+                base, refusal=f"the driver Job of {app.name} no longer exists: nothing to copy"
+            )
+        warnings: tuple[str, ...] = ()
+        if job_may_start_attempts(job):
+            last = next((a.number for a in reversed(app.attempts) if a.uid), None)
+            why = (
+                f"the Job {raw.name(job)} is neither finished nor suspended: it starts another "
+                f"attempt {'when attempt ' + str(last) + ' ends' if last else 'itself'}, beside the resubmitted one"
+            )
+            if not force:
+                advice = (
+                    f"`kubectl spark force-kill {app.name}/{last} --no-replace` suspends it first"
+                    if last
+                    else f'suspend it first (kubectl patch job {raw.name(job)} -p \'{{"spec":{{"suspend":true}}}}\')'
+                )
+                return dataclasses.replace(base, refusal=f"{why}; {advice}, or pass --force")
+            warnings = (why,)
+        spec = copy.deepcopy(raw.mapping(job, "spec"))
+        for key in ("selector", "manualSelector"):
+            spec.pop(key, None)
+        template = spec.setdefault("template", {})
+        labels = {
+            k: v
+            for k, v in raw.mapping(template, "metadata", "labels").items()
+            if k not in _JOB_LABELS
+        }
+        template["metadata"] = {**raw.mapping(template, "metadata"), "labels": labels}
+        template["spec"] = _with_new_prefix(raw.mapping(template, "spec"), prefix)
+        spec.pop("suspend", None)
+        name = f"{re.sub(r'-r[a-z0-9]{5,}$', '', raw.name(job))}-r{suffix}"[:63].rstrip("-")
+        body = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {
+                "name": name,
+                "namespace": app.namespace,
+                "labels": {**raw.labels(job), RESUBMITTED_FROM: raw.name(job)},
+                "annotations": stamp,
+            },
+            "spec": spec,
+        }
+        op = Operation(
+            "create",
+            "batch/v1",
+            "jobs",
+            app.namespace,
+            name,
+            f"a new driver Job from {raw.name(job)}'s template, with a new executor name prefix {prefix}",
+            body,
+        )
+        target = (
+            ("Pod", "v1", raw.name(driver), raw.uid(driver))
+            if driver is not None
+            else ("Job", "batch/v1", raw.name(job), raw.uid(job))
+        )
+        event = event_on(
+            app.namespace,
+            *target,
+            "Resubmitted",
+            f"{app.name} resubmitted by {actor} as Job {name}",
+            now,
+            actor,
+        )
+        return dataclasses.replace(base, operations=(op, event), created=(body,), warnings=warnings)
+    if driver is None:
+        return dataclasses.replace(base, refusal=f"no driver pod of {app.name} is left to copy")
+    resubmission = suffix
+    name = f"{re.sub(r'-r[a-z0-9]{5,}$', '', raw.name(driver))}-r{suffix}"[:253]
+    labels = {
+        **raw.labels(driver),
+        RESUBMITTED_FROM: raw.name(driver),
+        "kubectl-spark.io/resubmission": resubmission,
+    }
+    for key in (FENCE_LABEL, FENCE_ID):
+        labels.pop(key, None)
+    spec = _with_new_prefix(raw.mapping(driver, "spec"), prefix)
+    spec.pop("nodeName", None)
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            **_clean_meta(raw.mapping(driver, "metadata")),
+            "name": name,
+            "labels": labels,
+            "annotations": {**raw.annotation_map(driver), **stamp},
+        },
+        "spec": spec,
+    }
+    meta = body["metadata"]
+    assert isinstance(meta, dict)
+    meta.pop("namespace", None)
+    created = [body]
+    ops = [
+        Operation(
+            "create",
+            "v1",
+            "pods",
+            app.namespace,
+            name,
+            f"a new driver pod from {raw.name(driver)}, executor name prefix {prefix}",
+            body,
+        )
+    ]
+    for cm in configmaps:
+        copy_name = f"{raw.name(cm)}-r{suffix}"[:253]
+        cm_body = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": copy_name, "labels": raw.labels(cm), "annotations": stamp},
+            "data": raw.mapping(cm, "data"),
+        }
+        created.append(cm_body)
+        ops.append(
+            Operation(
+                "create",
+                "v1",
+                "configmaps",
+                app.namespace,
+                copy_name,
+                f"a copy of {raw.name(cm)} for the new driver",
+                cm_body,
+            )
+        )
+    for svc in services:
+        copy_name = f"{raw.name(svc)}-r{suffix}"[:63]
+        spec_svc = {
+            k: v
+            for k, v in raw.mapping(svc, "spec").items()
+            if k not in ("clusterIP", "clusterIPs")
+        }
+        spec_svc["clusterIP"] = "None"
+        spec_svc["selector"] = {
+            **raw.mapping(svc, "spec", "selector"),
+            "kubectl-spark.io/resubmission": resubmission,
+        }
+        svc_body = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": copy_name, "labels": raw.labels(svc), "annotations": stamp},
+            "spec": spec_svc,
+        }
+        created.append(svc_body)
+        ops.append(
+            Operation(
+                "create",
+                "v1",
+                "services",
+                app.namespace,
+                copy_name,
+                f"a copy of headless Service {raw.name(svc)} that selects only the new driver",
+                svc_body,
+            )
+        )
+    ops.append(
+        event_on(
+            app.namespace,
+            "Pod",
+            "v1",
+            raw.name(driver),
+            raw.uid(driver),
+            "Resubmitted",
+            f"{app.name} resubmitted by {actor} as driver pod {name}",
+            now,
+            actor,
+        )
+    )
+    return dataclasses.replace(
+        base,
+        operations=tuple(ops),
+        created=tuple(created),
+        notes=(
+            (
+                "the copies of the ConfigMap and Service have no owner until you delete the old driver's; "
+                "the new driver mounts the original ConfigMap names unless you edit its volumes"
+            ),
+        ),
+    )

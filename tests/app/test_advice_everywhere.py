@@ -1,0 +1,48 @@
+"""``describe`` prints, for every loss it explains, the advice the TUI's detail pane shows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from kubectl_spark.app.advice import advice
+from kubectl_spark.tui.app import SparkTUI
+from kubectl_spark.tui.sources import StaticSource
+from kubectl_spark.tui.widgets.detail import DetailPane
+from tests.functional.test_tui import SIZE, text_of
+
+
+async def test_describe_and_the_tui_give_the_same_advice(cluster: Any, capsys: Any) -> None:
+    from kubectl_spark.app.view import Wanted, load
+    from kubectl_spark.cli.main import main
+    from kubectl_spark.kube.client import Connection, connect
+
+    c = cluster("mixed")
+    c.player.play()
+    ref = ["--kubeconfig", str(c.kubeconfig), "-n", "spark-prod", "describe", "nightly-etl"]
+    assert main([*ref, "-o", "json"]) == 0
+    doc = orjson.loads(capsys.readouterr().out)
+    assert main(ref) == 0
+    text = " ".join(capsys.readouterr().out.split())  # folded lines joined
+    with connect(Connection(kubeconfig=str(c.kubeconfig))) as api:
+        view = load(api, Wanted(namespace="spark-prod"))
+    (app,) = [a for a in view.analysis.apps if a.name == "nightly-etl"]
+    tui = SparkTUI(lambda *_: StaticSource(view.snapshot, namespace="spark-prod"))
+    advised = 0
+    async with tui.run_test(size=SIZE):
+        pane = tui.query_one(DetailPane)
+        for attempt in doc["attempts"]:
+            for executor in attempt["executors"]:
+                code = (executor["reason"] or {}).get("code")
+                todo = advice(
+                    next(e.reason for e in app.attempts[0].executors if e.id == executor["id"])
+                )
+                if code is None or todo is None:
+                    continue
+                advised += 1
+                assert f"To do: {todo}" in text, code
+                pane.show(app, ("executor", attempt["number"], executor["id"]))
+                shown = " ".join(text_of(pane).split())
+                assert f"what to do: {todo}" in shown, code
+    assert advised >= 3  # OOMKilled, JvmOutOfMemory, Evicted, NodeLost

@@ -27,9 +27,9 @@ from kubectl_spark.core.model import Analysis, Attempt
 from kubectl_spark.core.model import App as SparkApp
 from kubectl_spark.memory import freeze_long_lived
 
+from . import act_keys as _act_keys
+from . import pod_views as _pod_views
 from .screens.help import HelpScreen
-from .screens.plan import PlanScreen
-from .screens.text import TextScreen
 from .widgets.apps_table import AppsTable, app_key
 from .widgets.attempt_tree import AttemptTree
 from .widgets.banner import AlertsBanner
@@ -377,165 +377,16 @@ class SparkTUI(App[None]):
         self.push_screen(HelpScreen())
 
     # ----------------------------------------------------------------------- viewers
-    def _pod(self) -> tuple[str, str, str, bool] | None:
-        """(namespace, pod, container, whether its node answers) of a selected pod that exists."""
-        app, attempt, executor = self.selection()
-        if app is None or attempt is None:
-            return None
-        if executor:
-            found = next((e for e in attempt.executors if e.id == executor), None)
-            if found is None or found.source != "cluster":
-                return None  # gone: its log went with it
-            return (
-                app.namespace,
-                found.pod,
-                "spark-kubernetes-executor",
-                self._answers(found.node),
-            )
-        return (
-            (
-                app.namespace,
-                attempt.driver_pod,
-                "spark-kubernetes-driver",
-                self._answers(attempt.node),
-            )
-            if attempt.driver_pod and attempt.uid
-            else None
-        )
-
-    def _answers(self, node: str | None) -> bool:
-        """Whether the kubelet of ``node`` can serve a log (an unreachable one is asked once)."""
-        from kubectl_spark.app.act import node_reachable
-
-        return self.snapshot is None or node_reachable(self.snapshot, node)
-
-    def action_logs(self) -> None:
-        gone = self._gone_pod()
-        if gone is not None:
-            self._kept_logs(*gone, previous=False)
-            return
-        self._logs(self._pod(), previous=False)
-
-    def _gone_pod(self) -> tuple[str, str, str] | None:
-        """(namespace, pod, uid) of a selected executor or driver whose pod is gone."""
-        from kubectl_spark.core.sparkview import only_kept
-
-        app, attempt, executor = self.selection()
-        if app is None or attempt is None:
-            return None
-        if executor:
-            found = next((e for e in attempt.executors if e.id == executor), None)
-            if found is None or found.source == "cluster" or not found.uid:
-                return None
-            return app.namespace, found.pod, found.uid
-        pods = self.snapshot.pods if self.snapshot is not None else ()
-        if not attempt.uid or not only_kept(pods, attempt.uid):
-            return None
-        return app.namespace, attempt.driver_pod or "?", attempt.uid
-
-    @work(thread=True, exclusive=True, group="view")
-    def _kept_logs(self, namespace: str, pod: str, uid: str, *, previous: bool) -> None:
-        """What ``kubectl spark record`` kept of a gone pod's log, as ``logs [-p]`` prints it.
-
-        The store is this TUI's own.
-        """
-        from kubectl_spark.app.logtext import KEEP_HINT, PREVIOUS_GONE
-        from kubectl_spark.kube.logtails import run_said
-
-        kept = self.source.kept_log(namespace, uid, previous=previous)
-        if kept is None:
-            self.call_from_thread(
-                self.notify,
-                f"pod {pod} is gone, and its "
-                + (PREVIOUS_GONE if previous else f"log with it{KEEP_HINT}"),
-                severity="warning",
-            )
-            return
-        title = (
-            f"last lines of {namespace}/{pod}, kept by kubectl spark record: the pod is gone "
-            f"({run_said(kept, earlier=previous)})  (esc: back)"
-        )
-        self.call_from_thread(
-            self.push_screen, TextScreen(title, str(kept.get("text") or "") or "(empty)")
-        )
-
-    def action_previous_logs(self) -> None:
-        gone = self._gone_pod()
-        if gone is not None:
-            self._kept_logs(*gone, previous=True)
-            return
-        self._logs(self._pod(), previous=True)
-
-    @work(thread=True, exclusive=True, group="view")
-    def _logs(self, pod: tuple[str, str, str, bool] | None, *, previous: bool) -> None:
-        """Workers get the selection from the UI thread; they never read widgets."""
-        if pod is None:
-            self.call_from_thread(self.notify, "select a pod that still exists", severity="warning")
-            return
-        namespace, name, container, answers = pod
-        try:
-            with self.source.connect() as api:
-                query = [("container", container)] + ([("previous", "true")] if previous else [])
-                response = api.request(
-                    "GET",
-                    f"/api/v1/namespaces/{namespace}/pods/{name}/log",
-                    query=query,
-                    stream=True,
-                    what=f"logs of {name}" + ("" if answers else " (its node is unreachable)"),
-                    retry=answers,
-                )
-                body = b"".join(response.stream(65536)).decode("utf-8", "replace")
-        except Exception as exc:  # noqa: BLE001 - shown to the user
-            self.call_from_thread(
-                self.notify, getattr(exc, "message", str(exc)), severity="error", timeout=8
-            )
-            return
-        title = f"{'previous ' if previous else ''}logs of {namespace}/{name}  (esc: back)"
-        self.call_from_thread(self.push_screen, TextScreen(title, body or "(empty)"))
-
-    def action_describe(self) -> None:
-        from kubectl_spark.app.describe import text
-        from kubectl_spark.app.events import app_events
-
-        app = self.current_app()
-        if app is None or self.snapshot is None:
-            return
-        now = self.clock()
-        self.push_screen(
-            TextScreen(
-                f"describe {app.namespace}/{app.name}  (esc: back)",
-                text(app, now, app_events(self.snapshot, app, now)),
-            )
-        )
-
-    def action_yaml(self) -> None:
-        self._yaml(self._pod())
-
-    @work(thread=True, exclusive=True, group="view")
-    def _yaml(self, pod: tuple[str, str, str, bool] | None) -> None:
-        """The whole pod, read again: the live view keeps only the fields the core reads."""
-        import yaml
-
-        if pod is None:
-            return
-        namespace, name, _, _ = pod
-        try:
-            with self.source.connect() as api:
-                found = api.request(
-                    "GET", f"/api/v1/namespaces/{namespace}/pods/{name}", what=f"get pod {name}"
-                )
-        except Exception as exc:  # noqa: BLE001 - shown to the user
-            self.call_from_thread(
-                self.notify, getattr(exc, "message", str(exc)), severity="error", timeout=8
-            )
-            return
-        self.call_from_thread(
-            self.push_screen,
-            TextScreen(
-                f"YAML of pod {namespace}/{name}  (esc: back)",
-                yaml.safe_dump(found, sort_keys=False),
-            ),
-        )
+    _pod = _pod_views._pod
+    _answers = _pod_views._answers
+    action_logs = _pod_views.action_logs
+    _gone_pod = _pod_views._gone_pod
+    _kept_logs = _pod_views._kept_logs
+    action_previous_logs = _pod_views.action_previous_logs
+    _logs = _pod_views._logs
+    action_describe = _pod_views.action_describe
+    action_yaml = _pod_views.action_yaml
+    _yaml = _pod_views._yaml
 
     # ------------------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -564,77 +415,8 @@ class SparkTUI(App[None]):
                 self.action_resubmit,
             )
 
-    def action_fence(self) -> None:
-        self._plan("fence", *self.selection()[:2])
-
-    def action_force_kill(self) -> None:
-        self._plan("force-kill", *self.selection()[:2])
-
-    def action_resubmit(self) -> None:
-        self._plan("resubmit", *self.selection()[:2])
-
-    @work(thread=True, exclusive=True, group="action")
-    def _plan(self, action: str, chosen: SparkApp | None, chosen_attempt: Attempt | None) -> None:
-        """Compute the plan with the same code as the command, then ask."""
-        from kubectl_spark.app import act
-
-        if chosen is None or self.readonly:
-            return
-        try:
-            with self.source.connect() as api:
-                snap, app, attempt = act.reread(api, chosen, chosen_attempt)
-                if action == "fence" and attempt is not None:
-                    plan = act.plan_fence(api, snap, app, attempt)
-                elif action == "force-kill" and attempt is not None:
-                    plan = act.plan_force_kill(api, snap, app, attempt, act.KillOptions())
-                else:
-                    plan = act.plan_resubmit(api, snap, app)
-        except Exception as exc:  # noqa: BLE001 - shown to the user
-            self.call_from_thread(
-                self.notify, getattr(exc, "message", str(exc)), severity="error", timeout=8
-            )
-            return
-
-        def decided(confirmed: bool | None) -> None:
-            if confirmed:
-                self._apply(plan)
-
-        self.call_from_thread(self.push_screen, PlanScreen(plan), decided)
-
-    @work(thread=True, exclusive=True, group="action")
-    def _apply(self, plan: Any) -> None:
-        from kubectl_spark.kube import actions
-
-        try:
-            with self.source.connect() as api:
-                missing = actions.missing_permissions(api, plan)
-                if missing:
-                    self.call_from_thread(
-                        self.notify,
-                        "nothing changed: missing " + "; ".join(missing),
-                        severity="error",
-                        timeout=10,
-                    )
-                    return
-                report = actions.apply(api, plan)
-        except Exception as exc:  # noqa: BLE001 - shown to the user
-            self.call_from_thread(
-                self.notify, getattr(exc, "message", str(exc)), severity="error", timeout=10
-            )
-            return
-        if report.failed is not None:
-            op, failure = report.failed
-            self.call_from_thread(
-                self.notify,
-                f"{plan.action} stopped at {op.verb} {op.target()}: {failure.message}; "
-                f"{len(report.applied)} step(s) applied",
-                severity="error",
-                timeout=10,
-            )
-        else:
-            self.call_from_thread(
-                self.notify,
-                f"{plan.action} {plan.app}"
-                + (f"/{plan.attempt}" if plan.attempt else "")
-                + ": done",
-            )
+    action_fence = _act_keys.action_fence
+    action_force_kill = _act_keys.action_force_kill
+    action_resubmit = _act_keys.action_resubmit
+    _plan = _act_keys._plan
+    _apply = _act_keys._apply

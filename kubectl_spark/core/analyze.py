@@ -7,7 +7,7 @@ pods. Every front end (``ls``, ``describe``, the TUI) shows what it returns.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence, Set
+from collections.abc import Mapping, Sequence
 from functools import lru_cache, partial
 from typing import Any
 
@@ -24,6 +24,12 @@ from .losses import classify
 from .model import Analysis, App, Attempt, Executor, History, Reason, in_id_order
 from .podfacts import PodFacts, canonical_time
 from .reasons import NodeHealth, PodContext, spark_container, waiting_reason
+from .reconstruct import (
+    job_pods_in_events,
+    reconstruct_job_attempts,
+    reconstruct_operator_attempts,
+    reruns_only_after_failure,
+)
 from .sparkview import kept_evidence, with_spark_view
 
 
@@ -184,7 +190,7 @@ def _gone_driver(
             "preempted by the scheduler (from Events; the pod is gone)",
             (*evidence, f"event Preempted: {raw.text(seen['Preempted'], 'message')}"),
         )
-    if rerun and _reruns_only_after_failure(app):
+    if rerun and reruns_only_after_failure(app):
         failed = [
             e
             for e in index.events_for(app.owner, "SparkApplication")
@@ -213,13 +219,6 @@ def _gone_driver(
         False,
         f"the driver pod of this attempt is gone; {group_.note}",
         tuple(evidence),
-    )
-
-
-def _reruns_only_after_failure(app: AppGroup) -> bool:
-    return (
-        app.source == "sparkapplication"
-        and raw.text(app.owner, "spec", "restartPolicy", "type") == "OnFailure"
     )
 
 
@@ -348,151 +347,6 @@ def _app_state(app: AppGroup, attempts: Sequence[Attempt]) -> str:
     )
 
 
-def _reconstruct_operator_attempts(app: AppGroup, index: Index) -> None:
-    """Reconstruct earlier spark-operator attempts.
-
-    They leave no pod (the operator deletes it before a rerun); status.executionAttempts says
-    how many there were. The SparkApplication's Events are aggregated by reason (one Event,
-    a count, the first and last time): when as many submissions are counted as there were
-    runs, none has expired, so the first submission and the first driver failure are the
-    first run's start and (under OnFailure) its end.
-    """
-    if app.source != "sparkapplication" or app.owner is None:
-        return
-    executions = raw.number(app.owner, "status", "executionAttempts") or 0
-    known = len(app.attempts)
-    missing = max(executions - known, 0)
-    for _ in range(missing):
-        app.attempts.insert(
-            0,
-            AttemptGroup(
-                None,
-                None,
-                raw.text(app.owner, "status", "driverInfo", "podName") or f"{app.name}-driver",
-                None,
-                note=f"an earlier run (SparkApplication status.executionAttempts={executions}); "
-                "the operator deleted its driver pod before the rerun",
-            ),
-        )
-    if not missing or not _reruns_only_after_failure(app):
-        return
-    events = index.events_for(app.owner, "SparkApplication")
-    submitted = [e for e in events if raw.text(e, "reason") == "SparkApplicationSubmitted"]
-    if sum(raw.number(e, "count") or 1 for e in submitted) != executions:
-        return  # some Events expired: the first one left may be a later run's
-    first = app.attempts[0]
-    first.created = _first_time(submitted)
-    first.ended = _first_time([e for e in events if raw.text(e, "reason") == "SparkDriverFailed"])
-
-
-def _first_time(events: Sequence[Any]) -> str | None:
-    return min((t for e in events if (t := _first_seen(e))), default=None)
-
-
-def _first_seen(event: Any) -> str | None:
-    """When an (aggregated) Event first happened, in RFC 3339."""
-    return times.rfc3339(
-        times.parse(raw.text(event, "firstTimestamp") or raw.text(event, "eventTime"))
-    )
-
-
-def job_of_pod(namespace: str, pod: str, jobs: Set[tuple[str, str]]) -> str | None:
-    """The Job among ``jobs`` (namespace, name) whose pods are named like ``pod``: the longest.
-
-    A Job names its pods ``<job>-<suffix>``: Job ``etl`` does not make pod ``etl-daily-x7k2p``
-    when Job ``etl-daily`` exists.
-    """
-    owner = pod
-    while "-" in owner:
-        owner = owner.rsplit("-", 1)[0]
-        if (namespace, owner) in jobs:
-            return owner
-    return None
-
-
-def job_pods_in_events(snapshot: Snapshot) -> dict[tuple[str, str], dict[str, str]]:
-    """Pod names Events mention, by the driver Job that made them: (namespace, Job) -> {name: first seen}.
-
-    Which Job a name belongs to is ``job_of_pod``'s answer. Read once per analysis: scanning
-    every Event for every Job would be quadratic.
-    """
-    jobs = {(raw.namespace(j), raw.name(j)) for j in snapshot.jobs if raw.name(j)}
-    found: dict[tuple[str, str], dict[str, str]] = {}
-    if not jobs:
-        return found
-    for event in snapshot.events:
-        involved = raw.mapping(event, "involvedObject")
-        name = raw.text(involved, "name")
-        if raw.text(involved, "kind") != "Pod" or "-" not in name:
-            continue
-        namespace = raw.text(involved, "namespace")
-        owner = job_of_pod(namespace, name, jobs)
-        if owner is None:
-            continue
-        stamp = _first_seen(event) or ""
-        named = found.setdefault((namespace, owner), {})
-        if name not in named or (stamp and stamp < named[name]):
-            named[name] = stamp
-    return found
-
-
-def _reconstruct_job_attempts(
-    app: AppGroup, named_by_job: Callable[[], dict[tuple[str, str], dict[str, str]]]
-) -> None:
-    """Reconstruct a Job's attempts whose driver pods are gone.
-
-    The Job counted them (status.failed/succeeded), and Events may still name them
-    (``job_pods_in_events``).
-    """
-    if app.source != "job" or app.owner is None:
-        return
-    job = app.owner
-    present = {a.name for a in app.attempts}
-    counted = (raw.number(job, "status", "failed") or 0) + (
-        raw.number(job, "status", "succeeded") or 0
-    )
-    finished_present = sum(
-        1
-        for a in app.attempts
-        if a.driver is not None
-        and (
-            a.driver.phase in ("Succeeded", "Failed")
-            or raw.text(a.driver.pod, "metadata", "deletionTimestamp")
-        )
-    )
-    missing = counted - finished_present
-    if missing <= 0:
-        return
-    named = {
-        name: stamp
-        for name, stamp in named_by_job().get((app.namespace, raw.name(job)), {}).items()
-        if name not in present
-    }
-    gone = sorted(named.items(), key=lambda kv: kv[1])[-missing:] if named else []
-    for name, stamp in gone:
-        app.attempts.append(
-            AttemptGroup(
-                None,
-                None,
-                name,
-                stamp or None,
-                note=f"its pod is gone; the Job counted it (status.failed+succeeded={counted}) and Events still name it",
-            )
-        )
-    for _ in range(missing - len(gone)):
-        app.attempts.insert(
-            0,
-            AttemptGroup(
-                None,
-                None,
-                None,
-                None,
-                note=f"its pod is gone; the Job counted it (status.failed+succeeded={counted})",
-            ),
-        )
-    app.attempts.sort(key=lambda a: (a.created or "", a.name or ""))
-
-
 def analyze(snapshot: Snapshot, *, group_by: str | None = None) -> Analysis:
     """The analysis of a snapshot, with the cyclic garbage collector paused (``memory``)."""
     with collector_paused():
@@ -511,8 +365,8 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
     apps = []
     named_by_job = lru_cache(maxsize=1)(lambda: job_pods_in_events(snapshot))
     for app in groups:
-        _reconstruct_operator_attempts(app, index)
-        _reconstruct_job_attempts(app, named_by_job)
+        reconstruct_operator_attempts(app, index)
+        reconstruct_job_attempts(app, named_by_job)
         attempts = tuple(
             with_spark_view(
                 _attempt(i + 1, a, app, index),

@@ -20,9 +20,10 @@ from typing import Any, NamedTuple
 from kubectl_spark.knowledge.labels import OPERATOR_APP
 
 from . import raw
-from .analyze import analyze, job_of_pod
+from .analyze import analyze
 from .inputs import Snapshot, node_health
 from .model import Analysis
+from .reconstruct import job_of_pod
 
 Key = tuple[str, str, str]  # ("id" | "op", namespace, app id | operator app name)
 Target = tuple[str, str, str]  # (namespace, kind, name) of an Event's involved object

@@ -8,64 +8,24 @@ with what the API says (pods deleted meanwhile are killed, never resurrected).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from kubectl_spark.knowledge.times import parse_time, rfc3339, rfc3339_micro
+from kubectl_spark.knowledge.times import rfc3339, rfc3339_micro
 
+from . import kubelet_status as _kubelet_status
 from . import objects
 from .client import SimApiError, pod
+from .processes import (
+    CRASH_BACKOFF_BASE,
+    LEASE_RENEW_SECONDS,
+    Container,
+    NodeState,
+    Process,
+)
 
 if TYPE_CHECKING:
     from .world import World
-
-LEASE_RENEW_SECONDS = 10
-# How long a container takes to exit on SIGTERM (a JVM's shutdown hooks); capped by the grace.
-SIGTERM_EXIT_SECONDS = 2
-CRASH_BACKOFF_BASE = 10
-CRASH_BACKOFF_MAX = 300
-
-
-@dataclass
-class Container:
-    name: str
-    started: datetime
-    restarts: int = 0
-    exit_at: datetime | None = None
-    exit_code: int = 0
-    exit_reason: str = ""
-    terminated: dict[str, Any] | None = None
-    last_terminated: dict[str, Any] | None = None
-    backoff_until: datetime | None = None
-
-
-@dataclass
-class Process:
-    """A pod sandbox on the node and its containers: what `crictl ps` would show."""
-
-    uid: str
-    namespace: str
-    name: str
-    containers: dict[str, Container] = field(default_factory=dict)
-    evicted: str | None = None  # the kubelet's eviction message, once decided
-    terminating_since: datetime | None = None
-
-    @property
-    def alive(self) -> bool:
-        return any(c.terminated is None for c in self.containers.values())
-
-
-@dataclass
-class NodeState:
-    name: str
-    status: str = "up"  # up, partitioned, down
-    cpu: float = 8.0
-    memory: float = 32 * 1024**3
-    labels: dict[str, str] = field(default_factory=dict)
-    processes: dict[str, Process] = field(default_factory=dict)
-    last_lease: datetime | None = None
-    rebooted: bool = False
 
 
 class Kubelet:
@@ -387,265 +347,12 @@ class Kubelet:
         # This sync reports ContainerCreating; the next one reports the running containers.
         self._report_waiting(item, "ContainerCreating", None)
 
-    def _report_waiting(self, item: dict[str, Any], reason: str, message: str | None) -> None:
-        now = rfc3339(self.now())
-        waiting: dict[str, Any] = {"reason": reason}
-        if message:
-            waiting["message"] = message
-        statuses = [
-            {
-                "name": c["name"],
-                "image": c.get("image"),
-                "imageID": "",
-                "ready": False,
-                "restartCount": 0,
-                "started": False,
-                "state": {"waiting": waiting},
-                "lastState": {},
-            }
-            for c in item["spec"]["containers"]
-        ]
-        conditions = (item.get("status") or {}).get("conditions")
-        for kind, value in (
-            ("PodReadyToStartContainers", "False"),
-            ("Initialized", "True"),
-            ("Ready", "False"),
-            ("ContainersReady", "False"),
-        ):
-            cond = {"type": kind, "status": value, "lastProbeTime": None, "lastTransitionTime": now}
-            if value == "False" and kind in ("Ready", "ContainersReady"):
-                cond.update(
-                    {
-                        "reason": "ContainersNotReady",
-                        "message": f"containers with unready status: [{' '.join(c['name'] for c in item['spec']['containers'])}]",
-                    }
-                )
-            conditions = objects.with_condition(conditions, cond)
-        status = {
-            "phase": "Pending",
-            "hostIP": self._node_ip(),
-            "conditions": conditions,
-            "containerStatuses": statuses,
-            "startTime": (item.get("status") or {}).get("startTime") or now,
-        }
-        if (item.get("status") or {}).get("containerStatuses") != statuses or (
-            item.get("status") or {}
-        ).get("phase") != "Pending":
-            self.client.patch(
-                pod(item["metadata"]["namespace"], item["metadata"]["name"]) + "/status",
-                {"status": status},
-            )
-
-    def _handle_exits(self, item: dict[str, Any], proc: Process) -> None:
-        policy = item["spec"].get("restartPolicy", "Always")
-        now = self.now()
-        for c in proc.containers.values():
-            if c.terminated is None:
-                if c.backoff_until is not None and c.backoff_until <= now:
-                    c.backoff_until = None
-                continue
-            restart = policy == "Always" or (
-                policy == "OnFailure" and c.terminated["exitCode"] != 0
-            )
-            if not restart:
-                continue
-            if c.backoff_until is None:
-                delay = min(self._backoff_base() * 2**c.restarts, CRASH_BACKOFF_MAX)
-                c.backoff_until = now + timedelta(seconds=delay)
-                self.world.recorder.event(
-                    item,
-                    "BackOff",
-                    f"Back-off restarting failed container {c.name} in pod {proc.name}_{proc.namespace}({proc.uid})",
-                    type_="Warning",
-                    host=self.node.name,
-                )
-                self.world.rotate_log(item, c.name)
-                c.last_terminated = c.terminated
-                c.restarts += 1
-                c.exit_at = None
-                c.terminated = None
-                c.started = c.backoff_until
-                self.world.recorder.event(
-                    item, "Started", f"Started container {c.name}", host=self.node.name
-                )
-
-    def _report(self, item: dict[str, Any], proc: Process) -> None:
-        now = self.now()
-        stamp = rfc3339(now)
-        statuses = []
-        spec_containers = {c["name"]: c for c in item["spec"]["containers"]}
-        for c in proc.containers.values():
-            image = spec_containers.get(c.name, {}).get("image")
-            entry: dict[str, Any] = {
-                "name": c.name,
-                "image": image,
-                "imageID": f"{image}@sha256:0",
-                "restartCount": c.restarts,
-                "containerID": self._cid(proc, c),
-                "lastState": {},
-            }
-            if c.last_terminated:
-                entry["lastState"] = {"terminated": c.last_terminated}
-            if c.terminated is not None:
-                entry.update(ready=False, started=False, state={"terminated": c.terminated})
-            elif c.backoff_until is not None and c.backoff_until > now:
-                delay = min(self._backoff_base() * 2 ** (c.restarts - 1), CRASH_BACKOFF_MAX)
-                entry.update(
-                    ready=False,
-                    started=False,
-                    state={
-                        "waiting": {
-                            "reason": "CrashLoopBackOff",
-                            "message": f"back-off {delay}s restarting failed container={c.name} pod={proc.name}_{proc.namespace}({proc.uid})",
-                        }
-                    },
-                )
-            else:
-                entry.update(
-                    ready=True, started=True, state={"running": {"startedAt": rfc3339(c.started)}}
-                )
-            statuses.append(entry)
-        policy = item["spec"].get("restartPolicy", "Always")
-        all_done = all(c.terminated is not None for c in proc.containers.values())
-        restarting = any(
-            c.terminated is not None
-            and (policy == "Always" or (policy == "OnFailure" and c.terminated["exitCode"] != 0))
-            for c in proc.containers.values()
-        )
-        if all_done and not restarting:
-            phase = (
-                "Succeeded"
-                if all(
-                    c.terminated and c.terminated["exitCode"] == 0 for c in proc.containers.values()
-                )
-                else "Failed"
-            )
-        else:
-            phase = "Running"
-        ready = phase == "Running" and all(s["ready"] for s in statuses)
-        conditions = (item.get("status") or {}).get("conditions")
-        for kind, value in (
-            ("PodReadyToStartContainers", "True"),
-            ("Initialized", "True"),
-            ("Ready", "True" if ready else "False"),
-            ("ContainersReady", "True" if ready else "False"),
-        ):
-            cond: dict[str, Any] = {
-                "type": kind,
-                "status": value,
-                "lastProbeTime": None,
-                "lastTransitionTime": stamp,
-            }
-            if value == "False":
-                cond["reason"] = "PodCompleted" if phase != "Running" else "ContainersNotReady"
-            conditions = objects.with_condition(conditions, cond)
-        status = {
-            **(item.get("status") or {}),
-            "phase": phase,
-            "conditions": conditions,
-            "containerStatuses": statuses,
-            "hostIP": self._node_ip(),
-            "podIP": self._pod_ip(proc.uid),
-            "startTime": (item.get("status") or {}).get("startTime") or stamp,
-        }
-        if phase == "Running":
-            status.pop("reason", None)
-        if status != item.get("status"):
-            self.client.patch(pod(proc.namespace, proc.name) + "/status", {"status": status})
-            if phase != "Running":
-                self.world.on_finished(item, phase)
-
-    def _pod_ip(self, uid: str) -> str:
-        n = int(hashlib.sha256(uid.encode()).hexdigest(), 16)
-        return f"10.244.{n % 250}.{n // 250 % 250 + 2}"
-
-    def _report_evicted(self, item: dict[str, Any], proc: Process) -> None:
-        stamp = rfc3339(self.now())
-        message = proc.evicted or ""
-        statuses = []
-        for c in proc.containers.values():
-            statuses.append(
-                {
-                    "name": c.name,
-                    "image": next(
-                        (s.get("image") for s in item["spec"]["containers"] if s["name"] == c.name),
-                        "",
-                    ),
-                    "ready": False,
-                    "started": False,
-                    "restartCount": c.restarts,
-                    "state": {
-                        "terminated": {
-                            "exitCode": 137,
-                            "reason": "Error",
-                            "startedAt": rfc3339(c.started),
-                            "finishedAt": stamp,
-                        }
-                    },
-                    "lastState": {"terminated": c.last_terminated} if c.last_terminated else {},
-                }
-            )
-        conditions = objects.with_disruption(item, "TerminationByKubelet", message, stamp)
-        conditions = objects.with_condition(
-            conditions,
-            {
-                "type": "Ready",
-                "status": "False",
-                "lastProbeTime": None,
-                "lastTransitionTime": stamp,
-                "reason": "PodFailed",
-            },
-        )
-        status = {
-            **(item.get("status") or {}),
-            "phase": "Failed",
-            "reason": "Evicted",
-            "message": message,
-            "conditions": conditions,
-            "containerStatuses": statuses,
-        }
-        self.world.recorder.event(item, "Evicted", message, type_="Warning", host=self.node.name)
-        self.client.patch(pod(proc.namespace, proc.name) + "/status", {"status": status})
-        del self.node.processes[proc.uid]
-        self.world.on_finished(item, "Failed")
-
-    def _finish_deletion(self, item: dict[str, Any], proc: Process | None) -> None:
-        """Finish a graceful deletion, as the kubelet does.
-
-        SIGTERM the containers; they exit (143) within SIGTERM_EXIT_SECONDS, or are killed (137)
-        when the grace period ends; report, then delete with grace 0 and a UID precondition.
-        """
-        meta = item["metadata"]
-        now = self.now()
-        if proc is not None and proc.alive:
-            grace = int(meta.get("deletionGracePeriodSeconds") or 0)
-            deadline = parse_time(meta["deletionTimestamp"])
-            asked = deadline - timedelta(seconds=grace)
-            exits = min(asked + timedelta(seconds=SIGTERM_EXIT_SECONDS), deadline)
-            if now < exits:
-                if proc.terminating_since is None:
-                    proc.terminating_since = now
-                    first = next(iter(proc.containers))
-                    self.world.recorder.event(
-                        item, "Killing", f"Stopping container {first}", host=self.node.name
-                    )
-                return
-            stamp = rfc3339(now)
-            code = (
-                143 if exits < deadline else 137
-            )  # exited on SIGTERM, or SIGKILLed at the deadline
-            for c in proc.containers.values():
-                if c.terminated is None:
-                    c.terminated = {
-                        "exitCode": code,
-                        "reason": "Error",
-                        "startedAt": rfc3339(c.started),
-                        "finishedAt": stamp,
-                        "containerID": self._cid(proc, c),
-                    }
-            self._report(item, proc)
-        self.node.processes.pop(meta["uid"], None)
-        self.client.delete(pod(meta["namespace"], meta["name"]), grace=0, uid=meta["uid"])
+    _report_waiting = _kubelet_status._report_waiting
+    _handle_exits = _kubelet_status._handle_exits
+    _report = _kubelet_status._report
+    _pod_ip = staticmethod(_kubelet_status.pod_ip)
+    _report_evicted = _kubelet_status._report_evicted
+    _finish_deletion = _kubelet_status._finish_deletion
 
     # ------------------------------------------------------------------------------ faults
     def plan_exit(

@@ -21,12 +21,14 @@ from . import objects
 from .attach import AttachDetach
 from .client import Client, SimApiError, pod, pods
 from .jobs import JobController
-from .kubelet import Kubelet, NodeState
+from .kubelet import Kubelet
 from .nodelifecycle import OUT_OF_SERVICE, NodeLifecycle
+from .operator import SparkOperator
+from .processes import NodeState
 from .recorder import Recorder
 from .scheduler import Scheduler
 from .sides import ClusterSide, EmulatorSide, RealControlPlaneSide
-from .spark import AppConfig, SparkDrivers, SparkOperator
+from .spark import AppConfig, SparkDrivers
 
 EVICTION_MESSAGE = (
     "The node was low on resource: memory. Threshold quantity: 100Mi, available: 92Mi. "

@@ -728,7 +728,7 @@ def test_an_unknown_network_error_is_said_by_its_innermost_cause() -> None:
     cut at a word, not the wrappers' text cut mid-word."""
     from urllib3.exceptions import MaxRetryError, ProtocolError
 
-    from kubectl_spark.kube.client import _short
+    from kubectl_spark.kube.apierrors import _short
 
     cause = OSError("the network stack said something long and odd " * 6)
     wrapped = MaxRetryError(None, "/api", ProtocolError("Connection aborted.", cause))  # type: ignore[arg-type]

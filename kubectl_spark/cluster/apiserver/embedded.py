@@ -34,7 +34,8 @@ from kubectl_spark.knowledge.clock import Clock, SystemClock
 from .authz import Policy
 from .faults import PROFILES, FaultProfile
 from .resources import Registry
-from .server import ApiServer, ServerConfig
+from .server import ApiServer
+from .serving import ServerConfig
 from .sniff import SniffingListener
 from .store import Store
 

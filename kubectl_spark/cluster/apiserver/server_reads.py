@@ -1,0 +1,246 @@
+"""Reads served: lists (as Tables for kubectl), watches (as Tables too), and patches."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from aiohttp import web
+
+from . import patching, tables
+from .errors import (
+    ApiError,
+    bad_request,
+    unsupported_media_type,
+)
+from .kinds import field_getters
+from .selectors import parse_field_selector, parse_label_selector
+from .serving import (
+    JSON,
+    Route,
+    _json,
+    _list_item,
+    truthy,
+)
+from .storedata import Stored
+
+if TYPE_CHECKING:
+    from .server import ApiServer
+
+
+def _table(
+    self: ApiServer,
+    plural: str,
+    objects: list[dict[str, Any]],
+    version: str,
+    query: dict[str, str],
+    list_meta: dict[str, Any],
+    *,
+    columns: bool = True,
+) -> dict[str, Any]:
+    return tables.table(
+        plural,
+        objects,
+        self.clock.now(),
+        version=version,
+        include_object=query.get("includeObject") or None,
+        list_meta=list_meta,
+        columns=columns,
+    )
+
+
+def _list(
+    self: ApiServer, route: Route, query: dict[str, str], as_table: str | None
+) -> web.Response:
+    rt = route.rt
+    labels = parse_label_selector(query.get("labelSelector"))
+    fields = parse_field_selector(
+        query.get("fieldSelector"), field_getters(self.store.storage(rt).rt)
+    )
+    limit_raw = query.get("limit")
+    try:
+        limit = int(limit_raw) if limit_raw else None
+    except ValueError as exc:
+        raise bad_request(f"invalid limit: {limit_raw!r}") from exc
+    if limit is not None and limit <= 0:
+        limit = None
+    result = self.store.list_objects(
+        rt,
+        route.namespace,
+        labels,
+        fields,
+        limit=limit,
+        continue_token=query.get("continue") or None,
+        resource_version=query.get("resourceVersion"),
+        resource_version_match=query.get("resourceVersionMatch") or None,
+    )
+    meta: dict[str, Any] = {"resourceVersion": str(result.rv)}
+    if result.continue_token:
+        meta["continue"] = result.continue_token
+    if result.remaining is not None:
+        meta["remainingItemCount"] = result.remaining
+    if as_table:
+        objects = [i.obj if isinstance(i, Stored) else i for i in result.items]
+        return _json(self._table(rt.plural, objects, as_table, query, meta))
+    head = orjson.dumps({"kind": f"{rt.kind}List", "apiVersion": rt.api_version, "metadata": meta})
+    items = b",".join(_list_item(i, builtin=rt.builtin) for i in result.items)
+    body = head[:-1] + b',"items":[' + items + b"]}"
+    return web.Response(body=body, content_type=JSON)
+
+
+async def _watch(
+    self: ApiServer, request: web.Request, route: Route, query: dict[str, str], as_table: str | None
+) -> web.StreamResponse:
+    rt = route.rt
+    labels = parse_label_selector(query.get("labelSelector"))
+    fields = parse_field_selector(
+        query.get("fieldSelector"), field_getters(self.store.storage(rt).rt)
+    )
+    send_initial = truthy(query.get("sendInitialEvents"))
+    if send_initial and query.get("resourceVersionMatch") != "NotOlderThan":
+        raise ApiError(
+            422,
+            "Invalid",
+            'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to "NotOlderThan"',
+        )
+    timeout_raw = query.get("timeoutSeconds")
+    try:
+        timeout = float(timeout_raw) if timeout_raw else self.config.min_request_timeout
+    except ValueError as exc:
+        raise bad_request(f"invalid timeoutSeconds: {timeout_raw!r}") from exc
+    watcher = self.store.watch(
+        rt,
+        route.namespace,
+        labels,
+        fields,
+        query.get("resourceVersion"),
+        send_initial_events=send_initial,
+        allow_bookmarks=truthy(query.get("allowWatchBookmarks")),
+    )
+    response = web.StreamResponse(
+        status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"}
+    )
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    self._streams.add(response)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + self.faults.watch_seconds(timeout)
+    last_bookmark = loop.time()
+    first = True  # a Table watch sends the column definitions with its first event only
+    try:
+        while not self.stopping.is_set():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            try:
+                line = await asyncio.wait_for(watcher.queue.get(), timeout=min(remaining, 0.5))
+            except TimeoutError:
+                transport = request.transport
+                if transport is None or transport.is_closing():
+                    break
+                if (
+                    watcher.allow_bookmarks
+                    and loop.time() - last_bookmark >= self.config.bookmark_interval
+                ):
+                    bookmark = watcher.bookmark_line(self.store.rv)
+                    if as_table:
+                        bookmark = self._table_line(
+                            rt.plural, bookmark, as_table, query, first=False
+                        )
+                    await response.write(bookmark)
+                    last_bookmark = loop.time()
+                continue
+            if line is None:
+                break
+            chunk = [line]
+            size = len(line)
+            ended = False
+            while size < 256 * 1024 and not watcher.queue.empty():
+                more = watcher.queue.get_nowait()
+                if more is None:
+                    ended = True
+                    break
+                chunk.append(more)
+                size += len(more)
+            if as_table:
+                chunk = [
+                    self._table_line(rt.plural, line, as_table, query, first=i == 0 and first)
+                    for i, line in enumerate(chunk)
+                ]
+                first = False
+            await response.write(b"".join(chunk))
+            if ended:
+                break
+    except (ConnectionResetError, asyncio.CancelledError):
+        pass
+    finally:
+        self.store.unwatch(watcher)
+        self._streams.discard(response)
+    with contextlib.suppress(ConnectionResetError, RuntimeError):
+        await response.write_eof()
+    return response
+
+
+def _table_line(
+    self: ApiServer, plural: str, line: bytes, version: str, query: dict[str, str], *, first: bool
+) -> bytes:
+    """A watch event whose object is a one-row Table (an ERROR's Status stays as it is)."""
+    event = orjson.loads(line)
+    obj = event.get("object") or {}
+    if event.get("type") == "ERROR":
+        return line
+    meta = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
+    rows = [] if event.get("type") == "BOOKMARK" else [obj]
+    event["object"] = self._table(plural, rows, version, query, meta, columns=first)
+    return orjson.dumps(event) + b"\n"
+
+
+async def _patch(
+    self: ApiServer, request: web.Request, route: Route, query: dict[str, str], dry_run: bool
+) -> web.Response:
+    rt = route.rt
+    content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
+    accepted = [patching.JSON, patching.MERGE, patching.APPLY]
+    if rt.builtin:
+        accepted.insert(2, patching.STRATEGIC)
+    if content_type not in accepted:
+        raise unsupported_media_type(accepted)
+    body = await self._body(request)
+    if content_type == patching.APPLY:
+        if not query.get("fieldManager"):
+            raise ApiError(
+                422,
+                "Invalid",
+                'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+            )
+        if self.store.lookup(rt, route.namespace, route.name) is None:
+            if not isinstance(body, dict):
+                raise bad_request("apply patch must be an object")
+            body.setdefault("metadata", {})["name"] = route.name
+            return _json(self.store.create(rt, route.namespace, body, dry_run=dry_run), 201)
+    elif "force" in query:
+        raise ApiError(
+            422,
+            "Invalid",
+            'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch',
+        )
+
+    def apply(current: dict[str, Any]) -> Any:
+        if content_type == patching.JSON:
+            return patching.json_patch(current, body)
+        if content_type == patching.STRATEGIC:
+            return patching.strategic_merge_patch(current, body)
+        return patching.merge_patch(current, body)
+
+    return _json(
+        self.store.patch(
+            rt,
+            route.namespace,
+            route.name,
+            apply,
+            subresource=route.subresource or None,
+            dry_run=dry_run,
+        )
+    )

@@ -1,0 +1,379 @@
+"""Subresources: binding, eviction (with PodDisruptionBudgets), access reviews, logs, the pod proxy, and the admin endpoints the simulator drives."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from kubectl_spark.cluster.podlogs import LogQuery, PodLogs
+
+from .authz import (
+    Attributes,
+    Identity,
+    Policy,
+)
+from .errors import (
+    ApiError,
+    bad_request,
+    conflict,
+    not_found,
+    success_status,
+)
+from .faults import FaultProfile
+from .selectors import selector_from_match
+from .serving import (
+    Route,
+    _json,
+    truthy,
+)
+from .storedata import DeleteOptions
+
+if TYPE_CHECKING:
+    from .server import ApiServer
+
+
+def _bind(self: ApiServer, route: Route, body: Any) -> dict[str, Any]:
+    target = (body or {}).get("target") or {}
+    node = target.get("name")
+    if not node:
+        raise ApiError(
+            422, "Invalid", f'Binding "{route.name}" is invalid: target.name: Required value'
+        )
+    current = self.store.get(route.rt, route.namespace, route.name)
+    if current["spec"].get("nodeName"):
+        raise conflict(
+            "pods/binding",
+            "",
+            route.name,
+            f'pod {route.name} is already assigned to node "{current["spec"]["nodeName"]}"',
+        )
+    if current["metadata"].get("deletionTimestamp"):
+        raise conflict(
+            "pods/binding",
+            "",
+            route.name,
+            f"pod {route.name} is being deleted, cannot be assigned to a host",
+        )
+    now = self.store._now()
+
+    def bind(obj: dict[str, Any]) -> dict[str, Any]:
+        obj["spec"]["nodeName"] = node
+        conditions = [
+            c
+            for c in obj.setdefault("status", {}).get("conditions") or []
+            if c.get("type") != "PodScheduled"
+        ]
+        conditions.append(
+            {
+                "type": "PodScheduled",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": now,
+            }
+        )
+        obj["status"]["conditions"] = conditions
+        return obj
+
+    self.store.force_write(route.rt, route.namespace, route.name, bind)
+    return success_status(code=201)
+
+
+def _evict(self: ApiServer, route: Route, body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict) or body.get("kind") not in (None, "Eviction"):
+        raise bad_request("the body of the request must be an Eviction")
+    meta = body.get("metadata") or {}
+    if meta.get("name") and meta["name"] != route.name:
+        raise bad_request("name in URL does not match name in Eviction object")
+    current = self.store.get(route.rt, route.namespace, route.name)
+    opts = DeleteOptions.from_body(body.get("deleteOptions"), {})
+    phase = (current.get("status") or {}).get("phase")
+    if not current["metadata"].get("deletionTimestamp") and phase not in (
+        "Succeeded",
+        "Failed",
+        "Pending",
+    ):
+        self._check_disruption_budget(route.namespace, current)
+    if not current["metadata"].get("deletionTimestamp") and phase not in (
+        "Succeeded",
+        "Failed",
+    ):
+        now = self.store._now()
+
+        def mark(obj: dict[str, Any]) -> dict[str, Any]:
+            status = obj.setdefault("status", {})
+            conditions = [
+                c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"
+            ]
+            conditions.append(
+                {
+                    "type": "DisruptionTarget",
+                    "status": "True",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": now,
+                    "reason": "EvictionByEvictionAPI",
+                    "message": "Eviction API: evicting",
+                }
+            )
+            status["conditions"] = conditions
+            return obj
+
+        self.store.force_write(route.rt, route.namespace, route.name, mark, subresource="status")
+    self.store.delete(route.rt, route.namespace, route.name, opts)
+    return success_status(code=201)
+
+
+def _check_disruption_budget(self: ApiServer, namespace: str, pod: dict[str, Any]) -> None:
+    """Refuse an eviction the pod's PodDisruptionBudget does not allow (429).
+
+    As the eviction subresource does; terminal, pending and terminating pods skip it.
+    """
+    pdb_rt = self.registry.lookup("policy", "v1", "poddisruptionbudgets")
+    if pdb_rt is None:
+        return
+    labels = pod["metadata"].get("labels") or {}
+    budgets = [
+        s.obj
+        for s in self.store.storage(pdb_rt).objects.values()
+        if s.obj["metadata"].get("namespace") == namespace
+        and not selector_from_match((s.obj.get("spec") or {}).get("selector")).empty
+        and selector_from_match((s.obj.get("spec") or {}).get("selector")).matches(labels)
+    ]
+    if len(budgets) > 1:
+        raise ApiError(
+            500,
+            "InternalError",
+            "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+        )
+    if budgets and int((budgets[0].get("status") or {}).get("disruptionsAllowed") or 0) < 1:
+        raise ApiError(
+            429,
+            "TooManyRequests",
+            "Cannot evict pod as it would violate the pod's disruption budget.",
+            {
+                "causes": [
+                    {
+                        "reason": "DisruptionBudget",
+                        "message": f"The disruption budget {budgets[0]['metadata']['name']} needs "
+                        f"{(budgets[0].get('status') or {}).get('desiredHealthy', 0)} healthy pods and has "
+                        f"{(budgets[0].get('status') or {}).get('currentHealthy', 0)} currently",
+                    }
+                ]
+            },
+        )
+
+
+def _review(self: ApiServer, body: Any, user: Identity) -> dict[str, Any]:
+    spec = (body or {}).get("spec") or {}
+    ra = spec.get("resourceAttributes")
+    if not isinstance(ra, dict):
+        raise ApiError(
+            422,
+            "Invalid",
+            'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified',
+        )
+    attrs = Attributes.of(
+        user,
+        str(ra.get("verb", "")),
+        str(ra.get("group", "")),
+        str(ra.get("resource", "")),
+        str(ra.get("subresource", "")),
+        str(ra.get("namespace", "")),
+        str(ra.get("name", "")),
+    )
+    allowed = self.policy.allows(attrs)
+    # Like RBAC: a refusal carries no reason (kubectl auth can-i then prints a bare "no").
+    status: dict[str, Any] = {"allowed": allowed}
+    out = dict(body)
+    out.setdefault("apiVersion", "authorization.k8s.io/v1")
+    out.setdefault("kind", "SelfSubjectAccessReview")
+    out.setdefault("metadata", {})
+    out["status"] = status
+    return out
+
+
+async def _logs(
+    self: ApiServer, request: web.Request, route: Route, query: dict[str, str]
+) -> web.StreamResponse:
+    pod = self.store.get(route.rt, route.namespace, route.name)
+    containers = [str(c.get("name")) for c in (pod.get("spec") or {}).get("containers") or []]
+    container = query.get("container") or ""
+    if not container:
+        default = (pod["metadata"].get("annotations") or {}).get(
+            "kubectl.kubernetes.io/default-container"
+        )
+        if len(containers) == 1:
+            container = containers[0]
+        elif isinstance(default, str) and default in containers:
+            container = default
+        else:
+            raise bad_request(
+                f"a container name must be specified for pod {route.name}, choose one of: [{' '.join(containers)}]"
+            )
+    if container not in containers:
+        raise bad_request(f"container {container} is not valid for pod {route.name}")
+    node = (pod.get("spec") or {}).get("nodeName")
+    if not node:
+        # A pod no node took has no kubelet to ask: kube-apiserver's LogLocation returns no
+        # location and the stream answers 204 with no body, previous or not
+        # (pkg/registry/core/pod/strategy.go, handlers/responsewriters StreamObject).
+        return web.Response(status=204)
+    if node in self.unreachable_nodes:
+        raise ApiError(
+            500,
+            "InternalError",
+            f'Get "https://{node}:10250/containerLogs/{route.namespace}/{route.name}/{container}": '
+            "dial tcp: i/o timeout",
+        )
+    previous = truthy(query.get("previous"))
+    entry = self.logs.get(pod["metadata"]["uid"], container)
+    statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("containerStatuses") or []}
+    cstatus = statuses.get(container) or {}
+    if previous:
+        if entry is None or entry.previous is None:
+            raise bad_request(
+                f'previous terminated container "{container}" in pod "{route.name}" not found'
+            )
+        log = entry.previous
+    else:
+        waiting = (cstatus.get("state") or {}).get("waiting")
+        if entry is None and (waiting or not cstatus):
+            reason = (waiting or {}).get("reason") or "ContainerCreating"
+            raise bad_request(
+                f'container "{container}" in pod "{route.name}" is waiting to start: {reason}'
+            )
+        if entry is None:
+            entry = self.logs.logs.setdefault((pod["metadata"]["uid"], container), PodLogs())
+        log = entry.current
+    try:
+        wanted = LogQuery.parse(query, self.clock.now(), truthy)
+    except ValueError as exc:
+        raise bad_request(f"invalid log options: {exc}") from exc
+    body = wanted.body(log)
+    if not truthy(query.get("follow")) or previous:
+        return web.Response(body=body, content_type="text/plain")
+    response = web.StreamResponse(status=200, headers={"Content-Type": "text/plain"})
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    await response.write(body)
+    sent = len(log.lines)
+    uid = pod["metadata"]["uid"]
+    try:
+        while not self.stopping.is_set():
+            await asyncio.sleep(0.1)
+            if len(log.lines) > sent:
+                await response.write(
+                    log.text(start=sent, timestamps=wanted.timestamps).encode(
+                        "utf-8", "surrogateescape"
+                    )
+                )
+                sent = len(log.lines)
+            found = self.store.by_uid_get(uid)
+            if found is None:
+                break
+            state = next(
+                (
+                    s.get("state") or {}
+                    for s in (found[1].obj.get("status") or {}).get("containerStatuses") or []
+                    if s.get("name") == container
+                ),
+                {},
+            )
+            if state.get("terminated"):
+                break
+            transport = request.transport
+            if transport is None or transport.is_closing():
+                break
+    except (ConnectionResetError, asyncio.CancelledError):
+        pass
+    with contextlib.suppress(ConnectionResetError, RuntimeError):
+        await response.write_eof()
+    return response
+
+
+async def _proxy(self: ApiServer, route: Route, query: dict[str, str]) -> web.StreamResponse:
+    pod_name, _, port_text = route.name.partition(":")
+    pod = self.store.get(route.rt, route.namespace, pod_name)
+    port = int(port_text) if port_text.isdecimal() else 80
+    if not port_text.isdecimal() and port_text:
+        for container in (pod.get("spec") or {}).get("containers") or []:
+            for p in container.get("ports") or []:
+                if p.get("name") == port_text:
+                    port = int(p.get("containerPort", 80))
+    handler = self.proxy_handlers.get((route.namespace, pod_name, port))
+    node = (pod.get("spec") or {}).get("nodeName")
+    running = (pod.get("status") or {}).get("phase") == "Running"
+    answer = (
+        await handler("/" + route.rest, query)
+        if handler is not None and running and not (node and node in self.unreachable_nodes)
+        else None
+    )
+    if answer is None:
+        ip = (pod.get("status") or {}).get("podIP") or "<none>"
+        raise ApiError(
+            503,
+            "ServiceUnavailable",
+            f"error trying to reach service: dial tcp {ip}:{port}: connect: connection refused",
+        )
+    status, content_type, body = answer
+    return web.Response(status=status, body=body, content_type=content_type)
+
+
+async def _admin(
+    self: ApiServer, request: web.Request, user: Identity, parts: list[str]
+) -> web.StreamResponse:
+    """Emulator controls (logs, policy, GC, compaction) for the simulator and tests."""
+    if self.config.require_auth and user.name not in self.config.admin_users:
+        raise ApiError(403, "Forbidden", f'User "{user.name}" cannot use the emulator controls')
+    what = "/".join(parts)
+    method = request.method
+    body = await self._body(request, allow_empty=True) if method in ("POST", "PUT") else None
+    if what == "audit" and method == "GET":
+        return _json({"items": list(self.audit.entries), "writes": self.audit.writes()})
+    if what == "audit" and method == "DELETE":
+        self.audit.entries.clear()
+        return _json(success_status())
+    if what == "authz" and method == "PUT":
+        try:
+            self.policy = Policy.from_dict(body or {})
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise bad_request(f"invalid policy: {exc}") from exc
+        return _json(success_status())
+    if what == "logs" and method == "POST":
+        return _json(self._admin_logs(body or {}))
+    if what == "gc" and method == "PUT":
+        self.store.set_gc_enabled(bool((body or {}).get("enabled", True)))
+        return _json(success_status())
+    if what == "compact" and method == "POST":
+        self.store.compact()
+        return _json(success_status())
+    if what == "expire-continue-tokens" and method == "POST":
+        self.store.expire_continue_tokens()
+        return _json(success_status())
+    if what == "faults" and method == "PUT":
+        try:
+            self.faults.set(FaultProfile.from_dict(body or {}))
+        except (ValueError, TypeError) as exc:
+            raise bad_request(f"invalid fault profile: {exc}") from exc
+        return _json(success_status())
+    if what == "faults" and method == "GET":
+        return _json({"counts": dict(self.faults.counts)})
+    if what == "unreachable-nodes" and method == "PUT":
+        self.unreachable_nodes = set((body or {}).get("nodes") or [])
+        return _json(success_status())
+    raise not_found("x-emulator", "", what)
+
+
+def _admin_logs(self: ApiServer, body: dict[str, Any]) -> dict[str, Any]:
+    rt = self.registry.lookup("", "v1", "pods")
+    assert rt is not None
+    pod = self.store.get(rt, str(body.get("namespace", "")), str(body.get("pod", "")))
+    uid = pod["metadata"]["uid"]
+    container = str(body.get("container") or (pod["spec"]["containers"][0]["name"]))
+    if body.get("rotate"):
+        self.logs.rotate(uid, container)
+    if body.get("text"):
+        self.logs.append(uid, container, str(body["text"]), self.clock.now())
+    return success_status()

@@ -1,0 +1,95 @@
+"""The action keys: a plan made by the application layer (the command's own), shown, then applied once confirmed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from textual import work
+
+from kubectl_spark.core.model import App as SparkApp
+from kubectl_spark.core.model import Attempt
+
+from .screens.plan import PlanScreen
+
+if TYPE_CHECKING:
+    from .app import SparkTUI
+
+
+def action_fence(self: SparkTUI) -> None:
+    self._plan("fence", *self.selection()[:2])
+
+
+def action_force_kill(self: SparkTUI) -> None:
+    self._plan("force-kill", *self.selection()[:2])
+
+
+def action_resubmit(self: SparkTUI) -> None:
+    self._plan("resubmit", *self.selection()[:2])
+
+
+@work(thread=True, exclusive=True, group="action")
+def _plan(
+    self: SparkTUI, action: str, chosen: SparkApp | None, chosen_attempt: Attempt | None
+) -> None:
+    """Compute the plan with the same code as the command, then ask."""
+    from kubectl_spark.app import act
+
+    if chosen is None or self.readonly:
+        return
+    try:
+        with self.source.connect() as api:
+            snap, app, attempt = act.reread(api, chosen, chosen_attempt)
+            if action == "fence" and attempt is not None:
+                plan = act.plan_fence(api, snap, app, attempt)
+            elif action == "force-kill" and attempt is not None:
+                plan = act.plan_force_kill(api, snap, app, attempt, act.KillOptions())
+            else:
+                plan = act.plan_resubmit(api, snap, app)
+    except Exception as exc:  # noqa: BLE001 - shown to the user
+        self.call_from_thread(
+            self.notify, getattr(exc, "message", str(exc)), severity="error", timeout=8
+        )
+        return
+
+    def decided(confirmed: bool | None) -> None:
+        if confirmed:
+            self._apply(plan)
+
+    self.call_from_thread(self.push_screen, PlanScreen(plan), decided)
+
+
+@work(thread=True, exclusive=True, group="action")
+def _apply(self: SparkTUI, plan: Any) -> None:
+    from kubectl_spark.kube import actions
+
+    try:
+        with self.source.connect() as api:
+            missing = actions.missing_permissions(api, plan)
+            if missing:
+                self.call_from_thread(
+                    self.notify,
+                    "nothing changed: missing " + "; ".join(missing),
+                    severity="error",
+                    timeout=10,
+                )
+                return
+            report = actions.apply(api, plan)
+    except Exception as exc:  # noqa: BLE001 - shown to the user
+        self.call_from_thread(
+            self.notify, getattr(exc, "message", str(exc)), severity="error", timeout=10
+        )
+        return
+    if report.failed is not None:
+        op, failure = report.failed
+        self.call_from_thread(
+            self.notify,
+            f"{plan.action} stopped at {op.verb} {op.target()}: {failure.message}; "
+            f"{len(report.applied)} step(s) applied",
+            severity="error",
+            timeout=10,
+        )
+    else:
+        self.call_from_thread(
+            self.notify,
+            f"{plan.action} {plan.app}" + (f"/{plan.attempt}" if plan.attempt else "") + ": done",
+        )

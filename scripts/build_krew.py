@@ -152,9 +152,22 @@ def render(
 
 def validate(doc: Any, *, package_version: str | None = None) -> list[str]:
     """krew-index's rules for a plugin manifest; an empty list means valid."""
-    problems: list[str] = []
     if not isinstance(doc, dict):
         return ["the manifest is not a mapping"]
+    problems = _header_problems(doc)
+    spec = doc.get("spec") or {}
+    problems += _spec_problems(spec, package_version)
+    platforms = spec.get("platforms") or []
+    if not platforms:
+        problems.append("spec.platforms must not be empty")
+    seen: set[tuple[str, str]] = set()
+    for i, entry in enumerate(platforms):
+        problems += _platform_problems(i, entry, seen)
+    return problems
+
+
+def _header_problems(doc: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
     if doc.get("apiVersion") != "krew.googlecontainertools.github.com/v1alpha2":
         problems.append("apiVersion must be krew.googlecontainertools.github.com/v1alpha2")
     if doc.get("kind") != "Plugin":
@@ -167,7 +180,11 @@ def validate(doc: Any, *, package_version: str | None = None) -> list[str]:
         or name.startswith("kube-")
     ):
         problems.append(f"metadata.name {name!r} must be a lowercase plugin name (no kube- prefix)")
-    spec = doc.get("spec") or {}
+    return problems
+
+
+def _spec_problems(spec: dict[str, Any], package_version: str | None) -> list[str]:
+    problems: list[str] = []
     ver = str(spec.get("version") or "")
     if not re.fullmatch(r"v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?", ver):
         problems.append(f"spec.version {ver!r} must be a v-prefixed semantic version")
@@ -183,35 +200,32 @@ def validate(doc: Any, *, package_version: str | None = None) -> list[str]:
         problems.append("spec.description must be wrapped at 80 columns")
     if not str(spec.get("homepage") or "").startswith("https://"):
         problems.append("spec.homepage must be an https URL")
-    platforms = spec.get("platforms") or []
-    if not platforms:
-        problems.append("spec.platforms must not be empty")
-    seen: set[tuple[str, str]] = set()
-    for i, entry in enumerate(platforms):
-        selector = (entry or {}).get("selector") or {}
-        labels = selector.get("matchLabels") or {}
-        if not labels or set(labels) - {"os", "arch"} or selector.get("matchExpressions"):
-            problems.append(f"platforms[{i}].selector must use only os/arch matchLabels")
-            continue
-        key = (str(labels.get("os")), str(labels.get("arch")))
-        if key in seen:
-            problems.append(
-                f"platforms[{i}].selector overlaps another platform ({key[0]}/{key[1]})"
-            )
-        seen.add(key)
-        if not re.fullmatch(r"[a-f0-9]{64}", str(entry.get("sha256") or "")):
-            problems.append(f"platforms[{i}].sha256 must be 64 lowercase hex characters")
-        uri = str(entry.get("uri") or "")
-        if not uri.startswith("https://") or not uri.endswith((".tar.gz", ".zip")):
-            problems.append(f"platforms[{i}].uri must be an https .tar.gz or .zip")
-        binary = str(entry.get("bin") or "")
-        if not binary:
-            problems.append(f"platforms[{i}].bin is required")
-        elif key[0] == "windows" and not binary.endswith(".exe"):
-            problems.append(f"platforms[{i}].bin must be an .exe on windows")
-        files = entry.get("files") or []
-        if not any(str(f.get("from")) == "LICENSE" for f in files if isinstance(f, dict)):
-            problems.append(f"platforms[{i}].files must include the LICENSE")
+    return problems
+
+
+def _platform_problems(i: int, entry: Any, seen: set[tuple[str, str]]) -> list[str]:
+    selector = (entry or {}).get("selector") or {}
+    labels = selector.get("matchLabels") or {}
+    if not labels or set(labels) - {"os", "arch"} or selector.get("matchExpressions"):
+        return [f"platforms[{i}].selector must use only os/arch matchLabels"]
+    problems: list[str] = []
+    key = (str(labels.get("os")), str(labels.get("arch")))
+    if key in seen:
+        problems.append(f"platforms[{i}].selector overlaps another platform ({key[0]}/{key[1]})")
+    seen.add(key)
+    if not re.fullmatch(r"[a-f0-9]{64}", str(entry.get("sha256") or "")):
+        problems.append(f"platforms[{i}].sha256 must be 64 lowercase hex characters")
+    uri = str(entry.get("uri") or "")
+    if not uri.startswith("https://") or not uri.endswith((".tar.gz", ".zip")):
+        problems.append(f"platforms[{i}].uri must be an https .tar.gz or .zip")
+    binary = str(entry.get("bin") or "")
+    if not binary:
+        problems.append(f"platforms[{i}].bin is required")
+    elif key[0] == "windows" and not binary.endswith(".exe"):
+        problems.append(f"platforms[{i}].bin must be an .exe on windows")
+    files = entry.get("files") or []
+    if not any(str(f.get("from")) == "LICENSE" for f in files if isinstance(f, dict)):
+        problems.append(f"platforms[{i}].files must include the LICENSE")
     return problems
 
 

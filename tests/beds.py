@@ -159,46 +159,53 @@ def reset(plane: ControlPlane) -> None:
         client.close()
 
 
+KEPT_NAMES = {"kube-root-ca.crt", "kubernetes"}  # what the control plane itself keeps
+
+
 def _reset(client: Client) -> None:
-    for path in ("/apis/sparkoperator.k8s.io/v1beta2/sparkapplications", "/apis/batch/v1/jobs"):
-        for item in client.list(path):
-            _remove(client, path, item)
-    for item in client.list("/api/v1/pods"):
-        if item["metadata"]["namespace"] == "kube-system":
-            continue
-        _remove(client, "/api/v1/pods", item)
-    for plural in ("configmaps", "events", "persistentvolumeclaims", "services"):
-        for item in client.list(f"/api/v1/{plural}"):
-            meta = item["metadata"]
-            if meta["namespace"] == "kube-system" or meta["name"] in {
-                "kube-root-ca.crt",
-                "kubernetes",
-            }:
-                continue
-            _remove(client, f"/api/v1/{plural}", item)
-    for path in (
+    _remove_objects(client)
+    deadline = time.monotonic() + 30
+    _wait_nodes_and_pods_gone(client, deadline)
+    _remove_namespaces(client, deadline)
+
+
+def _not_system(item: dict[str, Any]) -> bool:
+    meta = item["metadata"]
+    return meta.get("namespace") != "kube-system" and meta["name"] not in KEPT_NAMES
+
+
+def _remove_objects(client: Client) -> None:
+    paths = [
+        "/apis/sparkoperator.k8s.io/v1beta2/sparkapplications",
+        "/apis/batch/v1/jobs",
+        "/api/v1/pods",
+        *(f"/api/v1/{p}" for p in ("configmaps", "events", "persistentvolumeclaims", "services")),
         "/apis/policy/v1/poddisruptionbudgets",
         "/apis/networking.k8s.io/v1/networkpolicies",
         "/apis/coordination.k8s.io/v1/leases",
-    ):
+        "/api/v1/nodes",
+    ]
+    for path in paths:
         for item in client.list(path):
-            if item["metadata"]["namespace"] == "kube-system":
-                continue
-            _remove(client, path, item)
-    for item in client.list("/api/v1/nodes"):
-        _remove(client, "/api/v1/nodes", item)
-    deadline = time.monotonic() + 30
-    # A node deleted with a finalizer lingers: the next test's kubelet would find it and then
-    # lose it. Wait until the cluster-wide things a test makes are gone.
+            if _not_system(item):
+                _remove(client, path, item)
+
+
+def _wait_nodes_and_pods_gone(client: Client, deadline: float) -> None:
+    """A node deleted with a finalizer lingers: the next test's kubelet would find it and then
+    lose it. Wait until the cluster-wide things a test makes are gone."""
     while client.list("/api/v1/nodes") or [
-        p for p in client.list("/api/v1/pods") if p["metadata"]["namespace"] != "kube-system"
+        p for p in client.list("/api/v1/pods") if _not_system(p)
     ]:
         if time.monotonic() > deadline:
             raise AssertionError("nodes or pods still there 30 s after the reset")
         for item in client.list("/api/v1/pods"):
-            if item["metadata"]["namespace"] != "kube-system":
+            if _not_system(item):
                 _remove(client, "/api/v1/pods", item)
         time.sleep(0.1)
+
+
+def _remove_namespaces(client: Client, deadline: float) -> None:
     for item in client.list("/api/v1/namespaces"):
         name = item["metadata"]["name"]
         if name not in SYSTEM_NAMESPACES:
@@ -207,6 +214,7 @@ def _reset(client: Client) -> None:
             except SimApiError as err:
                 if err.status != 404:
                     raise
+    left: list[str] = []
     while time.monotonic() < deadline:
         left = [
             n["metadata"]["name"]

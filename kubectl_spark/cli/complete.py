@@ -149,8 +149,23 @@ def candidates(words: list[str]) -> tuple[list[str], int]:
     """The completions for ``words`` (the last one is being completed)."""
     *preceding, current = words or [""]
     previous = preceding[-1] if preceding else ""
+    subcommand, positional = _parsed(preceding)
+    if previous in VALUE_FLAGS:
+        return _flag_values(previous, subcommand, preceding)
+    if current.startswith("-"):
+        flags = COMMANDS.get(subcommand, ("", []))[1] if subcommand else []
+        return [*flags, *GLOBAL_FLAGS, "--help"], NO_FILE
+    if not subcommand:
+        return [f"{name}\t{help_}" for name, (help_, _) in COMMANDS.items()], NO_FILE
+    if positional:
+        return [], NO_FILE
+    return _arguments(subcommand, current, preceding), NO_FILE
+
+
+def _parsed(preceding: list[str]) -> tuple[str, list[str]]:
+    """The subcommand and its arguments so far (flags' values left out)."""
     subcommand = ""
-    positional: list[str] = []  # the subcommand's arguments, flags' values left out
+    positional: list[str] = []
     skip = False
     for word in preceding:
         if skip:
@@ -162,52 +177,50 @@ def candidates(words: list[str]) -> tuple[list[str], int]:
             subcommand = word
         elif not word.startswith("-"):
             positional.append(word)
-    if previous in ("-n", "--namespace"):
+    return subcommand, positional
+
+
+def _flag_values(flag: str, subcommand: str, preceding: list[str]) -> tuple[list[str], int]:
+    """The values a flag takes (a file for --kubeconfig: the shell completes it)."""
+    if flag in ("-n", "--namespace"):
         return _namespaces(preceding), NO_FILE
-    if previous == "--context":
-        return _contexts("contexts", preceding), NO_FILE
-    if previous == "--cluster":
-        return _contexts("clusters", preceding), NO_FILE
-    if previous == "--user":
-        return _contexts("users", preceding), NO_FILE
-    if previous in ("-o", "--output"):
+    if flag in ("--context", "--cluster", "--user"):
+        section = {"--context": "contexts", "--cluster": "clusters", "--user": "users"}[flag]
+        return _contexts(section, preceding), NO_FILE
+    if flag in ("-o", "--output"):
         return list(OUTPUTS.get(subcommand, ())), NO_FILE
-    if previous == "--scenario":
+    if flag == "--scenario":
         from kubectl_spark.sim.scenario import available
 
         return ["empty", *available()], NO_FILE
-    if previous == "--kubeconfig":
+    if flag == "--kubeconfig":
         return [], 0  # file completion
-    if previous in VALUE_FLAGS:
-        return [], NO_FILE
-    if current.startswith("-"):
-        flags = COMMANDS.get(subcommand, ("", []))[1] if subcommand else []
-        return [*flags, *GLOBAL_FLAGS, "--help"], NO_FILE
-    if not subcommand:
-        return [f"{name}\t{help_}" for name, (help_, _) in COMMANDS.items()], NO_FILE
-    if positional:
-        return [], NO_FILE
-    if subcommand in APP_COMMANDS:
-        return sorted({app.name for app in _cluster_apps(preceding)}), NO_FILE
-    if subcommand in ATTEMPT_COMMANDS:
-        return _attempt_refs(_cluster_apps(preceding)), NO_FILE
-    if subcommand == "logs":
-        apps = _cluster_apps(preceding)
-        parts = current.split("/")
-        if len(parts) >= 3:
-            return [
-                f"{app.name}/{attempt.number}/exec-{e.id}"
-                for app in apps
-                if app.name == parts[0]
-                for attempt in app.attempts
-                if str(attempt.number) == parts[1]
-                or (parts[1] == "latest" and attempt is app.attempts[-1])
-                for e in attempt.executors
-            ], NO_FILE
-        if len(parts) == 2:
-            return _attempt_refs(a for a in apps if a.name == parts[0]), NO_FILE
-        return sorted({app.name for app in apps}), NO_FILE
     return [], NO_FILE
+
+
+def _arguments(subcommand: str, current: str, preceding: list[str]) -> list[str]:
+    """An application, attempt or executor reference, from the cluster."""
+    if subcommand in APP_COMMANDS:
+        return sorted({app.name for app in _cluster_apps(preceding)})
+    if subcommand in ATTEMPT_COMMANDS:
+        return _attempt_refs(_cluster_apps(preceding))
+    if subcommand != "logs":
+        return []
+    apps = _cluster_apps(preceding)
+    parts = current.split("/")
+    if len(parts) >= 3:
+        return [
+            f"{app.name}/{attempt.number}/exec-{e.id}"
+            for app in apps
+            if app.name == parts[0]
+            for attempt in app.attempts
+            if str(attempt.number) == parts[1]
+            or (parts[1] == "latest" and attempt is app.attempts[-1])
+            for e in attempt.executors
+        ]
+    if len(parts) == 2:
+        return _attempt_refs(a for a in apps if a.name == parts[0])
+    return sorted({app.name for app in apps})
 
 
 def _attempt_refs(apps: Iterable[Any]) -> list[str]:

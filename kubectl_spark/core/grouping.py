@@ -61,10 +61,6 @@ def group(
     group_by: str | None = None,
     owners: Sequence[Any] = (),
 ) -> tuple[list[AppGroup], list[UngroupedPod]]:
-    groups: dict[tuple[str, str, str], AppGroup] = {}
-    ungrouped: list[UngroupedPod] = []
-    jobs_by_uid = {raw.uid(j): j for j in jobs if raw.uid(j)}
-    apps_by_name = {(raw.namespace(a), raw.name(a)): a for a in sparkapps if raw.name(a)}
     read = [facts(p) for p in pods if isinstance(p, dict)]
     drivers = [f for f in read if f.role == "driver"]
     # An empty spark-role still marks a Spark pod (kept, shown as ungrouped if nothing places it).
@@ -73,122 +69,131 @@ def group(
     ]
     drivers += _client_mode_drivers(owners, executors)
     drivers.sort(key=_created)
+    grouper = _Grouper(jobs, sparkapps, group_by)
+    driver_attempt = grouper.place_drivers(drivers)
+    grouper.place_executors(executors, driver_attempt)
+    grouper.add_apps_without_pods(jobs)
+    groups = grouper.groups
+    for g in groups.values():
+        g.attempts.sort(key=lambda a: (a.created or "", a.name or ""))
+    return sorted(groups.values(), key=lambda g: (g.namespace, g.name, g.key)), grouper.ungrouped
+
+
+class _Grouper:
+    """The applications found so far, and the rules that place a pod in one."""
+
+    def __init__(self, jobs: Sequence[Any], sparkapps: Sequence[Any], group_by: str | None) -> None:
+        self.groups: dict[tuple[str, str, str], AppGroup] = {}
+        self.ungrouped: list[UngroupedPod] = []
+        self.jobs_by_uid = {raw.uid(j): j for j in jobs if raw.uid(j)}
+        self.apps_by_name = {(raw.namespace(a), raw.name(a)): a for a in sparkapps if raw.name(a)}
+        self.group_by = group_by
 
     def app_group(
-        key: tuple[str, str, str], name: str, app_id: str, source: str, owner: dict[str, Any] | None
+        self,
+        key: tuple[str, str, str],
+        name: str,
+        app_id: str,
+        source: str,
+        owner: dict[str, Any] | None,
     ) -> AppGroup:
-        found = groups.get(key)
+        found = self.groups.get(key)
         if found is None:
-            found = groups[key] = AppGroup(key, key[1], name, app_id, source, owner)
+            found = self.groups[key] = AppGroup(key, key[1], name, app_id, source, owner)
         return found
 
-    def by_labels(f: PodFacts, job_uid: str | None) -> AppGroup | None:
+    def by_labels(self, f: PodFacts, job_uid: str | None) -> AppGroup | None:
         """The application a pod's labels (or its driver Job) put it in, by the rules' order."""
         ns = f.namespace
-        chosen = f.label(group_by) if group_by else ""
+        chosen = f.label(self.group_by) if self.group_by else ""
         if chosen:
-            return app_group(("label", ns, chosen), chosen, f.app_id, "pod", None)
+            return self.app_group(("label", ns, chosen), chosen, f.app_id, "pod", None)
         if f.operator_app:
             name = f.operator_app
-            return app_group(
-                ("sparkapplication", ns, name),
-                name,
-                f.app_id,
-                "sparkapplication",
-                apps_by_name.get((ns, name)),
-            )
+            owner = self.apps_by_name.get((ns, name))
+            key = ("sparkapplication", ns, name)
+            return self.app_group(key, name, f.app_id, "sparkapplication", owner)
         if job_uid is not None:
-            job = jobs_by_uid.get(job_uid)
-            found = app_group(
-                ("job", ns, job_uid), f.app_name or f.owner_name, f.app_id, "job", job
-            )
+            job = self.jobs_by_uid.get(job_uid)
+            name = f.app_name or f.owner_name
+            found = self.app_group(("job", ns, job_uid), name, f.app_id, "job", job)
             found.owner = found.owner or job
             return found
         if f.app_id:
-            return app_group(("pod", ns, f.app_id), f.app_name or f.app_id, f.app_id, "pod", None)
+            name = f.app_name or f.app_id
+            return self.app_group(("pod", ns, f.app_id), name, f.app_id, "pod", None)
         return None
 
-    driver_attempt: dict[str, tuple[AppGroup, AttemptGroup]] = {}
-    for f in drivers:
-        g = by_labels(f, f.owner_uid if f.owner_kind == "Job" else None)
-        if g is None:
-            ungrouped.append(
-                UngroupedPod(
-                    f.namespace,
-                    f.name,
-                    f.uid,
-                    "driver",
-                    "no spark-app-selector label, no spark-operator label and no owning Job",
-                )
-            )
-            continue
-        g.app_id = g.app_id or f.app_id
-        attempt = AttemptGroup(f, f.uid, f.name, f.created or None, f.submission)
-        g.attempts.append(attempt)
-        driver_attempt[f.uid] = (g, attempt)
+    def place_drivers(self, drivers: list[PodFacts]) -> dict[str, tuple[AppGroup, AttemptGroup]]:
+        driver_attempt: dict[str, tuple[AppGroup, AttemptGroup]] = {}
+        for f in drivers:
+            g = self.by_labels(f, f.owner_uid if f.owner_kind == "Job" else None)
+            if g is None:
+                why = "no spark-app-selector label, no spark-operator label and no owning Job"
+                self.ungrouped.append(UngroupedPod(f.namespace, f.name, f.uid, "driver", why))
+                continue
+            g.app_id = g.app_id or f.app_id
+            attempt = AttemptGroup(f, f.uid, f.name, f.created or None, f.submission)
+            g.attempts.append(attempt)
+            driver_attempt[f.uid] = (g, attempt)
+        return driver_attempt
 
-    # Executors whose driver is gone are placed by time (the attempt current when they were
-    # created), so only they need sorting.
-    homeless: list[PodFacts] = []
-    for f in executors:
-        owner_uid = f.owner_uid if f.owner_kind == "Pod" else ""
-        placed = driver_attempt.get(owner_uid) if owner_uid else None
-        if placed is not None and not (
-            group_by
-            and f.label(group_by)
-            and placed[0].key != ("label", f.namespace, f.label(group_by))
-        ):
-            placed[1].executors.append(f)
-        else:
-            homeless.append(f)
-    # The first application of each (namespace, app id), kept current as groups are added, so
-    # that placing an executor whose driver is gone is a lookup, not a scan of every application.
-    first_by_app_id: dict[tuple[str, str], AppGroup] = {}
-    for g in groups.values():
-        first_by_app_id.setdefault((g.namespace, g.app_id), g)
-    for f in sorted(homeless, key=_created):
-        owner_uid = f.owner_uid if f.owner_kind == "Pod" else ""
-        target = _fallback_group(groups, first_by_app_id, f, group_by) or by_labels(f, None)
-        if target is None:
-            ungrouped.append(
-                UngroupedPod(
-                    f.namespace,
-                    f.name,
-                    f.uid,
-                    f.role,
-                    "no driver owner, no spark-app-selector and no spark-operator label",
-                )
-            )
-            continue
-        first_by_app_id.setdefault((target.namespace, target.app_id), target)
-        _attach_executor(target, owner_uid, f.owner_name if owner_uid else "", f)
+    def _with_its_driver(self, f: PodFacts, placed: tuple[AppGroup, AttemptGroup] | None) -> bool:
+        """Whether an executor goes with the driver that owns it (not another --group-by value)."""
+        if placed is None:
+            return False
+        chosen = f.label(self.group_by) if self.group_by else ""
+        return not (chosen and placed[0].key != ("label", f.namespace, chosen))
 
-    for (ns, app_name), app in apps_by_name.items():
-        key = ("sparkapplication", ns, app_name)
-        if key not in groups:
-            groups[key] = AppGroup(
-                key,
-                ns,
-                app_name,
-                raw.text(app, "status", "sparkApplicationId"),
-                "sparkapplication",
-                app,
-            )
-    for job in jobs:
-        template_labels = raw.mapping(job, "spec", "template", "metadata", "labels")
-        key = ("job", raw.namespace(job), raw.uid(job))
-        if template_labels.get("spark-role") == "driver" and key not in groups:
-            groups[key] = AppGroup(
-                key,
-                raw.namespace(job),
-                str(template_labels.get("spark-app-name") or raw.name(job)),
-                str(template_labels.get("spark-app-selector", "")),
-                "job",
-                job,
-            )
-    for g in groups.values():
-        g.attempts.sort(key=lambda a: (a.created or "", a.name or ""))
-    return sorted(groups.values(), key=lambda g: (g.namespace, g.name, g.key)), ungrouped
+    def place_executors(
+        self, executors: list[PodFacts], driver_attempt: dict[str, tuple[AppGroup, AttemptGroup]]
+    ) -> None:
+        # Executors whose driver is gone are placed by time (the attempt current when they were
+        # created), so only they need sorting.
+        homeless: list[PodFacts] = []
+        for f in executors:
+            owner_uid = f.owner_uid if f.owner_kind == "Pod" else ""
+            placed = driver_attempt.get(owner_uid) if owner_uid else None
+            if placed is not None and self._with_its_driver(f, placed):
+                placed[1].executors.append(f)
+            else:
+                homeless.append(f)
+        # The first application of each (namespace, app id), kept current as groups are added,
+        # so that placing an executor whose driver is gone is a lookup, not a scan.
+        first_by_app_id: dict[tuple[str, str], AppGroup] = {}
+        for g in self.groups.values():
+            first_by_app_id.setdefault((g.namespace, g.app_id), g)
+        for f in sorted(homeless, key=_created):
+            owner_uid = f.owner_uid if f.owner_kind == "Pod" else ""
+            target = _fallback_group(
+                self.groups, first_by_app_id, f, self.group_by
+            ) or self.by_labels(f, None)
+            if target is None:
+                why = "no driver owner, no spark-app-selector and no spark-operator label"
+                self.ungrouped.append(UngroupedPod(f.namespace, f.name, f.uid, f.role, why))
+                continue
+            first_by_app_id.setdefault((target.namespace, target.app_id), target)
+            _attach_executor(target, owner_uid, f.owner_name if owner_uid else "", f)
+
+    def add_apps_without_pods(self, jobs: Sequence[Any]) -> None:
+        """SparkApplications and driver Jobs with no pod left are applications still."""
+        for (ns, app_name), app in self.apps_by_name.items():
+            key = ("sparkapplication", ns, app_name)
+            if key not in self.groups:
+                app_id = raw.text(app, "status", "sparkApplicationId")
+                self.groups[key] = AppGroup(key, ns, app_name, app_id, "sparkapplication", app)
+        for job in jobs:
+            template_labels = raw.mapping(job, "spec", "template", "metadata", "labels")
+            key = ("job", raw.namespace(job), raw.uid(job))
+            if template_labels.get("spark-role") == "driver" and key not in self.groups:
+                self.groups[key] = AppGroup(
+                    key,
+                    raw.namespace(job),
+                    str(template_labels.get("spark-app-name") or raw.name(job)),
+                    str(template_labels.get("spark-app-selector", "")),
+                    "job",
+                    job,
+                )
 
 
 def _client_mode_drivers(owners: Sequence[Any], executors: list[PodFacts]) -> list[PodFacts]:

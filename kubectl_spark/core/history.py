@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any
 from kubectl_spark.knowledge import times
 
 from . import raw
-from .model import App, HistoryEntry, Reason
+from .model import App, Attempt, Executor, HistoryEntry, Reason
 from .reasons import restart_reasons
 
 if TYPE_CHECKING:
-    from .grouping import AppGroup
+    from .grouping import AppGroup, AttemptGroup
     from .inputs import Index
+    from .podfacts import PodFacts
 
 ACTION_EVENTS = {
     "Fenced": "Fenced",
@@ -78,125 +79,22 @@ def _aggregated(event: Any) -> tuple[str | None, str]:
 def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry, ...]:
     entries: list[HistoryEntry] = []
     for attempt, source in zip(app.attempts, group.attempts, strict=False):
-        n = attempt.number
-        where = f" on node {attempt.node}" if attempt.node else ""
-        if source.driver is None:
-            entries.append(
-                HistoryEntry(
-                    attempt.created_at,
-                    "AttemptStarted",
-                    n,
-                    None,
-                    f"attempt {n} (driver {attempt.driver_shown()}): {source.note}",
-                )
-            )
-        else:
-            entries.append(
-                HistoryEntry(
-                    attempt.created_at,
-                    "AttemptStarted",
-                    n,
-                    None,
-                    f"attempt {n} started: driver pod {attempt.driver_pod}{where}",
-                )
-            )
-        if n > 1:
-            entries.append(
-                HistoryEntry(
-                    attempt.created_at,
-                    "AttemptReplaced",
-                    n - 1,
-                    None,
-                    f"attempt {n - 1} replaced by attempt {n}",
-                )
-            )
-        if attempt.reason is not None and (
-            source.driver is not None
-            or attempt.reason.code != "Unknown"
-            or attempt.state == "Failed"  # known to have failed, though not why
-        ):
-            verb = "lost" if attempt.state == "Lost" else "ended"
-            entries.append(
-                HistoryEntry(
-                    _loss_time(attempt.ended_at, attempt.reason, index, attempt.node),
-                    "AttemptEnded",
-                    n,
-                    None,
-                    f"attempt {n} {verb}: {attempt.reason.code} — {attempt.reason.message} ({attempt.reason.category} fault)"
-                    if attempt.reason.category in ("app", "cluster")
-                    and attempt.reason.code != "Completed"
-                    else f"attempt {n} {verb}: {attempt.reason.code} — {attempt.reason.message}",
-                )
-            )
-        if source.driver is not None:
-            driver_events = index.pod_events(source.driver)
-            entries.extend(_restarts(source.driver.pod, n, None))
-            entries.extend(_pod_events(driver_events, n, None))
-            if attempt.waiting is not None:
-                entries.append(
-                    _waiting(attempt.waiting, driver_events, attempt.created_at, n, None)
-                )
-            entries.extend(_actions(source.driver.pod, n, index))
-        elif attempt.driver_pod:
-            # the pod is gone; Events that still name it tell part of its story
-            ghost = {"metadata": {"name": attempt.driver_pod, "namespace": app.namespace}}
-            entries.extend(_pod_events(index.events_for(ghost), n, None))
-            entries.extend(_actions(ghost, n, index))
+        entries += _attempt_entries(app, attempt, source, index)
         pods = {f.uid: f for f in source.executors}
         for executor in attempt.executors:
-            entries.append(
-                HistoryEntry(
-                    executor.created_at,
-                    "ExecutorAdded",
-                    n,
-                    executor.id,
-                    f"executor {executor.id} added: {executor.pod}",
-                )
-            )
-            if executor.reason is not None and not (
-                executor.reason.code == "OwnerGone" and executor.state == "Running"
-            ):
-                entries.append(
-                    HistoryEntry(
-                        _loss_time(executor.ended_at, executor.reason, index, executor.node),
-                        "ExecutorLost",
-                        n,
-                        executor.id,
-                        f"executor {executor.id} lost: {executor.reason.code} — {executor.reason.message} "
-                        f"({executor.reason.category}{', counts as a failure' if executor.reason.counts_as_failure else ''})",
-                    )
-                )
             pod = pods.get(executor.uid) if executor.uid else None  # none: only Spark knew it
-            if pod is None:
-                continue
-            if pod.restarts:
-                entries.extend(_restarts(pod.pod, n, executor.id))
-            events = index.pod_events(pod)
-            if executor.waiting is not None:
-                entries.append(
-                    _waiting(executor.waiting, events, executor.created_at, n, executor.id)
-                )
-            if events:
-                entries.extend(
-                    _pod_events(
-                        events, n, executor.id, only=("Preempted", "Evicted", "FailedScheduling")
-                    )
-                )
+            entries += _executor_entries(attempt.number, executor, pod, index)
     if group.owner is not None and app.source == "sparkapplication":
-        for event in index.events_for(group.owner, "SparkApplication"):
-            if raw.text(event, "reason") in APP_EVENTS:
-                first, suffix = _aggregated(event)
-                entries.append(
-                    HistoryEntry(
-                        first,
-                        "Event",
-                        None,
-                        None,
-                        f"{raw.text(event, 'reason')}: {raw.text(event, 'message')}{suffix}",
-                    )
-                )
-    # An entry without a time (an earlier restart, a reconstructed attempt) sorts just before
-    # the next entry that has one, keeping the order it was added in.
+        entries += _sparkapp_entries(group.owner, index)
+    return _in_time_order(entries)
+
+
+def _in_time_order(entries: list[HistoryEntry]) -> tuple[HistoryEntry, ...]:
+    """Entries by time; one without a time sorts just before the next that has one.
+
+    An earlier restart or a reconstructed attempt has no time of its own: it keeps the place it
+    was added in.
+    """
     effective: list[str] = [""] * len(entries)
     following = "9999"
     for i in range(len(entries) - 1, -1, -1):
@@ -204,6 +102,82 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
         effective[i] = following
     order = sorted(range(len(entries)), key=effective.__getitem__)  # stable: ties keep their order
     return tuple(entries[i] for i in order)
+
+
+def _attempt_entries(
+    app: App, attempt: Attempt, source: AttemptGroup, index: Index
+) -> list[HistoryEntry]:
+    n = attempt.number
+    where = f" on node {attempt.node}" if attempt.node else ""
+    started = (
+        f"attempt {n} (driver {attempt.driver_shown()}): {source.note}"
+        if source.driver is None
+        else f"attempt {n} started: driver pod {attempt.driver_pod}{where}"
+    )
+    entries = [HistoryEntry(attempt.created_at, "AttemptStarted", n, None, started)]
+    if n > 1:
+        replaced = f"attempt {n - 1} replaced by attempt {n}"
+        entries.append(HistoryEntry(attempt.created_at, "AttemptReplaced", n - 1, None, replaced))
+    reason = attempt.reason
+    known = source.driver is not None or (reason is not None and reason.code != "Unknown")
+    if reason is not None and (known or attempt.state == "Failed"):  # failed, though not why
+        verb = "lost" if attempt.state == "Lost" else "ended"
+        fault = reason.category in ("app", "cluster") and reason.code != "Completed"
+        message = f"attempt {n} {verb}: {reason.code} — {reason.message}" + (
+            f" ({reason.category} fault)" if fault else ""
+        )
+        when = _loss_time(attempt.ended_at, reason, index, attempt.node)
+        entries.append(HistoryEntry(when, "AttemptEnded", n, None, message))
+    if source.driver is not None:
+        driver_events = index.pod_events(source.driver)
+        entries.extend(_restarts(source.driver.pod, n, None))
+        entries.extend(_pod_events(driver_events, n, None))
+        if attempt.waiting is not None:
+            entries.append(_waiting(attempt.waiting, driver_events, attempt.created_at, n, None))
+        entries.extend(_actions(source.driver.pod, n, index))
+    elif attempt.driver_pod:
+        # the pod is gone; Events that still name it tell part of its story
+        ghost = {"metadata": {"name": attempt.driver_pod, "namespace": app.namespace}}
+        entries.extend(_pod_events(index.events_for(ghost), n, None))
+        entries.extend(_actions(ghost, n, index))
+    return entries
+
+
+def _executor_entries(
+    n: int, executor: Executor, pod: PodFacts | None, index: Index
+) -> list[HistoryEntry]:
+    added = f"executor {executor.id} added: {executor.pod}"
+    entries = [HistoryEntry(executor.created_at, "ExecutorAdded", n, executor.id, added)]
+    reason = executor.reason
+    if reason is not None and not (reason.code == "OwnerGone" and executor.state == "Running"):
+        counted = ", counts as a failure" if reason.counts_as_failure else ""
+        message = (
+            f"executor {executor.id} lost: {reason.code} — {reason.message} "
+            f"({reason.category}{counted})"
+        )
+        when = _loss_time(executor.ended_at, reason, index, executor.node)
+        entries.append(HistoryEntry(when, "ExecutorLost", n, executor.id, message))
+    if pod is None:
+        return entries
+    if pod.restarts:
+        entries.extend(_restarts(pod.pod, n, executor.id))
+    events = index.pod_events(pod)
+    if executor.waiting is not None:
+        entries.append(_waiting(executor.waiting, events, executor.created_at, n, executor.id))
+    if events:
+        only = ("Preempted", "Evicted", "FailedScheduling")
+        entries.extend(_pod_events(events, n, executor.id, only=only))
+    return entries
+
+
+def _sparkapp_entries(owner: Any, index: Index) -> list[HistoryEntry]:
+    entries = []
+    for event in index.events_for(owner, "SparkApplication"):
+        if raw.text(event, "reason") in APP_EVENTS:
+            first, suffix = _aggregated(event)
+            message = f"{raw.text(event, 'reason')}: {raw.text(event, 'message')}{suffix}"
+            entries.append(HistoryEntry(first, "Event", None, None, message))
+    return entries
 
 
 def _loss_time(ended: str | None, reason: Reason, index: Index, node: str | None) -> str | None:

@@ -33,7 +33,7 @@ from . import raw
 KEPT = ("watch", "history")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class PodFacts:
     pod: dict[str, Any]
     name: str
@@ -101,74 +101,99 @@ def facts(pod: dict[str, Any]) -> PodFacts:
             and type(operator_app) is type(submission) is str
         ):
             return _careful(pod)
-        owner_kind = owner_uid = owner_name = ""
-        for ref in meta.get("ownerReferences") or ():
-            if ref.get("controller") is True:
-                owner_kind, owner_uid, owner_name = ref["kind"], ref["uid"], ref["name"]
-                if not (type(owner_kind) is type(owner_uid) is type(owner_name) is str):
-                    return _careful(pod)
-                break
+        owner = _controller(meta)
         node = pod["spec"].get("nodeName")
         deletion = meta.get("deletionTimestamp")
-        if not (node is None or type(node) is str) or not (
-            deletion is None or type(deletion) is str
+        if (
+            owner is None
+            or not (node is None or type(node) is str)
+            or not (deletion is None or type(deletion) is str)
         ):
             return _careful(pod)
+        counted = _restarts_and_running(pod, status)
+        if counted is None:
+            return _careful(pod)
+        restarts, running = counted
         deleting = bool(deletion)
         fenced = labels.get(FENCE_LABEL) == "true"
-        restarts = 0
-        quiet = phase == "Running" and not deleting and status.get("reason") in (None, "")
-        statuses = status.get("containerStatuses")
-        if statuses:
-            chosen = None
-            for container in statuses:
-                count = container.get("restartCount") or 0
-                if type(count) is not int:
-                    return _careful(pod)
-                restarts += count
-                if chosen is None and container.get("name") in SPARK_CONTAINERS:
-                    chosen = container
-            if "running" not in ((chosen or statuses[0]).get("state") or ("running",)):
-                quiet = False  # terminated, or waiting (CrashLoopBackOff): the classifiers look
-        if status.get("initContainerStatuses"):  # rare in Spark pods: the careful count
-            restarts = kubectl_restarts(pod)
-        source = "cluster"
-        annotations = meta.get("annotations")
-        if annotations and SOURCE in annotations:
-            kept = _text(annotations[SOURCE])
-            source = kept if kept in KEPT else "cluster"
-            quiet = False
-        if quiet and (fenced or labels.get(INACTIVE) == "true"):
-            quiet = False
-        if quiet:
-            for condition in status.get("conditions") or ():
-                if condition.get("type") == "DisruptionTarget":
-                    quiet = False
+        source, kept = _source(meta)
+        quiet = (
+            phase == "Running"
+            and not deleting
+            and status.get("reason") in (None, "")
+            and running
+            and not kept
+            and not fenced
+            and labels.get(INACTIVE) != "true"
+            and not any(c.get("type") == "DisruptionTarget" for c in status.get("conditions") or ())
+        )
         return PodFacts(
-            pod,
-            name,
-            uid,
-            namespace,
-            canonical_time(created),
-            role,
-            app_id,
-            exec_id,
-            app_name,
-            operator_app,
-            submission,
-            owner_kind,
-            owner_uid,
-            owner_name,
-            node or None,
-            phase or "Unknown",
-            restarts,
-            source,
-            fenced,
-            deleting,
-            quiet,
+            pod=pod,
+            name=name,
+            uid=uid,
+            namespace=namespace,
+            created=canonical_time(created),
+            role=role,
+            app_id=app_id,
+            exec_id=exec_id,
+            app_name=app_name,
+            operator_app=operator_app,
+            submission=submission,
+            owner_kind=owner[0],
+            owner_uid=owner[1],
+            owner_name=owner[2],
+            node=node or None,
+            phase=phase or "Unknown",
+            restarts=restarts,
+            source=source,
+            fenced=fenced,
+            deleting=deleting,
+            quiet=quiet,
         )
     except (KeyError, TypeError, AttributeError, IndexError):
         return _careful(pod)
+
+
+def _controller(meta: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(kind, uid, name) of the controller ownerReference ("" each without one); None: malformed."""
+    for ref in meta.get("ownerReferences") or ():
+        if ref.get("controller") is True:
+            found = (ref["kind"], ref["uid"], ref["name"])
+            return found if type(found[0]) is type(found[1]) is type(found[2]) is str else None
+    return ("", "", "")
+
+
+def _restarts_and_running(pod: dict[str, Any], status: dict[str, Any]) -> tuple[int, bool] | None:
+    """Kubectl's restart count and whether the Spark container runs; None: malformed."""
+    restarts, running = 0, True
+    statuses = status.get("containerStatuses")
+    if statuses:
+        chosen = None
+        for container in statuses:
+            count = container.get("restartCount") or 0
+            if type(count) is not int:
+                return None
+            restarts += count
+            if chosen is None and container.get("name") in SPARK_CONTAINERS:
+                chosen = container
+        # terminated, or waiting (CrashLoopBackOff): the classifiers look
+        running = "running" in ((chosen or statuses[0]).get("state") or ("running",))
+    if status.get("initContainerStatuses"):  # rare in Spark pods: kubectl's careful count
+        restarts = kubectl_restarts(pod)
+    return restarts, running
+
+
+def _source(meta: dict[str, Any]) -> tuple[str, bool]:
+    """Where a pod was read, and whether it carries the annotation at all.
+
+    The cluster, or a kept copy of a gone pod (watch, history); a pod with the annotation is
+    never quiet, whatever its value.
+    """
+    annotations = meta.get("annotations")
+    if annotations and SOURCE in annotations:
+        kept = _text(annotations[SOURCE])
+        return (kept if kept in KEPT else "cluster"), True
+    return "cluster", False
 
 
 def _careful(pod: Any) -> PodFacts:
@@ -177,27 +202,27 @@ def _careful(pod: Any) -> PodFacts:
     ref = raw.controller_ref(pod)
     source = raw.annotation_map(pod).get(SOURCE, "")
     return PodFacts(
-        pod if isinstance(pod, dict) else {},
-        raw.name(pod),
-        raw.uid(pod),
-        raw.namespace(pod),
-        canonical_time(raw.text(pod, "metadata", "creationTimestamp")),
-        labels.get(ROLE, ""),
-        labels.get(APP_ID, ""),
-        labels.get(EXEC_ID, ""),
-        labels.get(APP_NAME, ""),
-        labels.get(OPERATOR_APP, ""),
-        labels.get(SUBMISSION, ""),
-        raw.text(ref, "kind"),
-        raw.text(ref, "uid"),
-        raw.text(ref, "name"),
-        raw.text(pod, "spec", "nodeName") or None,
-        raw.text(pod, "status", "phase") or "Unknown",
-        kubectl_restarts(pod),
-        source if source in KEPT else "cluster",
-        labels.get(FENCE_LABEL) == "true",
-        bool(raw.text(pod, "metadata", "deletionTimestamp")),
-        False,
+        pod=pod if isinstance(pod, dict) else {},
+        name=raw.name(pod),
+        uid=raw.uid(pod),
+        namespace=raw.namespace(pod),
+        created=canonical_time(raw.text(pod, "metadata", "creationTimestamp")),
+        role=labels.get(ROLE, ""),
+        app_id=labels.get(APP_ID, ""),
+        exec_id=labels.get(EXEC_ID, ""),
+        app_name=labels.get(APP_NAME, ""),
+        operator_app=labels.get(OPERATOR_APP, ""),
+        submission=labels.get(SUBMISSION, ""),
+        owner_kind=raw.text(ref, "kind"),
+        owner_uid=raw.text(ref, "uid"),
+        owner_name=raw.text(ref, "name"),
+        node=raw.text(pod, "spec", "nodeName") or None,
+        phase=raw.text(pod, "status", "phase") or "Unknown",
+        restarts=kubectl_restarts(pod),
+        source=source if source in KEPT else "cluster",
+        fenced=labels.get(FENCE_LABEL) == "true",
+        deleting=bool(raw.text(pod, "metadata", "deletionTimestamp")),
+        quiet=False,
     )
 
 

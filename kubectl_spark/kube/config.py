@@ -71,34 +71,7 @@ def _absolutize(entry: dict[str, Any], base: Path) -> dict[str, Any]:
 
 def load(selection: Selection) -> Resolved:
     files = _files(selection)
-    merged: dict[str, dict[str, Any]] = {"clusters": {}, "users": {}, "contexts": {}}
-    current = ""
-    read: list[str] = []
-    for path in files:
-        if not path.exists():
-            if selection.kubeconfig:
-                raise ConfigError(f"kubeconfig {path} does not exist")
-            continue
-        try:
-            doc = yaml.safe_load(path.read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"cannot read kubeconfig {path}: {exc}") from exc
-        if not isinstance(doc, dict):
-            raise ConfigError(f"kubeconfig {path} is not a mapping")
-        read.append(str(path))
-        for section, inner in (("clusters", "cluster"), ("users", "user"), ("contexts", "context")):
-            for item in doc.get(section) or []:
-                if (
-                    isinstance(item, dict)
-                    and item.get("name")
-                    and item["name"] not in merged[section]
-                ):
-                    body = item.get(inner) or {}
-                    merged[section][item["name"]] = (
-                        _absolutize(body, path.parent) if isinstance(body, dict) else {}
-                    )
-        if not current and doc.get("current-context"):
-            current = str(doc["current-context"])
+    merged, current, read = _merge(files, selection)
     if not read and selection.server and not selection.context:
         return _from_flags(selection)
     if not read:
@@ -106,19 +79,7 @@ def load(selection: Selection) -> Resolved:
             "no kubeconfig found (looked at " + ", ".join(str(f) for f in files) + ")",
             hint="pass --kubeconfig, set KUBECONFIG, or run `kubectl spark demo --serve`",
         )
-    context_name = selection.context or current
-    if not context_name:
-        raise ConfigError("the kubeconfig has no current-context; pass --context")
-    if context_name not in merged["contexts"]:
-        raise ConfigError(
-            f'context "{context_name}" does not exist in the kubeconfig',
-            hint="known contexts: " + (", ".join(sorted(merged["contexts"])) or "none"),
-        )
-    context = dict(merged["contexts"][context_name])
-    if selection.cluster:
-        context["cluster"] = selection.cluster
-    if selection.user:
-        context["user"] = selection.user
+    context_name, context = _context(merged, selection.context or current, selection)
     cluster_name = str(context.get("cluster") or "")
     if cluster_name not in merged["clusters"]:
         raise ConfigError(f'cluster "{cluster_name}" does not exist in the kubeconfig')
@@ -142,6 +103,65 @@ def load(selection: Selection) -> Resolved:
         "contexts": [{"name": context_name, "context": context}],
     }
     return Resolved(config, context_name, cluster_name, namespace, tuple(read))
+
+
+Merged = dict[str, dict[str, Any]]
+
+
+def _merge(files: list[Path], selection: Selection) -> tuple[Merged, str, list[str]]:
+    """Kubectl's merge: the first file to name a cluster, user or context wins."""
+    merged: Merged = {"clusters": {}, "users": {}, "contexts": {}}
+    current = ""
+    read: list[str] = []
+    for path in files:
+        doc = _read(path, named=bool(selection.kubeconfig))
+        if doc is None:
+            continue
+        read.append(str(path))
+        for section, inner in (("clusters", "cluster"), ("users", "user"), ("contexts", "context")):
+            for item in doc.get(section) or []:
+                if not isinstance(item, dict) or not item.get("name"):
+                    continue
+                if item["name"] not in merged[section]:
+                    body = item.get(inner) or {}
+                    merged[section][item["name"]] = (
+                        _absolutize(body, path.parent) if isinstance(body, dict) else {}
+                    )
+        if not current and doc.get("current-context"):
+            current = str(doc["current-context"])
+    return merged, current, read
+
+
+def _read(path: Path, *, named: bool) -> dict[str, Any] | None:
+    """One kubeconfig file (None: missing, and not named by --kubeconfig)."""
+    if not path.exists():
+        if named:
+            raise ConfigError(f"kubeconfig {path} does not exist")
+        return None
+    try:
+        doc = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read kubeconfig {path}: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise ConfigError(f"kubeconfig {path} is not a mapping")
+    return doc
+
+
+def _context(merged: Merged, name: str, selection: Selection) -> tuple[str, dict[str, Any]]:
+    """The context chosen, with --cluster and --user applied."""
+    if not name:
+        raise ConfigError("the kubeconfig has no current-context; pass --context")
+    if name not in merged["contexts"]:
+        raise ConfigError(
+            f'context "{name}" does not exist in the kubeconfig',
+            hint="known contexts: " + (", ".join(sorted(merged["contexts"])) or "none"),
+        )
+    context = dict(merged["contexts"][name])
+    if selection.cluster:
+        context["cluster"] = selection.cluster
+    if selection.user:
+        context["user"] = selection.user
+    return name, context
 
 
 def _check_server(server: Any, where: str) -> None:

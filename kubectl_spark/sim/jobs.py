@@ -105,50 +105,12 @@ class JobController:
         fail_job_message = ""
         if not finished:
             conditions = self._suspend_or_resume(job, owned, conditions, ignored, stamp)
-        for item in owned:
-            puid = item["metadata"]["uid"]
-            terminal = objects.is_terminal(item)
-            gone_or_terminating = objects.deleting(item) and not terminal
-            if puid in counted or puid in ignored:
-                continue
-            if terminal or (gone_or_terminating and replace_when_terminating):
-                if objects.phase(item) == "Succeeded":
-                    succeeded += 1
-                    counted.add(puid)
-                    continue
-                action = self._match_failure_policy(job, item) if terminal else None
-                if action == "Ignore":
-                    ignored.add(puid)
-                    continue
-                if action == "FailJob":
-                    code = next(
-                        (
-                            ((s.get("state") or {}).get("terminated") or {}).get("exitCode")
-                            for s in (item.get("status") or {}).get("containerStatuses") or []
-                        ),
-                        None,
-                    )
-                    fail_job_message = (
-                        f"Container {item['spec']['containers'][0]['name']} for pod {ns}/{item['metadata']['name']} "
-                        f"failed with exit code {code} matching FailJob rule at index 0"
-                    )
-                failed += 1
-                counted.add(puid)
-                self.last_failure[uid] = now
-        # The job-tracking finalizer comes off once a finished pod is accounted for. A pod that
-        # is deleting but not terminal is accounted for (as failed) only where the Job replaces
-        # terminating pods: with podReplacementPolicy Failed (or a podFailurePolicy) the real
-        # controller keeps the finalizer until the pod is terminal, so a grace-0 delete leaves it
-        # Terminating (pkg/controller/job/job_controller.go: isPodFailed, canRemoveFinalizer).
-        for item in owned:
-            if TRACKING in (item["metadata"].get("finalizers") or []) and (
-                item["metadata"]["uid"] in counted or item["metadata"]["uid"] in ignored
-            ):
-                finalizers = [f for f in item["metadata"]["finalizers"] if f != TRACKING]
-                client.patch(
-                    pod(ns, item["metadata"]["name"]),
-                    {"metadata": {"finalizers": finalizers or None}},
-                )
+        more_failed, more_succeeded, fail_job_message = self._account(
+            job, owned, counted, ignored, replace_when_terminating=replace_when_terminating
+        )
+        failed += more_failed
+        succeeded += more_succeeded
+        self._release_finalizers(ns, owned, counted | ignored)
         active = [p for p in owned if not objects.is_terminal(p) and not objects.deleting(p)]
         terminating = [p for p in owned if objects.deleting(p) and not objects.is_terminal(p)]
         ready = [p for p in active if (objects.condition(p, "Ready") or {}).get("status") == "True"]
@@ -278,6 +240,73 @@ class JobController:
             )
         self.world.recorder.event(job, reason, message, type_="Warning", component="job-controller")
         return conditions
+
+    def _account(
+        self,
+        job: dict[str, Any],
+        owned: list[dict[str, Any]],
+        counted: set[str],
+        ignored: set[str],
+        *,
+        replace_when_terminating: bool,
+    ) -> tuple[int, int, str]:
+        """(failed, succeeded, a FailJob rule's message) of the pods not yet counted.
+
+        A terminating pod counts where the Job replaces terminating pods.
+        """
+        ns, uid = job["metadata"]["namespace"], job["metadata"]["uid"]
+        now = self.world.clock.now()
+        failed = succeeded = 0
+        fail_job_message = ""
+        for item in owned:
+            puid = item["metadata"]["uid"]
+            terminal = objects.is_terminal(item)
+            gone_or_terminating = objects.deleting(item) and not terminal
+            if puid in counted or puid in ignored:
+                continue
+            if terminal or (gone_or_terminating and replace_when_terminating):
+                if objects.phase(item) == "Succeeded":
+                    succeeded += 1
+                    counted.add(puid)
+                    continue
+                action = self._match_failure_policy(job, item) if terminal else None
+                if action == "Ignore":
+                    ignored.add(puid)
+                    continue
+                if action == "FailJob":
+                    code = next(
+                        (
+                            ((s.get("state") or {}).get("terminated") or {}).get("exitCode")
+                            for s in (item.get("status") or {}).get("containerStatuses") or []
+                        ),
+                        None,
+                    )
+                    fail_job_message = (
+                        f"Container {item['spec']['containers'][0]['name']} for pod {ns}/{item['metadata']['name']} "
+                        f"failed with exit code {code} matching FailJob rule at index 0"
+                    )
+                failed += 1
+                counted.add(puid)
+                self.last_failure[uid] = now
+        return failed, succeeded, fail_job_message
+
+    def _release_finalizers(
+        self, ns: str, owned: list[dict[str, Any]], accounted: set[str]
+    ) -> None:
+        # The job-tracking finalizer comes off once a finished pod is accounted for. A pod that
+        # is deleting but not terminal is accounted for (as failed) only where the Job replaces
+        # terminating pods: with podReplacementPolicy Failed (or a podFailurePolicy) the real
+        # controller keeps the finalizer until the pod is terminal, so a grace-0 delete leaves it
+        # Terminating (pkg/controller/job/job_controller.go: isPodFailed, canRemoveFinalizer).
+        for item in owned:
+            if TRACKING in (item["metadata"].get("finalizers") or []) and (
+                item["metadata"]["uid"] in accounted
+            ):
+                finalizers = [f for f in item["metadata"]["finalizers"] if f != TRACKING]
+                self.world.client.patch(
+                    pod(ns, item["metadata"]["name"]),
+                    {"metadata": {"finalizers": finalizers or None}},
+                )
 
     def _suspend_or_resume(
         self,

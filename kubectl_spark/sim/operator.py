@@ -105,61 +105,8 @@ class SparkOperator:
             return
         driver = client.get(pod(ns, driver_name))
         if state in ("SUBMITTED", "RUNNING"):
-            if driver is None:
-                self._status(
-                    app,
-                    {
-                        "applicationState": {
-                            "state": "FAILING",
-                            "errorMessage": "driver pod not found",
-                        }
-                    },
-                )
-                self.world.recorder.event(
-                    app,
-                    "SparkDriverNotFound",
-                    f"Driver {driver_name} not found",
-                    type_="Warning",
-                    component="spark-operator",
-                )
-                return
-            phase = objects.phase(driver)
-            if phase == "Running" and state == "SUBMITTED":
-                self._status(app, {"applicationState": {"state": "RUNNING"}})
-                self.world.recorder.event(
-                    app,
-                    "SparkDriverRunning",
-                    f"Driver {driver_name} is running",
-                    component="spark-operator",
-                )
-            elif phase == "Succeeded":
-                self._status(app, {"applicationState": {"state": "SUCCEEDING"}})
-            elif phase == "Failed":
-                term = next(
-                    (
-                        ((s.get("state") or {}).get("terminated") or {})
-                        for s in (driver.get("status") or {}).get("containerStatuses") or []
-                    ),
-                    {},
-                )
-                message = f"driver container failed with ExitCode: {term.get('exitCode')}, Reason: {term.get('reason')}"
-                self._status(
-                    app,
-                    {
-                        "applicationState": {"state": "FAILING", "errorMessage": message},
-                        "terminationTime": stamp,
-                    },
-                )
-                self.world.recorder.event(
-                    app,
-                    "SparkDriverFailed",
-                    f"Driver {driver_name} failed",
-                    type_="Warning",
-                    component="spark-operator",
-                )
-            self._executor_state(app)
-            return
-        if state == "SUCCEEDING":
+            self._follow_driver(app, state, driver, driver_name, stamp)
+        elif state == "SUCCEEDING":
             self._status(
                 app, {"applicationState": {"state": "COMPLETED"}, "terminationTime": stamp}
             )
@@ -169,45 +116,120 @@ class SparkOperator:
                 f"SparkApplication {name} completed",
                 component="spark-operator",
             )
-            return
-        if state == "FAILING":
-            policy = app["spec"].get("restartPolicy") or {}
-            attempts = int(status.get("executionAttempts") or 0)
-            retry = policy.get("type") == "Always" or (
-                policy.get("type") == "OnFailure"
-                and policy.get("onFailureRetries") is not None
-                and attempts <= int(policy["onFailureRetries"])
+        elif state == "FAILING":
+            self._failing(app, status, driver, driver_name)
+
+    def _follow_driver(
+        self,
+        app: dict[str, Any],
+        state: str,
+        driver: dict[str, Any] | None,
+        driver_name: str,
+        stamp: str,
+    ) -> None:
+        """SUBMITTED or RUNNING: the driver pod's phase moves the application on."""
+        if driver is None:
+            self._status(
+                app,
+                {
+                    "applicationState": {
+                        "state": "FAILING",
+                        "errorMessage": "driver pod not found",
+                    }
+                },
             )
-            if retry:
-                if driver is not None:
-                    client.delete(pod(ns, driver_name), uid=driver["metadata"]["uid"], grace=0)
-                self._status(
-                    app,
-                    {
-                        "applicationState": {"state": "PENDING_RERUN", "errorMessage": ""},
-                        "sparkApplicationId": None,
-                        "driverInfo": None,
-                        "executorState": None,
-                        "terminationTime": None,
-                    },
-                )
-                self.world.recorder.event(
-                    app,
-                    "SparkApplicationPendingRerun",
-                    f"SparkApplication {name} is pending rerun",
-                    type_="Warning",
-                    component="spark-operator",
-                )
-            else:
-                error = (status.get("applicationState") or {}).get("errorMessage", "")
-                self._status(app, {"applicationState": {"state": "FAILED", "errorMessage": error}})
-                self.world.recorder.event(
-                    app,
-                    "SparkApplicationFailed",
-                    f"SparkApplication {name} failed: {error}",
-                    type_="Warning",
-                    component="spark-operator",
-                )
+            self.world.recorder.event(
+                app,
+                "SparkDriverNotFound",
+                f"Driver {driver_name} not found",
+                type_="Warning",
+                component="spark-operator",
+            )
+            return
+        phase = objects.phase(driver)
+        if phase == "Running" and state == "SUBMITTED":
+            self._status(app, {"applicationState": {"state": "RUNNING"}})
+            self.world.recorder.event(
+                app,
+                "SparkDriverRunning",
+                f"Driver {driver_name} is running",
+                component="spark-operator",
+            )
+        elif phase == "Succeeded":
+            self._status(app, {"applicationState": {"state": "SUCCEEDING"}})
+        elif phase == "Failed":
+            term = next(
+                (
+                    ((s.get("state") or {}).get("terminated") or {})
+                    for s in (driver.get("status") or {}).get("containerStatuses") or []
+                ),
+                {},
+            )
+            message = f"driver container failed with ExitCode: {term.get('exitCode')}, Reason: {term.get('reason')}"
+            self._status(
+                app,
+                {
+                    "applicationState": {"state": "FAILING", "errorMessage": message},
+                    "terminationTime": stamp,
+                },
+            )
+            self.world.recorder.event(
+                app,
+                "SparkDriverFailed",
+                f"Driver {driver_name} failed",
+                type_="Warning",
+                component="spark-operator",
+            )
+        self._executor_state(app)
+        return
+
+    def _failing(
+        self,
+        app: dict[str, Any],
+        status: dict[str, Any],
+        driver: dict[str, Any] | None,
+        driver_name: str,
+    ) -> None:
+        """FAILING: rerun by the restartPolicy (after deleting the old driver), or FAILED."""
+        client = self.world.client
+        ns, name = app["metadata"]["namespace"], app["metadata"]["name"]
+        policy = app["spec"].get("restartPolicy") or {}
+        attempts = int(status.get("executionAttempts") or 0)
+        retry = policy.get("type") == "Always" or (
+            policy.get("type") == "OnFailure"
+            and policy.get("onFailureRetries") is not None
+            and attempts <= int(policy["onFailureRetries"])
+        )
+        if retry:
+            if driver is not None:
+                client.delete(pod(ns, driver_name), uid=driver["metadata"]["uid"], grace=0)
+            self._status(
+                app,
+                {
+                    "applicationState": {"state": "PENDING_RERUN", "errorMessage": ""},
+                    "sparkApplicationId": None,
+                    "driverInfo": None,
+                    "executorState": None,
+                    "terminationTime": None,
+                },
+            )
+            self.world.recorder.event(
+                app,
+                "SparkApplicationPendingRerun",
+                f"SparkApplication {name} is pending rerun",
+                type_="Warning",
+                component="spark-operator",
+            )
+        else:
+            error = (status.get("applicationState") or {}).get("errorMessage", "")
+            self._status(app, {"applicationState": {"state": "FAILED", "errorMessage": error}})
+            self.world.recorder.event(
+                app,
+                "SparkApplicationFailed",
+                f"SparkApplication {name} failed: {error}",
+                type_="Warning",
+                component="spark-operator",
+            )
 
     def _submit(self, app: dict[str, Any], status: dict[str, Any], driver_name: str) -> None:
         ns, name = app["metadata"]["namespace"], app["metadata"]["name"]

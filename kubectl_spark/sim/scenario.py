@@ -63,6 +63,8 @@ ACTIONS = {
     "gc",
     "create",
 }
+# Steps that act on one pod (``value`` names it: app, role, exec, attempt).
+POD_ACTIONS = {"oom_kill", "exit", "evict", "preempt", "fail_image_pull", "delete"}
 _APP_FIELDS = {f.name for f in fields(AppConfig)}
 # Objects a scenario may create before it starts: (apiVersion, kind) → (plural, namespaced).
 CREATABLE = {
@@ -244,42 +246,50 @@ class Player:
         return found[-1] if role == "driver" else found[0]
 
     def apply(self, step: Step) -> None:
-        world = self.world
-        value = step.args["value"]
         try:
-            if step.action == "submit":
-                world.submit(self.scenario.apps[value])
-            elif step.action == "shutdown":
-                world.shutdown_node(value)
-            elif step.action == "partition":
-                world.partition_node(value)
-            elif step.action == "heal":
-                world.heal_node(value)
-            elif step.action == "out_of_service":
-                world.out_of_service(value)
-            elif step.action == "scale":
-                app = self.scenario.apps[value["app"]]
-                world.scale_executors(app.namespace, app.name, int(value["executors"]))
-            elif step.action == "gc":
-                world.set_gc(enabled=bool(value))
-            elif step.action == "create":
-                self._create(value)
+            if step.action in POD_ACTIONS:
+                self._on_pod(step)
             else:
-                item = self.target(value)
-                ns, name = item["metadata"]["namespace"], item["metadata"]["name"]
-                if step.action == "oom_kill":
-                    world.oom_kill(ns, name)
-                elif step.action == "exit":
-                    world.exit_container(ns, name, int(step.args.get("code", 1)))
-                elif step.action == "evict":
-                    world.evict(ns, name)
-                elif step.action == "preempt":
-                    world.preempt_pod(ns, name)
-                elif step.action == "fail_image_pull":
-                    world.fail_image_pull(ns, name)
-                elif step.action == "delete":
-                    world.delete_pod(ns, name, grace=step.args.get("grace"))
+                self._on_world(step)
         except (LookupError, KeyError, SimApiError) as exc:
             raise ScenarioError(
                 f"scenario {self.scenario.name}: step {step.action} at {step.at}s failed: {exc}"
             ) from exc
+
+    def _on_world(self, step: Step) -> None:
+        world = self.world
+        value = step.args["value"]
+        if step.action == "submit":
+            world.submit(self.scenario.apps[value])
+        elif step.action == "shutdown":
+            world.shutdown_node(value)
+        elif step.action == "partition":
+            world.partition_node(value)
+        elif step.action == "heal":
+            world.heal_node(value)
+        elif step.action == "out_of_service":
+            world.out_of_service(value)
+        elif step.action == "scale":
+            app = self.scenario.apps[value["app"]]
+            world.scale_executors(app.namespace, app.name, int(value["executors"]))
+        elif step.action == "gc":
+            world.set_gc(enabled=bool(value))
+        elif step.action == "create":
+            self._create(value)
+
+    def _on_pod(self, step: Step) -> None:
+        world = self.world
+        item = self.target(step.args["value"])
+        ns, name = item["metadata"]["namespace"], item["metadata"]["name"]
+        if step.action == "oom_kill":
+            world.oom_kill(ns, name)
+        elif step.action == "exit":
+            world.exit_container(ns, name, int(step.args.get("code", 1)))
+        elif step.action == "evict":
+            world.evict(ns, name)
+        elif step.action == "preempt":
+            world.preempt_pod(ns, name)
+        elif step.action == "fail_image_pull":
+            world.fail_image_pull(ns, name)
+        elif step.action == "delete":
+            world.delete_pod(ns, name, grace=step.args.get("grace"))

@@ -314,6 +314,23 @@ class ApiServer:
             return self._list(route, query, as_table)
         if verb == "watch":
             return await self._watch(request, route, query, as_table)
+        if verb in ("create", "update", "patch"):
+            return await self._write(request, route, verb, query, dry_run, user)
+        if verb in ("delete", "deletecollection"):
+            return await self._delete(request, route, verb, query, dry_run)
+        raise method_not_supported(rt.plural, route.group, verb)
+
+    async def _write(
+        self,
+        request: web.Request,
+        route: Route,
+        verb: str,
+        query: dict[str, str],
+        dry_run: bool,
+        user: Identity,
+    ) -> web.StreamResponse:
+        rt, ns, name, sub = route.rt, route.namespace, route.name, route.subresource
+        store = self.store
         if verb == "create":
             body = await self._body(request)
             if sub == "binding":
@@ -333,8 +350,18 @@ class ApiServer:
             )
             updated = store.update(rt, ns, name, body, subresource=sub or None, dry_run=dry_run)
             return _warned(_json(updated), warnings)
-        if verb == "patch":
-            return await self._patch(request, route, query, dry_run)
+        return await self._patch(request, route, query, dry_run)
+
+    async def _delete(
+        self,
+        request: web.Request,
+        route: Route,
+        verb: str,
+        query: dict[str, str],
+        dry_run: bool,
+    ) -> web.StreamResponse:
+        rt, ns, name = route.rt, route.namespace, route.name
+        store = self.store
         if verb == "delete":
             body = await self._body(request, allow_empty=True)
             opts = DeleteOptions.from_body(body, query)

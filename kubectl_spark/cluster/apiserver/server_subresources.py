@@ -198,6 +198,42 @@ async def _logs(
     self: ApiServer, request: web.Request, route: Route, query: dict[str, str]
 ) -> web.StreamResponse:
     pod = self.store.get(route.rt, route.namespace, route.name)
+    container = _log_container(pod, route, query)
+    node = (pod.get("spec") or {}).get("nodeName")
+    if not node:
+        # A pod no node took has no kubelet to ask: kube-apiserver's LogLocation returns no
+        # location and the stream answers 204 with no body, previous or not
+        # (pkg/registry/core/pod/strategy.go, handlers/responsewriters StreamObject).
+        return web.Response(status=204)
+    if node in self.unreachable_nodes:
+        raise ApiError(
+            500,
+            "InternalError",
+            f'Get "https://{node}:10250/containerLogs/{route.namespace}/{route.name}/{container}": '
+            "dial tcp: i/o timeout",
+        )
+    previous = truthy(query.get("previous"))
+    log = _kept_log(self, pod, route, container, previous=previous)
+    try:
+        wanted = LogQuery.parse(query, self.clock.now(), truthy)
+    except ValueError as exc:
+        raise bad_request(f"invalid log options: {exc}") from exc
+    body = wanted.body(log)
+    if not truthy(query.get("follow")) or previous:
+        return web.Response(body=body, content_type="text/plain")
+    response = web.StreamResponse(status=200, headers={"Content-Type": "text/plain"})
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    await response.write(body)
+    with contextlib.suppress(ConnectionResetError, asyncio.CancelledError):
+        await _follow(self, request, response, pod["metadata"]["uid"], container, log, wanted)
+    with contextlib.suppress(ConnectionResetError, RuntimeError):
+        await response.write_eof()
+    return response
+
+
+def _log_container(pod: dict[str, Any], route: Route, query: dict[str, str]) -> str:
+    """The container asked for, or the one kubectl defaults to (the only one, or annotated)."""
     containers = [str(c.get("name")) for c in (pod.get("spec") or {}).get("containers") or []]
     container = query.get("container") or ""
     if not container:
@@ -214,83 +250,60 @@ async def _logs(
             )
     if container not in containers:
         raise bad_request(f"container {container} is not valid for pod {route.name}")
-    node = (pod.get("spec") or {}).get("nodeName")
-    if not node:
-        # A pod no node took has no kubelet to ask: kube-apiserver's LogLocation returns no
-        # location and the stream answers 204 with no body, previous or not
-        # (pkg/registry/core/pod/strategy.go, handlers/responsewriters StreamObject).
-        return web.Response(status=204)
-    if node in self.unreachable_nodes:
-        raise ApiError(
-            500,
-            "InternalError",
-            f'Get "https://{node}:10250/containerLogs/{route.namespace}/{route.name}/{container}": '
-            "dial tcp: i/o timeout",
-        )
-    previous = truthy(query.get("previous"))
+    return container
+
+
+def _kept_log(
+    self: ApiServer, pod: dict[str, Any], route: Route, container: str, *, previous: bool
+) -> Any:
+    """The container's current (or previous) log, or the error the kubelet would answer."""
     entry = self.logs.get(pod["metadata"]["uid"], container)
-    statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("containerStatuses") or []}
-    cstatus = statuses.get(container) or {}
     if previous:
         if entry is None or entry.previous is None:
             raise bad_request(
                 f'previous terminated container "{container}" in pod "{route.name}" not found'
             )
-        log = entry.previous
-    else:
-        waiting = (cstatus.get("state") or {}).get("waiting")
-        if entry is None and (waiting or not cstatus):
-            reason = (waiting or {}).get("reason") or "ContainerCreating"
-            raise bad_request(
-                f'container "{container}" in pod "{route.name}" is waiting to start: {reason}'
-            )
-        if entry is None:
-            entry = self.logs.logs.setdefault((pod["metadata"]["uid"], container), PodLogs())
-        log = entry.current
-    try:
-        wanted = LogQuery.parse(query, self.clock.now(), truthy)
-    except ValueError as exc:
-        raise bad_request(f"invalid log options: {exc}") from exc
-    body = wanted.body(log)
-    if not truthy(query.get("follow")) or previous:
-        return web.Response(body=body, content_type="text/plain")
-    response = web.StreamResponse(status=200, headers={"Content-Type": "text/plain"})
-    response.enable_chunked_encoding()
-    await response.prepare(request)
-    await response.write(body)
+        return entry.previous
+    statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("containerStatuses") or []}
+    cstatus = statuses.get(container) or {}
+    waiting = (cstatus.get("state") or {}).get("waiting")
+    if entry is None and (waiting or not cstatus):
+        reason = (waiting or {}).get("reason") or "ContainerCreating"
+        raise bad_request(
+            f'container "{container}" in pod "{route.name}" is waiting to start: {reason}'
+        )
+    if entry is None:
+        entry = self.logs.logs.setdefault((pod["metadata"]["uid"], container), PodLogs())
+    return entry.current
+
+
+async def _follow(
+    self: ApiServer,
+    request: web.Request,
+    response: web.StreamResponse,
+    uid: str,
+    container: str,
+    log: Any,
+    wanted: LogQuery,
+) -> None:
+    """Write new lines as they come, until the container stops or the client goes."""
     sent = len(log.lines)
-    uid = pod["metadata"]["uid"]
-    try:
-        while not self.stopping.is_set():
-            await asyncio.sleep(0.1)
-            if len(log.lines) > sent:
-                await response.write(
-                    log.text(start=sent, timestamps=wanted.timestamps).encode(
-                        "utf-8", "surrogateescape"
-                    )
-                )
-                sent = len(log.lines)
-            found = self.store.by_uid_get(uid)
-            if found is None:
-                break
-            state = next(
-                (
-                    s.get("state") or {}
-                    for s in (found[1].obj.get("status") or {}).get("containerStatuses") or []
-                    if s.get("name") == container
-                ),
-                {},
-            )
-            if state.get("terminated"):
-                break
-            transport = request.transport
-            if transport is None or transport.is_closing():
-                break
-    except (ConnectionResetError, asyncio.CancelledError):
-        pass
-    with contextlib.suppress(ConnectionResetError, RuntimeError):
-        await response.write_eof()
-    return response
+    while not self.stopping.is_set():
+        await asyncio.sleep(0.1)
+        if len(log.lines) > sent:
+            text = log.text(start=sent, timestamps=wanted.timestamps)
+            await response.write(text.encode("utf-8", "surrogateescape"))
+            sent = len(log.lines)
+        found = self.store.by_uid_get(uid)
+        if found is None:
+            break
+        statuses = (found[1].obj.get("status") or {}).get("containerStatuses") or []
+        state = next((s.get("state") or {} for s in statuses if s.get("name") == container), {})
+        if state.get("terminated"):
+            break
+        transport = request.transport
+        if transport is None or transport.is_closing():
+            break
 
 
 async def _proxy(self: ApiServer, route: Route, query: dict[str, str]) -> web.StreamResponse:

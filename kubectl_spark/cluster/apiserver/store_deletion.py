@@ -39,52 +39,7 @@ def delete(
     current = self._require(rt, namespace, name)
     key = self._key(rt, namespace, name)
     meta = current.obj["metadata"]
-    # rest.BeforeDelete checks the preconditions first, naming the Kind, not the resource
-    # (staging/src/k8s.io/apiserver/pkg/registry/rest/delete.go).
-    if opts.precondition_uid and opts.precondition_uid != meta["uid"]:
-        raise conflict(
-            rt.kind,
-            rt.group,
-            name,
-            f"the UID in the precondition ({opts.precondition_uid}) does not match the UID in record ({meta['uid']}). The object might have been deleted and then recreated",
-        )
-    if opts.precondition_rv and opts.precondition_rv != meta["resourceVersion"]:
-        raise conflict(
-            rt.kind,
-            rt.group,
-            name,
-            f"the ResourceVersion in the precondition ({opts.precondition_rv}) does not match the ResourceVersion in record ({meta['resourceVersion']}). The object might have been modified",
-        )
-    if opts.propagation_policy and opts.orphan_dependents is not None:
-        raise invalid(
-            "DeleteOptions",
-            "meta.k8s.io",
-            "",
-            [
-                (
-                    "FieldValueInvalid",
-                    "propagationPolicy",
-                    "Invalid value: orphanDependents and deletionPropagation cannot be both set",
-                )
-            ],
-        )
-    policy = opts.propagation_policy
-    if policy is None and opts.orphan_dependents is not None:
-        policy = "Orphan" if opts.orphan_dependents else "Background"
-    policy = policy or kinds.default_propagation(storage.rt)
-    if policy not in ("Orphan", "Background", "Foreground"):
-        raise invalid(
-            "DeleteOptions",
-            "meta.k8s.io",
-            "",
-            [
-                (
-                    "FieldValueNotSupported",
-                    "propagationPolicy",
-                    f'Unsupported value: "{policy}": supported values: "Foreground", "Background", "Orphan", "nil"',
-                )
-            ],
-        )
+    policy = _checked_policy(rt, storage.rt, meta, name, opts)
     grace = kinds.grace_period_for_delete(storage.rt, current.obj, opts.grace_period_seconds)
     if opts.dry_run:
         return kinds.from_storage(rt, current.obj), False
@@ -128,6 +83,59 @@ def delete(
         result["metadata"]["deletionGracePeriodSeconds"] = 0
         self._replace(storage, current, result)
     return kinds.from_storage(rt, self._remove(storage, key)), True
+
+
+def _checked_policy(
+    rt: ResourceType, stored_rt: ResourceType, meta: dict[str, Any], name: str, opts: DeleteOptions
+) -> str:
+    """The preconditions, then the propagation policy (the kind's default when not given)."""
+    # rest.BeforeDelete checks the preconditions first, naming the Kind, not the resource
+    # (staging/src/k8s.io/apiserver/pkg/registry/rest/delete.go).
+    if opts.precondition_uid and opts.precondition_uid != meta["uid"]:
+        raise conflict(
+            rt.kind,
+            rt.group,
+            name,
+            f"the UID in the precondition ({opts.precondition_uid}) does not match the UID in record ({meta['uid']}). The object might have been deleted and then recreated",
+        )
+    if opts.precondition_rv and opts.precondition_rv != meta["resourceVersion"]:
+        raise conflict(
+            rt.kind,
+            rt.group,
+            name,
+            f"the ResourceVersion in the precondition ({opts.precondition_rv}) does not match the ResourceVersion in record ({meta['resourceVersion']}). The object might have been modified",
+        )
+    if opts.propagation_policy and opts.orphan_dependents is not None:
+        raise invalid(
+            "DeleteOptions",
+            "meta.k8s.io",
+            "",
+            [
+                (
+                    "FieldValueInvalid",
+                    "propagationPolicy",
+                    "Invalid value: orphanDependents and deletionPropagation cannot be both set",
+                )
+            ],
+        )
+    policy = opts.propagation_policy
+    if policy is None and opts.orphan_dependents is not None:
+        policy = "Orphan" if opts.orphan_dependents else "Background"
+    policy = policy or kinds.default_propagation(stored_rt)
+    if policy not in ("Orphan", "Background", "Foreground"):
+        raise invalid(
+            "DeleteOptions",
+            "meta.k8s.io",
+            "",
+            [
+                (
+                    "FieldValueNotSupported",
+                    "propagationPolicy",
+                    f'Unsupported value: "{policy}": supported values: "Foreground", "Background", "Orphan", "nil"',
+                )
+            ],
+        )
+    return policy
 
 
 def delete_collection(

@@ -37,58 +37,9 @@ def create(
     self.expire_events()
     if not isinstance(body, dict):
         raise bad_request("the body of the request must be a JSON object")
-    obj = kinds.to_storage(rt, copy.deepcopy(body))
-    storage_rt = self.storage(rt).rt
-    api_version = obj.get("apiVersion")
-    if api_version and api_version != storage_rt.api_version:
-        raise bad_request(
-            f"the API version in the data ({api_version}) does not match the expected API "
-            f"version ({storage_rt.api_version})"
-        )
-    if obj.get("kind") and obj["kind"] != storage_rt.kind:
-        raise bad_request(
-            f"the kind in the data ({obj['kind']}) does not match the expected kind "
-            f"({storage_rt.kind})"
-        )
-    obj["apiVersion"] = storage_rt.api_version
-    obj["kind"] = storage_rt.kind
-    meta = obj.get("metadata")
-    if not isinstance(meta, dict):
-        meta = obj["metadata"] = {}
-    if rt.namespaced:
-        if meta.get("namespace") and meta["namespace"] != namespace:
-            raise bad_request(
-                "the namespace of the provided object does not match the namespace sent on "
-                "the request"
-            )
-        meta["namespace"] = namespace
-        self._admit_namespace(
-            rt, namespace, str(meta.get("name") or meta.get("generateName") or "")
-        )
-    else:
-        meta.pop("namespace", None)
+    obj, meta, storage_rt = _typed(self, rt, namespace, body)
     storage = self.storage(rt)
-    name = meta.get("name")
-    if not name:
-        base = meta.get("generateName")
-        if not base:
-            raise invalid(
-                rt.kind,
-                rt.group,
-                "",
-                [
-                    (
-                        "FieldValueRequired",
-                        "metadata.name",
-                        "Required value: name or generateName is required",
-                    )
-                ],
-            )
-        for _ in range(8):
-            name = str(base)[:58] + "".join(random.choices(GENERATE_ALPHABET, k=5))
-            if self._key(rt, namespace, name) not in storage.objects:
-                break
-        meta["name"] = name
+    name = meta.get("name") or _generated_name(self, rt, namespace, meta)
     name = str(name)
     uid = str(uuid.uuid4())
     for stale in (
@@ -128,6 +79,69 @@ def create(
         self._schedule_expiry(rt.key, key, self.rv)
     self._collect_if_orphaned(rt.key, key)
     return kinds.from_storage(rt, obj)
+
+
+def _typed(
+    self: Store, rt: ResourceType, namespace: str, body: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any], ResourceType]:
+    """The body as stored: its apiVersion, kind and namespace checked against the request's."""
+    obj = kinds.to_storage(rt, copy.deepcopy(body))
+    storage_rt = self.storage(rt).rt
+    api_version = obj.get("apiVersion")
+    if api_version and api_version != storage_rt.api_version:
+        raise bad_request(
+            f"the API version in the data ({api_version}) does not match the expected API "
+            f"version ({storage_rt.api_version})"
+        )
+    if obj.get("kind") and obj["kind"] != storage_rt.kind:
+        raise bad_request(
+            f"the kind in the data ({obj['kind']}) does not match the expected kind "
+            f"({storage_rt.kind})"
+        )
+    obj["apiVersion"] = storage_rt.api_version
+    obj["kind"] = storage_rt.kind
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = obj["metadata"] = {}
+    if rt.namespaced:
+        if meta.get("namespace") and meta["namespace"] != namespace:
+            raise bad_request(
+                "the namespace of the provided object does not match the namespace sent on "
+                "the request"
+            )
+        meta["namespace"] = namespace
+        self._admit_namespace(
+            rt, namespace, str(meta.get("name") or meta.get("generateName") or "")
+        )
+    else:
+        meta.pop("namespace", None)
+    return obj, meta, storage_rt
+
+
+def _generated_name(self: Store, rt: ResourceType, namespace: str, meta: dict[str, Any]) -> str:
+    """metadata.generateName plus five random characters (a free name, as the registry picks)."""
+    base = meta.get("generateName")
+    if not base:
+        raise invalid(
+            rt.kind,
+            rt.group,
+            "",
+            [
+                (
+                    "FieldValueRequired",
+                    "metadata.name",
+                    "Required value: name or generateName is required",
+                )
+            ],
+        )
+    storage = self.storage(rt)
+    name = ""
+    for _ in range(8):
+        name = str(base)[:58] + "".join(random.choices(GENERATE_ALPHABET, k=5))
+        if self._key(rt, namespace, name) not in storage.objects:
+            break
+    meta["name"] = name
+    return name
 
 
 def _admit_namespace(self: Store, rt: ResourceType, namespace: str, name: str) -> None:
@@ -283,27 +297,7 @@ def _write(
     storage = self.storage(rt)
     srt = storage.rt
     old = current.obj
-    if subresource == "status":
-        result = copy.deepcopy(old)
-        if "status" in new:
-            result["status"] = new["status"]
-        else:
-            result.pop("status", None)
-    else:
-        result = new
-        result["apiVersion"] = srt.api_version
-        result["kind"] = srt.kind
-        if srt.has_status:
-            if "status" in old:
-                result["status"] = copy.deepcopy(old["status"])
-            else:
-                result.pop("status", None)
-        if srt.plural == "namespaces":
-            result["spec"] = copy.deepcopy(old.get("spec", {}))
-        if srt.plural == "pods" and isinstance(result.get("spec"), dict):
-            # Defaulting runs as every write is decoded, so a replace with the manifest the
-            # pod was created from compares equal to the stored (defaulted) spec.
-            kinds.default_pod_spec(result["spec"])
+    result = _merged(srt, old, new, subresource)
     meta = result.setdefault("metadata", {})
     old_meta = old["metadata"]
     for fixed in (
@@ -358,6 +352,38 @@ def _write(
     return kinds.from_storage(
         rt, self._after_write(storage, (meta.get("namespace", ""), meta["name"]))
     )
+
+
+def _merged(
+    srt: ResourceType, old: dict[str, Any], new: dict[str, Any], subresource: str | None
+) -> dict[str, Any]:
+    """What a write stores, before metadata is fixed.
+
+    The status subresource writes only status; the main resource writes all but status (and a
+    namespace's spec).
+    """
+    if subresource == "status":
+        result = copy.deepcopy(old)
+        if "status" in new:
+            result["status"] = new["status"]
+        else:
+            result.pop("status", None)
+    else:
+        result = new
+        result["apiVersion"] = srt.api_version
+        result["kind"] = srt.kind
+        if srt.has_status:
+            if "status" in old:
+                result["status"] = copy.deepcopy(old["status"])
+            else:
+                result.pop("status", None)
+        if srt.plural == "namespaces":
+            result["spec"] = copy.deepcopy(old.get("spec", {}))
+        if srt.plural == "pods" and isinstance(result.get("spec"), dict):
+            # Defaulting runs as every write is decoded, so a replace with the manifest the
+            # pod was created from compares equal to the stored (defaulted) spec.
+            kinds.default_pod_spec(result["spec"])
+    return result
 
 
 def _replace(self: Store, storage: Storage, current: Stored, result: dict[str, Any]) -> Stored:

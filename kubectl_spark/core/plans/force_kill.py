@@ -48,47 +48,20 @@ def force_kill_plan(
     actor: str,
 ) -> Plan:
     base = Plan("force-kill", app.namespace, app.name, attempt.number)
-    not_ours = driver_not_ours(attempt, "kill", "delete")
-    if not_ours:
-        return dataclasses.replace(base, refusal=not_ours)
-    if not attempt.uid or not attempt.driver_pod:
-        return dataclasses.replace(
-            base, noop=f"attempt {attempt.number}'s driver pod is already gone"
-        )
-    if over := already_over(attempt, "kill"):
-        return dataclasses.replace(base, noop=over)
-    ready = raw.text(raw.condition(ctx.driver, "Ready"), "status") == "True"
-    if attempt.state == "Running" and ready and ctx.node_reachable and not force:
-        return dataclasses.replace(
-            base,
-            refusal=f"attempt {attempt.number} looks healthy (driver {attempt.driver_pod} Running and Ready "
-            f"on Ready node {attempt.node}); pass --force to kill it anyway",
+    stopped = _not_to_kill(attempt, ctx, force=force, out_of_service=out_of_service)
+    if stopped is not None:
+        kind, why = stopped
+        return (
+            dataclasses.replace(base, refusal=why)
+            if kind == "refusal"
+            else (dataclasses.replace(base, noop=why))
         )
     stamp = stamp_of(actor, now, "force-kill")
     ops: list[Operation] = []
     notes: list[str] = []
     warnings = [FORCE_DELETE_WARNING]
     if out_of_service:
-        if ctx.node_reachable or ctx.node is None:
-            return dataclasses.replace(
-                base,
-                refusal=f"--out-of-service is only for a node that is down; node {attempt.node} is reachable",
-            )
-        taints = [
-            t for t in raw.items(ctx.node, "spec", "taints") if t.get("key") != OUT_OF_SERVICE
-        ]
-        taints.append({"key": OUT_OF_SERVICE, "value": "nodeshutdown", "effect": "NoExecute"})
-        ops.append(
-            Operation(
-                "patch",
-                "v1",
-                "nodes",
-                None,
-                str(attempt.node),
-                "taint the powered-off node out-of-service: Kubernetes force-deletes its pods and detaches its volumes",
-                {"spec": {"taints": taints}},
-            )
-        )
+        ops.append(_taint_out_of_service(attempt, ctx))
         warnings.append(
             f"only apply the out-of-service taint after confirming node {attempt.node} is powered off; remove it after recovery"
         )
@@ -96,95 +69,17 @@ def force_kill_plan(
         patch_pod(app, pod, uid, f"record the force-kill on the {role}", {"annotations": stamp})
         for pod, uid, role in pods_of(attempt)
     )
-    ops.append(
-        event(
-            app,
-            attempt,
-            "ForceKilled",
-            f"attempt {attempt.number} force-killed by {actor}",
-            now,
-            actor,
-        )
-    )
+    message = f"attempt {attempt.number} force-killed by {actor}"
+    ops.append(event(app, attempt, "ForceKilled", message, now, actor))
     ops.extend(
         delete_pod_now(app, pod, uid, f"delete the {role} now, only if it is still this pod")
         for pod, uid, role in pods_of(attempt)
     )
     if detach_volumes:
-        volumes = _rwo_volumes(ctx)
-        held = [
-            va
-            for va in ctx.volumeattachments
-            if raw.text(va, "spec", "nodeName") == attempt.node
-            and raw.text(va, "spec", "source", "persistentVolumeName") in volumes
-        ]
-        if ctx.node_reachable:
-            notes.append(
-                f"--detach-volumes: node {attempt.node} is reachable, its kubelet detaches the volumes itself: nothing to do"
-            )
-        for va in held:
-            ops.append(
-                Operation(
-                    "delete",
-                    "storage.k8s.io/v1",
-                    "volumeattachments",
-                    None,
-                    raw.name(va),
-                    f"detach volume {raw.text(va, 'spec', 'source', 'persistentVolumeName')} from unreachable node {attempt.node}",
-                    uid=raw.uid(va) or None,
-                )
-            )
-        if held:
-            warnings.append(
-                "detaching a volume from a node that may still be running can corrupt its data: "
-                "be sure the old driver no longer writes to it"
-            )
-    replacement = next(
-        (
-            a
-            for a in app.attempts
-            if a.number > attempt.number
-            and a.state in ("Running", "Pending")
-            and ctx.job is not None
-            and (a.driver_pod or "").rsplit("-", 1)[0] == raw.name(ctx.job)  # <job>-<5 chars>
-        ),
-        None,
-    )
-    if ctx.job is not None and replacement is not None:
-        if no_replace:
-            return dataclasses.replace(
-                base,
-                refusal=f"--no-replace suspends the Job {raw.name(ctx.job)}, and a suspended Job "
-                f"deletes its active pods: that is attempt {replacement.number} "
-                f"({replacement.state}), which already replaced attempt {attempt.number}; "
-                "drop --no-replace (the Job starts no other attempt for this one)",
-            )
-        notes.append(
-            f"the Job {raw.name(ctx.job)} already runs attempt {replacement.number} in place of "
-            f"attempt {attempt.number}: deleting these pods starts no other"
-        )
-    elif ctx.job is not None:
-        limit = raw.number(ctx.job, "spec", "backoffLimit")
-        failed = raw.number(ctx.job, "status", "failed") or 0
-        policy = raw.text(ctx.job, "spec", "podReplacementPolicy") or "TerminatingOrFailed"
-        will = limit is None or failed + 1 <= limit
-        if no_replace:
-            ops.append(
-                Operation(
-                    "patch",
-                    "batch/v1",
-                    "jobs",
-                    app.namespace,
-                    raw.name(ctx.job),
-                    "suspend the Job so it starts no new attempt",
-                    {"spec": {"suspend": True}},
-                )
-            )
-        else:
-            notes.append(
-                f"the Job {raw.name(ctx.job)} will {'start another attempt' if will else 'not start another attempt (backoffLimit reached)'}"
-                f" (backoffLimit {limit}, failed {failed}, podReplacementPolicy {policy}); --no-replace suspends it"
-            )
+        _detach_volumes(attempt, ctx, ops, notes, warnings)
+    refusal = _job_effect(app, attempt, ctx, no_replace, ops, notes)
+    if refusal:
+        return dataclasses.replace(base, refusal=refusal)
     if ctx.sparkapp is not None:
         restart = raw.text(ctx.sparkapp, "spec", "restartPolicy", "type") or "Never"
         warnings.append(
@@ -194,6 +89,136 @@ def force_kill_plan(
     return dataclasses.replace(
         base, operations=tuple(ops), warnings=tuple(warnings), notes=tuple(notes)
     )
+
+
+def _not_to_kill(
+    attempt: Attempt, ctx: KillContext, *, force: bool, out_of_service: bool
+) -> tuple[str, str] | None:
+    """("refusal" or "noop", why), before anything is planned."""
+    not_ours = driver_not_ours(attempt, "kill", "delete")
+    if not_ours:
+        return ("refusal", not_ours)
+    if not attempt.uid or not attempt.driver_pod:
+        return ("noop", f"attempt {attempt.number}'s driver pod is already gone")
+    if over := already_over(attempt, "kill"):
+        return ("noop", over)
+    ready = raw.text(raw.condition(ctx.driver, "Ready"), "status") == "True"
+    if attempt.state == "Running" and ready and ctx.node_reachable and not force:
+        return (
+            "refusal",
+            (
+                f"attempt {attempt.number} looks healthy (driver {attempt.driver_pod} Running and "
+                f"Ready on Ready node {attempt.node}); pass --force to kill it anyway"
+            ),
+        )
+    if out_of_service and (ctx.node_reachable or ctx.node is None):
+        return (
+            "refusal",
+            f"--out-of-service is only for a node that is down; node {attempt.node} is reachable",
+        )
+    return None
+
+
+def _taint_out_of_service(attempt: Attempt, ctx: KillContext) -> Operation:
+    taints = [t for t in raw.items(ctx.node, "spec", "taints") if t.get("key") != OUT_OF_SERVICE]
+    taints.append({"key": OUT_OF_SERVICE, "value": "nodeshutdown", "effect": "NoExecute"})
+    return Operation(
+        "patch",
+        "v1",
+        "nodes",
+        None,
+        str(attempt.node),
+        "taint the powered-off node out-of-service: Kubernetes force-deletes its pods and detaches its volumes",
+        {"spec": {"taints": taints}},
+    )
+
+
+def _detach_volumes(
+    attempt: Attempt,
+    ctx: KillContext,
+    ops: list[Operation],
+    notes: list[str],
+    warnings: list[str],
+) -> None:
+    volumes = _rwo_volumes(ctx)
+    held = [
+        va
+        for va in ctx.volumeattachments
+        if raw.text(va, "spec", "nodeName") == attempt.node
+        and raw.text(va, "spec", "source", "persistentVolumeName") in volumes
+    ]
+    if ctx.node_reachable:
+        notes.append(
+            f"--detach-volumes: node {attempt.node} is reachable, its kubelet detaches the volumes itself: nothing to do"
+        )
+    for va in held:
+        ops.append(
+            Operation(
+                "delete",
+                "storage.k8s.io/v1",
+                "volumeattachments",
+                None,
+                raw.name(va),
+                f"detach volume {raw.text(va, 'spec', 'source', 'persistentVolumeName')} from unreachable node {attempt.node}",
+                uid=raw.uid(va) or None,
+            )
+        )
+    if held:
+        warnings.append(
+            "detaching a volume from a node that may still be running can corrupt its data: "
+            "be sure the old driver no longer writes to it"
+        )
+
+
+def _job_effect(
+    app: App,
+    attempt: Attempt,
+    ctx: KillContext,
+    no_replace: bool,
+    ops: list[Operation],
+    notes: list[str],
+) -> str:
+    """What the driver Job does once the pods go (said, or suspended); a refusal, or ""."""
+    if ctx.job is None:
+        return ""
+    job = raw.name(ctx.job)
+    replacement = next(
+        (
+            a
+            for a in app.attempts
+            if a.number > attempt.number
+            and a.state in ("Running", "Pending")
+            and (a.driver_pod or "").rsplit("-", 1)[0] == job  # <job>-<5 chars>
+        ),
+        None,
+    )
+    if replacement is not None:
+        if no_replace:
+            return (
+                f"--no-replace suspends the Job {job}, and a suspended Job "
+                f"deletes its active pods: that is attempt {replacement.number} "
+                f"({replacement.state}), which already replaced attempt {attempt.number}; "
+                "drop --no-replace (the Job starts no other attempt for this one)"
+            )
+        notes.append(
+            f"the Job {job} already runs attempt {replacement.number} in place of "
+            f"attempt {attempt.number}: deleting these pods starts no other"
+        )
+        return ""
+    if no_replace:
+        suspend = {"spec": {"suspend": True}}
+        why = "suspend the Job so it starts no new attempt"
+        ops.append(Operation("patch", "batch/v1", "jobs", app.namespace, job, why, suspend))
+        return ""
+    limit = raw.number(ctx.job, "spec", "backoffLimit")
+    failed = raw.number(ctx.job, "status", "failed") or 0
+    policy = raw.text(ctx.job, "spec", "podReplacementPolicy") or "TerminatingOrFailed"
+    will = limit is None or failed + 1 <= limit
+    notes.append(
+        f"the Job {job} will {'start another attempt' if will else 'not start another attempt (backoffLimit reached)'}"
+        f" (backoffLimit {limit}, failed {failed}, podReplacementPolicy {policy}); --no-replace suspends it"
+    )
+    return ""
 
 
 def _rwo_volumes(ctx: KillContext) -> set[str]:

@@ -166,6 +166,24 @@ def cluster(tmp_path: Path) -> Iterator[Any]:
         c.close()
 
 
+@pytest.fixture(scope="session")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Scenario clusters played to their end once per test run (per worker), for tests that
+    only read them: ``played("mixed")``. A test that changes the cluster uses ``cluster``."""
+    made: dict[str, ScenarioCluster] = {}
+
+    def get(name: str) -> ScenarioCluster:
+        if name not in made:
+            c = ScenarioCluster(name, tmp_path_factory.mktemp(name))
+            c.player.play()
+            made[name] = c
+        return made[name]
+
+    yield get
+    for c in made.values():
+        c.close()
+
+
 @pytest.fixture(autouse=True)
 def _own_state_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

@@ -37,7 +37,7 @@ def _plan(
     if chosen is None or self.readonly:
         return
     try:
-        with self.source.connect() as api:
+        with self.connected().connect() as api:
             snap, app, attempt = act.reread(api, chosen, chosen_attempt)
             if action == "fence" and attempt is not None:
                 plan = act.plan_fence(api, snap, app, attempt)
@@ -63,7 +63,7 @@ def _apply(self: SparkTUI, plan: Any) -> None:
     from kubectl_spark.kube import actions
 
     try:
-        with self.source.connect() as api:
+        with self.connected().connect() as api:
             missing = actions.missing_permissions(api, plan)
             if missing:
                 self.call_from_thread(

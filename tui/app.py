@@ -30,6 +30,7 @@ from kubectl_spark.memory import freeze_long_lived
 from . import act_keys as _act_keys
 from . import pod_views as _pod_views
 from .screens.help import HelpScreen
+from .sources import Source
 from .widgets.apps_table import AppsTable, app_key
 from .widgets.attempt_tree import AttemptTree
 from .widgets.banner import AlertsBanner
@@ -38,9 +39,7 @@ from .widgets.status import StatusBar
 from .widgets.timeline import Timeline
 
 ACTIONS = {"fence", "force_kill", "resubmit"}
-MakeSource = Callable[
-    [str | None, str | None, bool], Any
-]  # (namespace, context, all namespaces) → source
+MakeSource = Callable[[str | None, str | None, bool], Source]  # (namespace, context, -A)
 
 
 class SparkTUI(App[None]):
@@ -91,7 +90,7 @@ class SparkTUI(App[None]):
         self.full_runs_seen = 0
         self.full_next = True  # the first analysis, and the one after a failure, sees everything
         self.selected: str | None = None
-        self.source: Any = None
+        self.source: Source | None = None
 
     # ------------------------------------------------------------------------- layout
     def compose(self) -> ComposeResult:
@@ -138,6 +137,12 @@ class SparkTUI(App[None]):
         with contextlib.suppress(RuntimeError):  # the event loop is closed
             loop.call_soon_threadsafe(self._poll)
 
+    def connected(self) -> Source:
+        """The source the TUI shows; it exists from mount to unmount."""
+        if self.source is None:
+            raise RuntimeError("the TUI has no source before it is mounted")
+        return self.source
+
     def _start_source(self) -> None:
         if self.source is not None:
             self.source.stop()
@@ -150,7 +155,7 @@ class SparkTUI(App[None]):
         self._start_worker(self.source)
 
     @work(thread=True, exclusive=True, group="source")
-    def _start_worker(self, source: Any) -> None:
+    def _start_worker(self, source: Source) -> None:
         try:
             source.start(on_change=self._wake)
         except Exception as exc:  # noqa: BLE001 - shown, never fatal
@@ -179,7 +184,7 @@ class SparkTUI(App[None]):
         self._status()
 
     @work(thread=True, group="analyze")
-    def _analyze(self, source: Any) -> None:
+    def _analyze(self, source: Source) -> None:
         """The core on the new data: only the touched applications when that is known."""
         changes, snapshot = source.take_changes()
         try:
@@ -197,11 +202,11 @@ class SparkTUI(App[None]):
         self.notify(f"analysis failed: {exc}", severity="error")
 
     def _status(self) -> None:
-        source = self.source
+        source = self.connected()
         apps = self.analysis.apps
         self.status_bar.show(
-            context=getattr(source, "context", "") or (self.context or ""),
-            namespace=getattr(source, "namespace", None) if not self.all_namespaces else None,
+            context=source.context or (self.context or ""),
+            namespace=source.namespace if not self.all_namespaces else None,
             state=source.state,
             last_event=source.last_event,
             apps=len(apps),

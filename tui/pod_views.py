@@ -81,7 +81,7 @@ def _kept_logs(self: SparkTUI, namespace: str, pod: str, uid: str, *, previous: 
     from kubectl_spark.app.logtext import KEEP_HINT, PREVIOUS_GONE
     from kubectl_spark.kube.logtails import run_said
 
-    kept = self.source.kept_log(namespace, uid, previous=previous)
+    kept = self.connected().kept_log(namespace, uid, previous=previous)
     if kept is None:
         self.call_from_thread(
             self.notify,
@@ -115,7 +115,7 @@ def _logs(self: SparkTUI, pod: tuple[str, str, str, bool] | None, *, previous: b
         return
     namespace, name, container, answers = pod
     try:
-        with self.source.connect() as api:
+        with self.connected().connect() as api:
             query = [("container", container)] + ([("previous", "true")] if previous else [])
             response = api.request(
                 "GET",
@@ -164,7 +164,7 @@ def _yaml(self: SparkTUI, pod: tuple[str, str, str, bool] | None) -> None:
         return
     namespace, name, _, _ = pod
     try:
-        with self.source.connect() as api:
+        with self.connected().connect() as api:
             found = api.request(
                 "GET", f"/api/v1/namespaces/{namespace}/pods/{name}", what=f"get pod {name}"
             )

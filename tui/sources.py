@@ -8,9 +8,46 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from kubectl_spark.core.incremental import Changes
 from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.kube.client import Api
+
+
+class Source(Protocol):
+    """What the TUI reads its data from: a live cluster, or a frozen one for tests."""
+
+    context: str
+    namespace: str | None
+
+    @property
+    def version(self) -> int:
+        """Bumped on every change: the TUI re-analyzes when it moves."""
+
+    @property
+    def state(self) -> str:
+        """connecting, live, reconnecting or forbidden (the status bar says it)."""
+
+    @property
+    def error(self) -> str: ...
+
+    @property
+    def last_event(self) -> float | None: ...
+
+    def start(self, on_change: Callable[[], None] | None = None) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def take_changes(self) -> tuple[Changes | None, Snapshot]: ...
+
+    def record(self, changes: Changes | None, snapshot: Snapshot) -> None: ...
+
+    def connect(self) -> Api: ...
+
+    def kept_log(
+        self, namespace: str, uid: str, *, previous: bool = False
+    ) -> dict[str, Any] | None: ...
 
 
 @dataclass
@@ -33,13 +70,13 @@ class StaticSource:
     def stop(self) -> None:
         return None
 
-    def take_changes(self) -> tuple[None, Snapshot]:
+    def take_changes(self) -> tuple[Changes | None, Snapshot]:
         return None, self.fixed
 
-    def record(self, changes: Any, snapshot: Snapshot) -> None:
+    def record(self, changes: Changes | None, snapshot: Snapshot) -> None:
         return None
 
-    def connect(self) -> Any:
+    def connect(self) -> Api:
         raise RuntimeError("a static source has no cluster to act on")
 
     def kept_log(
@@ -120,7 +157,7 @@ class LiveSource:
             # written (the recorder says so): the lines are a bonus, never a crash.
             return
 
-    def connect(self) -> Any:
+    def connect(self) -> Api:
         from kubectl_spark.kube.client import connect
 
         return connect(self.connection)
@@ -143,14 +180,14 @@ class LiveSource:
             self.recorder.store.close()
             self.recorder = None
 
-    def record(self, changes: Any, snapshot: Snapshot) -> None:
+    def record(self, changes: Changes | None, snapshot: Snapshot) -> None:
         """Keep what was watched (in the analysis worker: never on the UI thread)."""
         if self.recorder is not None:
             pods = self.recorder.write(changes, snapshot)
             if self._to_keep is not None:
                 self._to_keep.put((pods, changes is None))
 
-    def take_changes(self) -> tuple[Any, Snapshot]:
+    def take_changes(self) -> tuple[Changes | None, Snapshot]:
         return self.live.take_changes()  # type: ignore[no-any-return]
 
     def kept_log(
@@ -166,16 +203,22 @@ class LiveSource:
 
         return kept_tail(self.recorder.store, self.scope, namespace, uid, previous=previous)
 
-    def __getattr__(self, name: str) -> Any:
-        if name in ("version", "state", "error", "last_event"):
-            live = self.__dict__.get("live")
-            return (
-                getattr(live, name)
-                if live is not None
-                else {"version": 0, "state": "connecting", "error": "", "last_event": None}[name]
-            )
-        raise AttributeError(name)
+    # What the watches say, once they run; before, a source that is connecting.
+    @property
+    def version(self) -> int:
+        return int(self.live.version) if self.live is not None else 0
+
+    @property
+    def state(self) -> str:
+        return str(self.live.state) if self.live is not None else "connecting"
+
+    @property
+    def error(self) -> str:
+        return str(self.live.error) if self.live is not None else ""
+
+    @property
+    def last_event(self) -> float | None:
+        return self.live.last_event if self.live is not None else None
 
 
-Source = StaticSource | LiveSource
 Factory = Callable[[], Source]

@@ -85,12 +85,12 @@ def _executor(
             dataclasses.replace(reason, evidence=(*reason.evidence, kept_evidence(pod)))
             if reason is not None
             else Reason(
-                "unknown",
-                "Gone",
-                None,
-                False,
-                f"the pod is gone; it was last seen {f.phase}",
-                (kept_evidence(pod),),
+                category="unknown",
+                code="Gone",
+                exit_code=None,
+                counts_as_failure=False,
+                message=f"the pod is gone; it was last seen {f.phase}",
+                evidence=(kept_evidence(pod),),
             )
         )
     return Executor(
@@ -174,21 +174,21 @@ def _gone_driver(
             if r in ("NodeNotReady", "TaintManagerEviction")
         ]
         return "Lost", Reason(
-            "cluster",
-            "NodeLost",
-            None,
-            app.source == "job",
-            "its node became unreachable and the taint manager deleted the pod (from Events; the pod is gone)",
-            tuple(evidence),
+            category="cluster",
+            code="NodeLost",
+            exit_code=None,
+            counts_as_failure=app.source == "job",
+            message="its node became unreachable and the taint manager deleted the pod (from Events; the pod is gone)",
+            evidence=tuple(evidence),
         )
     if "Preempted" in seen:
         return "Lost", Reason(
-            "cluster",
-            "Preempted",
-            None,
-            False,
-            "preempted by the scheduler (from Events; the pod is gone)",
-            (*evidence, f"event Preempted: {raw.text(seen['Preempted'], 'message')}"),
+            category="cluster",
+            code="Preempted",
+            exit_code=None,
+            counts_as_failure=False,
+            message="preempted by the scheduler (from Events; the pod is gone)",
+            evidence=(*evidence, f"event Preempted: {raw.text(seen['Preempted'], 'message')}"),
         )
     if rerun and reruns_only_after_failure(app):
         failed = [
@@ -204,21 +204,21 @@ def _gone_driver(
             ),
         ]
         return "Failed", Reason(
-            "unknown",
-            "Unknown",
-            None,
-            True,
-            "the driver failed (the operator reruns an OnFailure application only after a "
+            category="unknown",
+            code="Unknown",
+            exit_code=None,
+            counts_as_failure=True,
+            message="the driver failed (the operator reruns an OnFailure application only after a "
             "failure); its pod, and with it the exit code, is gone",
-            tuple(evidence),
+            evidence=tuple(evidence),
         )
     return "Lost", Reason(
-        "unknown",
-        "Unknown",
-        None,
-        False,
-        f"the driver pod of this attempt is gone; {group_.note}",
-        tuple(evidence),
+        category="unknown",
+        code="Unknown",
+        exit_code=None,
+        counts_as_failure=False,
+        message=f"the driver pod of this attempt is gone; {group_.note}",
+        evidence=tuple(evidence),
     )
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_spark.core import raw
-from kubectl_spark.core.model import Reason
+from kubectl_spark.core.model import Reason, ReasonCode
 from kubectl_spark.core.reasons import (
     PodContext,
     ended_after_deletion,
@@ -84,7 +84,7 @@ def _read(ctx: PodContext) -> _Read:
 
 def _reason(
     category: str,
-    code: str,
+    code: ReasonCode,
     message: str,
     evidence: tuple[str, ...],
     *,

@@ -13,12 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
-from typing import Any, overload
+from typing import Any, Literal, get_args, overload
 
 API_VERSION = "kubectl-spark/v1"
 
-# Reason codes: extend with care, never rename.
-REASON_CODES = (
+# Reason codes: extend with care, never rename. The last five were in use before they were
+# listed: a pod whose volume cannot attach or mount (waiting), and what Spark's own executor list
+# says of a pod it saw deleted, found missing, or that is gone with no word (sparkview).
+ReasonCode = Literal[
     "OOMKilled",
     "PossibleOOM",
     "JvmOutOfMemory",
@@ -41,7 +43,13 @@ REASON_CODES = (
     "Completed",
     "DeadlineExceeded",
     "Unknown",
-)
+    "VolumeAttachFailure",
+    "VolumeMountFailure",
+    "Deleted",
+    "MissingPod",
+    "Gone",
+]
+REASON_CODES: tuple[ReasonCode, ...] = get_args(ReasonCode)
 CATEGORIES = ("app", "cluster", "driver", "user", "unknown")
 ALERT_TYPES = (
     "SplitBrain",
@@ -53,10 +61,10 @@ ALERT_TYPES = (
 )
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Reason:
     category: str
-    code: str
+    code: ReasonCode
     exit_code: int | None
     counts_as_failure: bool
     message: str

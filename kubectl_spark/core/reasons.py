@@ -91,55 +91,65 @@ def termination_reason(
         evidence.append(f"{read}.message={message}")
     if reason == "OOMKilled":
         return Reason(
-            "app",
-            "OOMKilled",
-            code,
-            counts,
-            f"container OOM-killed: memory limit exceeded, {describe_exit(code)}",
-            tuple(evidence),
+            category="app",
+            code="OOMKilled",
+            exit_code=code,
+            counts_as_failure=counts,
+            message=f"container OOM-killed: memory limit exceeded, {describe_exit(code)}",
+            evidence=tuple(evidence),
         )
     if reason == "ContainerStatusUnknown":
         return Reason(
-            "cluster",
-            "NodeLost",
-            code,
-            counts,
-            "the container could not be located when the pod was terminated (node lost or rebooted)",
-            tuple(evidence),
+            category="cluster",
+            code="NodeLost",
+            exit_code=code,
+            counts_as_failure=counts,
+            message="the container could not be located when the pod was terminated (node lost or rebooted)",
+            evidence=tuple(evidence),
         )
     if reason in ("StartError", "ContainerCannotRun"):
         return Reason(
-            "app",
-            "ExitCode",
-            code,
-            counts,
-            f"the container could not start ({reason}), {describe_exit(code)}",
-            tuple(evidence),
+            category="app",
+            code="ExitCode",
+            exit_code=code,
+            counts_as_failure=counts,
+            message=f"the container could not start ({reason}), {describe_exit(code)}",
+            evidence=tuple(evidence),
         )
     if code == 0:
         return Reason(
-            "app", "Completed", code, False, "exited with code 0 (success)", tuple(evidence)
+            category="app",
+            code="Completed",
+            exit_code=code,
+            counts_as_failure=False,
+            message="exited with code 0 (success)",
+            evidence=tuple(evidence),
         )
     if code == 137:
         return Reason(
-            "app",
-            "PossibleOOM",
-            code,
-            counts,
-            f"{describe_exit(code)}; reason {reason or 'Error'}: a system OOM kill reports Error, not OOMKilled (kubernetes#53669)",
-            tuple(evidence),
+            category="app",
+            code="PossibleOOM",
+            exit_code=code,
+            counts_as_failure=counts,
+            message=f"{describe_exit(code)}; reason {reason or 'Error'}: a system OOM kill reports Error, not OOMKilled (kubernetes#53669)",
+            evidence=tuple(evidence),
         )
     if code is not None and code in EXIT_CODE_REASONS:
         return Reason(
-            "app", EXIT_CODE_REASONS[code], code, counts, describe_exit(code), tuple(evidence)
+            category="app",
+            code=EXIT_CODE_REASONS[code],
+            exit_code=code,
+            counts_as_failure=counts,
+            message=describe_exit(code),
+            evidence=tuple(evidence),
         )
     return Reason(
-        "app" if code is not None else "unknown",
-        "ExitCode" if code is not None else "Unknown",
-        code,
-        counts,
-        describe_exit(code),
-        tuple(evidence),
+        category="app" if code is not None else "unknown",
+        code="ExitCode" if code is not None else "Unknown",
+        exit_code=code,
+        counts_as_failure=counts,
+        message=describe_exit(code),
+        evidence=tuple(evidence),
     )
 
 
@@ -187,12 +197,12 @@ def waiting_reason(ctx: PodContext) -> Reason | None:
         if last:
             ended = termination_reason(last, container, "lastState", counts=False)
             return Reason(
-                ended.category,
-                ended.code,
-                ended.exit_code,
-                False,
-                f"restarting in place (CrashLoopBackOff) after: {ended.message}",
-                (
+                category=ended.category,
+                code=ended.code,
+                exit_code=ended.exit_code,
+                counts_as_failure=False,
+                message=f"restarting in place (CrashLoopBackOff) after: {ended.message}",
+                evidence=(
                     f"{_field(container, 'state', 'waiting', 'reason')}=CrashLoopBackOff",
                     *ended.evidence,
                 ),
@@ -226,12 +236,12 @@ def init_reason(
     )
     name = raw.text(status, "name") or "?"
     return Reason(
-        reason.category,
-        reason.code,
-        reason.exit_code,
-        reason.counts_as_failure,
-        f"init container {name} {how}: {reason.message}",
-        (*reason.evidence, *extra),
+        category=reason.category,
+        code=reason.code,
+        exit_code=reason.exit_code,
+        counts_as_failure=reason.counts_as_failure,
+        message=f"init container {name} {how}: {reason.message}",
+        evidence=(*reason.evidence, *extra),
     )
 
 
@@ -291,21 +301,21 @@ def _volume_wait(ctx: PodContext) -> Reason | None:
     message = raw.text(last, "message")
     if raw.text(last, "reason") == "FailedAttachVolume":
         return Reason(
-            "cluster",
-            "VolumeAttachFailure",
-            None,
-            False,
-            f"a volume could not be attached: {message}".rstrip(": "),
-            (event_evidence(last),),
+            category="cluster",
+            code="VolumeAttachFailure",
+            exit_code=None,
+            counts_as_failure=False,
+            message=f"a volume could not be attached: {message}".rstrip(": "),
+            evidence=(event_evidence(last),),
         )
     missing = "not found" in message
     return Reason(
-        "app" if missing else "cluster",
-        "VolumeMountFailure",
-        None,
-        False,
-        f"a volume could not be mounted: {message}".rstrip(": "),
-        (event_evidence(last),),
+        category="app" if missing else "cluster",
+        code="VolumeMountFailure",
+        exit_code=None,
+        counts_as_failure=False,
+        message=f"a volume could not be mounted: {message}".rstrip(": "),
+        evidence=(event_evidence(last),),
     )
 
 
@@ -313,24 +323,24 @@ def _never_started_by(ctx: PodContext, why: str, message: str, field: str) -> Re
     """A waiting reason (read at ``field``) that means a container cannot start: image, config."""
     if why in IMAGE_PULL:
         return Reason(
-            "app",
-            "ImagePullFailure",
-            None,
-            False,
-            f"image pull failed ({why}): {message}".rstrip(": "),
-            (
+            category="app",
+            code="ImagePullFailure",
+            exit_code=None,
+            counts_as_failure=False,
+            message=f"image pull failed ({why}): {message}".rstrip(": "),
+            evidence=(
                 f"{field}={why}",
                 *[event_evidence(e) for e in events_of(ctx, "Failed", "BackOff")][:2],
             ),
         )
     if why in CONFIG_ERRORS:
         return Reason(
-            "app",
-            "ContainerConfigError",
-            None,
-            False,
-            f"the container could not be configured ({why}): {message}".rstrip(": "),
-            (f"{field}={why}",),
+            category="app",
+            code="ContainerConfigError",
+            exit_code=None,
+            counts_as_failure=False,
+            message=f"the container could not be configured ({why}): {message}".rstrip(": "),
+            evidence=(f"{field}={why}",),
         )
     return None
 
@@ -345,12 +355,12 @@ def _unschedulable(ctx: PodContext) -> Reason | None:
         # The scheduler says why in the condition and in its Event; either may be missing.
         why = raw.text(scheduled, "message") or "".join(raw.text(e, "message") for e in told)
         return Reason(
-            "cluster",
-            "Unschedulable",
-            None,
-            False,
-            f"never scheduled: {why}" if why else "never scheduled",
-            (
+            category="cluster",
+            code="Unschedulable",
+            exit_code=None,
+            counts_as_failure=False,
+            message=f"never scheduled: {why}" if why else "never scheduled",
+            evidence=(
                 "status.conditions[PodScheduled].reason=Unschedulable",
                 *[event_evidence(e) for e in told],
             ),

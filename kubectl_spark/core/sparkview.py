@@ -65,30 +65,51 @@ def reason_from_spark(summary: Mapping[str, Any]) -> Reason:
     )
     if first.startswith("Executor killed by driver"):
         return Reason(
-            "driver",
-            "DeletedByDriver",
-            None,
-            False,
-            "the driver asked for it (dynamic allocation gave it back, or a kill request)",
-            evidence,
+            category="driver",
+            code="DeletedByDriver",
+            exit_code=None,
+            counts_as_failure=False,
+            message="the driver asked for it (dynamic allocation gave it back, or a kill request)",
+            evidence=evidence,
         )
     if first.startswith(("Executor decommission", "Finished decommissioning")):
-        return Reason("cluster", "Decommissioned", None, False, first, evidence)
+        return Reason(
+            category="cluster",
+            code="Decommissioned",
+            exit_code=None,
+            counts_as_failure=False,
+            message=first,
+            evidence=evidence,
+        )
     if "was deleted by a user or the framework" in first:
         return Reason(
-            "unknown",
-            "Deleted",
-            None,
-            False,
-            "the pod was deleted (by a user, a controller, an eviction or a preemption); Spark "
+            category="unknown",
+            code="Deleted",
+            exit_code=None,
+            counts_as_failure=False,
+            message="the pod was deleted (by a user, a controller, an eviction or a preemption); Spark "
             "saw only the deletion",
-            evidence,
+            evidence=evidence,
         )
     if "was not found in the cluster" in first:
-        return Reason("unknown", "MissingPod", -1, False, first, evidence)
+        return Reason(
+            category="unknown",
+            code="MissingPod",
+            exit_code=-1,
+            counts_as_failure=False,
+            message=first,
+            evidence=evidence,
+        )
     match = _EXIT.search(first)
     if match is None:
-        return Reason("unknown", "Unknown", None, False, first, evidence)
+        return Reason(
+            category="unknown",
+            code="Unknown",
+            exit_code=None,
+            counts_as_failure=False,
+            message=first,
+            evidence=evidence,
+        )
     code = int(match.group(1))
     terminated: dict[str, Any] = {"exitCode": code}
     if _line(text, "termination reason:"):
@@ -109,7 +130,14 @@ def reason_from_spark(summary: Mapping[str, Any]) -> Reason:
         PodContext({"spec": {"restartPolicy": "Never"}, "status": status}, "executor", None, [])
     )
     if found is None:
-        return Reason("unknown", "Unknown", code, False, first, evidence)
+        return Reason(
+            category="unknown",
+            code="Unknown",
+            exit_code=code,
+            counts_as_failure=False,
+            message=first,
+            evidence=evidence,
+        )
     return dataclasses.replace(found, evidence=evidence)
 
 

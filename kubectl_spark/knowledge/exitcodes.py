@@ -7,6 +7,8 @@ reads them back and names the loss, the simulator writes them as a driver would.
 
 from __future__ import annotations
 
+from typing import Literal
+
 # ExecutorPodsLifecycleManager.describeExitCode, word for word.
 SPARK_EXIT_CODES = {
     0: "(success)",
@@ -23,7 +25,8 @@ SPARK_EXIT_CODES = {
 }
 # Exit codes that name a cause: SparkExitCode (OOM 52, uncaught exception 50 and 10) and the
 # executor's heartbeat timeout to its driver (56).
-EXIT_CODE_REASONS = {
+ExitCause = Literal["JvmOutOfMemory", "UncaughtException", "HeartbeatTimeout"]
+EXIT_CODE_REASONS: dict[int, ExitCause] = {
     52: "JvmOutOfMemory",
     50: "UncaughtException",
     10: "UncaughtException",

@@ -22,8 +22,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import trustme
 
-from kubectl_spark.cluster.podlogs import ContainerLog, LogQuery, LogStore
 from kubectl_spark.knowledge.clock import Clock
+from kubectl_spark.knowledge.podlogs import ContainerLog, LogQuery, LogStore
 
 FOLLOW_POLL_SECONDS = 0.2
 FOLLOW_MAX_SECONDS = 600.0

@@ -13,13 +13,12 @@ from kubectl_spark.tui.widgets.detail import DetailPane
 from tests.functional.test_tui import SIZE, text_of
 
 
-async def test_describe_and_the_tui_give_the_same_advice(cluster: Any, capsys: Any) -> None:
+async def test_describe_and_the_tui_give_the_same_advice(played: Any, capsys: Any) -> None:
     from kubectl_spark.app.view import Wanted, load
     from kubectl_spark.cli.main import main
     from kubectl_spark.kube.client import Connection, connect
 
-    c = cluster("mixed")
-    c.player.play()
+    c = played("mixed")
     ref = ["--kubeconfig", str(c.kubeconfig), "-n", "spark-prod", "describe", "nightly-etl"]
     assert main([*ref, "-o", "json"]) == 0
     doc = orjson.loads(capsys.readouterr().out)

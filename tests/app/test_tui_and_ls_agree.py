@@ -13,11 +13,10 @@ from .oneanswer import from_row, from_table
 
 
 @pytest.mark.parametrize("name", ["mixed", "s9-deleted-executors"])
-async def test_the_live_tui_shows_the_rows_ls_prints(name: str, cluster: Any, capsys: Any) -> None:
+async def test_the_live_tui_shows_the_rows_ls_prints(name: str, played: Any, capsys: Any) -> None:
     from kubectl_spark.cli.main import main
 
-    c = cluster(name)
-    c.player.play()
+    c = played(name)
     assert main(["--kubeconfig", str(c.kubeconfig), "ls", "-A"]) == 0
     printed = from_table(capsys.readouterr().out)
     app = live_app(c, all_namespaces=True)

@@ -73,9 +73,8 @@ def test_s1_node_loss_replacement_and_history(cluster, capsys) -> None:
     assert all(e["reason"] is None for e in second["executors"])
 
 
-def test_s2_split_brain(cluster, capsys) -> None:
-    c = cluster("s2-partition")
-    c.player.play()
+def test_s2_split_brain(played, capsys) -> None:
+    c = played("s2-partition")
     app = app_named(ls_json(capsys, c), "networkwordcount")
     assert alerts(app)["SplitBrain"] == [1, 2]
     code, out, _ = run(capsys, c, "ls")
@@ -92,9 +91,8 @@ def test_s2_split_brain(cluster, capsys) -> None:
     assert "SplitBrain,ZombieDriver" in line
 
 
-def test_s2b_replacement_blocked(cluster, capsys) -> None:
-    c = cluster("s2b-partition-replacement-blocked")
-    c.player.play()
+def test_s2b_replacement_blocked(played, capsys) -> None:
+    c = played("s2b-partition-replacement-blocked")
     app = app_named(ls_json(capsys, c), "networkwordcount")
     assert app["state"] == "Unknown" and len(app["attempts"]) == 1
     blocked = next(a for a in app["alerts"] if a["type"] == "ReplacementBlocked")
@@ -104,9 +102,8 @@ def test_s2b_replacement_blocked(cluster, capsys) -> None:
     )
 
 
-def test_s3_volume_blocks_attempt_2(cluster, capsys) -> None:
-    c = cluster("s3-rwo-volume")
-    c.player.play()
+def test_s3_volume_blocks_attempt_2(played, capsys) -> None:
+    c = played("s3-rwo-volume")
     code, out, err = run(capsys, c, "describe", "streaming-checkpoint", "-o", "json")
     assert code == 0, err
     app = json.loads(out)
@@ -131,9 +128,8 @@ def test_s3_volume_blocks_attempt_2(cluster, capsys) -> None:
     )
 
 
-def test_s4_every_loss_reason(cluster, capsys) -> None:
-    c = cluster("s4-executor-losses")
-    c.player.play()
+def test_s4_every_loss_reason(played, capsys) -> None:
+    c = played("s4-executor-losses")
     code, out, err = run(capsys, c, "describe", "losses", "-o", "json")
     assert code == 0, err
     (attempt,) = json.loads(out)["attempts"]
@@ -162,9 +158,8 @@ def test_s4_every_loss_reason(cluster, capsys) -> None:
     assert restarts["attempts"][0]["executors"][0]["restarts"] == 1
 
 
-def test_s5_operator_attempts_reconstructed(cluster, capsys) -> None:
-    c = cluster("s5-operator-retries")
-    c.player.play()
+def test_s5_operator_attempts_reconstructed(played, capsys) -> None:
+    c = played("s5-operator-retries")
     app = app_named(ls_json(capsys, c), "pi")
     assert (app["source"], app["state"], len(app["attempts"])) == ("sparkapplication", "Failed", 3)
     assert [a["driverPod"] for a in app["attempts"]] == ["pi-driver"] * 3
@@ -381,9 +376,8 @@ def test_an_owner_name_from_the_cluster_never_shapes_a_request(cluster, capsys) 
     assert [line for line in err.splitlines() if "node-a" in line or "/x" in line] == []
 
 
-def test_s6_restarts_in_history(cluster, capsys) -> None:
-    c = cluster("s6-driver-restarts")
-    c.player.play()
+def test_s6_restarts_in_history(played, capsys) -> None:
+    c = played("s6-driver-restarts")
     app = app_named(ls_json(capsys, c), "restarting-driver")
     assert app["attempts"][0]["restarts"] == 2 and len(app["attempts"]) == 1
     restarts = [h for h in app["history"] if h["kind"] == "ContainerRestarted"]
@@ -392,18 +386,16 @@ def test_s6_restarts_in_history(cluster, capsys) -> None:
     assert "kept no reason" in restarts[0]["message"]
 
 
-def test_s7_name_collision(cluster, capsys) -> None:
-    c = cluster("s7-name-collision")
-    c.player.play()
+def test_s7_name_collision(played, capsys) -> None:
+    c = played("s7-name-collision")
     app = app_named(ls_json(capsys, c), "networkwordcount")
     collision = next(a for a in app["alerts"] if a["type"] == "NameCollision")
     assert collision["attempts"] == [1, 2]
     assert "podNamePrefix" in collision["message"]
 
 
-def test_s8_orphans_and_churn(cluster, capsys) -> None:
-    c = cluster("s8-orphans-and-churn")
-    c.player.play()
+def test_s8_orphans_and_churn(played, capsys) -> None:
+    c = played("s8-orphans-and-churn")
     etl = app_named(ls_json(capsys, c), "etl")
     orphans = next(a for a in etl["attempts"] if a["uid"] is None or a["driverPod"] is None)
     running = next(e for e in orphans["executors"] if e["source"] == "cluster")
@@ -416,9 +408,8 @@ def test_s8_orphans_and_churn(cluster, capsys) -> None:
     assert "mostly OOMKilled (6 of 6)" in churn["message"]
 
 
-def test_events_logs_and_other_outputs(cluster, capsys) -> None:
-    c = cluster("s6-driver-restarts")
-    c.player.play()
+def test_events_logs_and_other_outputs(played, capsys) -> None:
+    c = played("s6-driver-restarts")
     code, out, _ = run(capsys, c, "events", "restarting-driver")
     assert (
         code == 0

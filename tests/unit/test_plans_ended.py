@@ -7,7 +7,14 @@ import pytest
 from kubectl_spark.core import plans
 from kubectl_spark.core.model import App, Attempt, Executor, Reason
 
-EXIT_1 = Reason("app", "ExitCode", 1, True, "exit code 1", ())
+EXIT_1 = Reason(
+    category="app",
+    code="ExitCode",
+    exit_code=1,
+    counts_as_failure=True,
+    message="exit code 1",
+    evidence=(),
+)
 
 
 def attempt(state: str, *executor_states: str) -> Attempt:

@@ -17,8 +17,8 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kubectl_spark.cluster.podlogs import LogStore
 from kubectl_spark.knowledge.clock import Clock
+from kubectl_spark.knowledge.podlogs import LogStore
 
 from . import fieldvalidation, openapi, patching, protobuf, tables
 from . import server_reads as _server_reads

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from kubectl_spark.cluster.podlogs import LogQuery, PodLogs
+from kubectl_spark.knowledge.podlogs import LogQuery, PodLogs
 
 from .authz import (
     Attributes,

@@ -198,6 +198,10 @@ def test_delete_job_cascades_to_owned_pods(kubectl, api) -> None:
     uid = kubectl("get", "job", "pi-driver-job", "-o", "jsonpath={.metadata.uid}").stdout
     for name, node in (("pi-driver-job-aaaaa", None), ("pi-driver-job-bbbbb", "node-a")):
         pod = executor(name, 0)
+        if not node:
+            # No scheduler answers to this name: on the real control plane kube-scheduler would
+            # otherwise bind the pod to node-a before the delete, and it would be Terminating.
+            pod["spec"]["schedulerName"] = "never-scheduled"
         pod["metadata"]["ownerReferences"] = [
             {
                 "apiVersion": "batch/v1",

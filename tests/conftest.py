@@ -146,6 +146,7 @@ class ScenarioCluster:
         self.world = World.for_server(self.server, self.clock)
         self.player = scenarios.Player(self.world, loaded)
         self.kubeconfig = self.server.write_kubeconfig(tmp / "kubeconfig")
+        self.one_answer: list[str] = []  # what replay_checked found (``played``)
 
     def close(self) -> None:
         self.world.close()
@@ -169,13 +170,20 @@ def cluster(tmp_path: Path) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """Scenario clusters played to their end once per test run (per worker), for tests that
-    only read them: ``played("mixed")``. A test that changes the cluster uses ``cluster``."""
+    only read them: ``played("mixed")``. A test that changes the cluster uses ``cluster``.
+
+    Each is replayed step by step with the one-answer property checked at every step
+    (``tests/app/test_one_answer.py``), its failures kept in ``one_answer``: one replay serves
+    that property and every reader.
+    """
+    from tests.app.test_one_answer import replay_checked
+
     made: dict[str, ScenarioCluster] = {}
 
     def get(name: str) -> ScenarioCluster:
         if name not in made:
             c = ScenarioCluster(name, tmp_path_factory.mktemp(name))
-            c.player.play()
+            c.one_answer = replay_checked(c)
             made[name] = c
         return made[name]
 

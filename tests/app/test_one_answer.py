@@ -61,9 +61,32 @@ def assert_one_answer(analysis: Analysis, snapshot: Snapshot) -> None:
 
 
 def checkpoints(scenario: scenarios.Scenario) -> list[float]:
-    """Each step's time (the previous step's effects have shown by then), and the end."""
-    times = {0.5, scenario.duration, *(step.at for step in scenario.steps)}
+    """Each step's time (the previous step's effects have shown by then), and the end.
+
+    Whole seconds, as the steps are: replaying through them steps the clock exactly as
+    ``Player.play()`` does, so the cluster at the end is the one every reader of ``played`` sees.
+    """
+    times = {1.0, scenario.duration, *(float(step.at) for step in scenario.steps)}
     return sorted(t for t in times if t <= scenario.duration)
+
+
+def replay_checked(c: Any) -> list[str]:
+    """Play a scenario cluster to its end, checking one answer at every checkpoint.
+
+    ``played`` (tests/conftest.py) replays each scenario this way, once per run: the tests that
+    only read a played cluster and this property share one replay. Failures are collected (the
+    replay goes on) and asserted by the test below.
+    """
+    failures: list[str] = []
+    for t in checkpoints(c.player.scenario):
+        c.player.play_until(t)
+        with connect(Connection(kubeconfig=str(c.kubeconfig))) as api:
+            view = load(api, Wanted(namespace=None))
+        try:
+            assert_one_answer(view.analysis, view.snapshot)
+        except AssertionError as exc:
+            failures.append(f"at {t:g}s: {exc}")
+    return failures
 
 
 @contextmanager
@@ -98,14 +121,9 @@ def assert_commands_agree(kubeconfig: Path, capsys: Any) -> None:
 
 
 @pytest.mark.parametrize("name", scenarios.available())
-def test_one_answer_at_every_step_of_every_scenario(name: str, cluster: Any, capsys: Any) -> None:
-    c = cluster(name)
-    times = checkpoints(c.player.scenario)
-    for t in times:
-        c.player.play_until(t)
-        with connect(Connection(kubeconfig=str(c.kubeconfig))) as api:
-            view = load(api, Wanted(namespace=None))
-        assert_one_answer(view.analysis, view.snapshot)
+def test_one_answer_at_every_step_of_every_scenario(name: str, played: Any, capsys: Any) -> None:
+    c = played(name)  # replayed with replay_checked
+    assert c.one_answer == [], "\n".join(c.one_answer)
     assert_commands_agree(c.kubeconfig, capsys)  # at the end: each command reads on its own
 
 

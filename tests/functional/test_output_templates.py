@@ -11,30 +11,26 @@ import pytest
 from kubectl_spark.cli.main import main
 
 
-@pytest.fixture(scope="module")
-def played(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from tests.conftest import ScenarioCluster
-
-    c = ScenarioCluster("s2-partition", tmp_path_factory.mktemp("s2"))
-    c.player.play()
-    yield c
-    c.close()
+@pytest.fixture
+def s2(played: Any) -> Any:
+    """s2-partition played to its end, once per run (``played`` in conftest)."""
+    return played("s2-partition")
 
 
-def run(played: Any, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["--kubeconfig", str(played.kubeconfig), *args])
+def run(s2: Any, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["--kubeconfig", str(s2.kubeconfig), *args])
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err
     return code, out, err
 
 
 def test_jsonpath_and_custom_columns_read_the_json_output(
-    played: Any, capsys: pytest.CaptureFixture[str]
+    s2: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, out, _ = run(played, capsys, "ls", "-A", "-o", "json")
+    _, out, _ = run(s2, capsys, "ls", "-A", "-o", "json")
     apps = json.loads(out)["items"]
     code, out, err = run(
-        played, capsys, "ls", "-A", "-o",
+        s2, capsys, "ls", "-A", "-o",
         'jsonpath={range .items[*]}{.namespace}/{.name} {.attempts[-1].driverPod}{"\\n"}{end}',
     )  # fmt: skip
     assert code == 0, err
@@ -42,7 +38,7 @@ def test_jsonpath_and_custom_columns_read_the_json_output(
         f"{a['namespace']}/{a['name']} {a['attempts'][-1]['driverPod']}\n" for a in apps
     )
     code, out, err = run(
-        played, capsys, "ls", "-A", "--no-headers", "-o",
+        s2, capsys, "ls", "-A", "--no-headers", "-o",
         "custom-columns=APP:.name,ALERTS:.alerts[*].type,NONE:.nothing",
     )  # fmt: skip
     assert code == 0, err
@@ -52,21 +48,21 @@ def test_jsonpath_and_custom_columns_read_the_json_output(
     ]
     # The README's example: the applications with an alert.
     code, out, err = run(
-        played, capsys, "ls", "-A", "-o",
+        s2, capsys, "ls", "-A", "-o",
         'jsonpath={range .items[?(@.alerts[*])]}{.namespace}/{.name}{"\\n"}{end}',
     )  # fmt: skip
     alerted = [f"{a['namespace']}/{a['name']}" for a in apps if a["alerts"]]
     assert alerted and out.splitlines() == alerted, err
     code, out, err = run(
-        played, capsys, "describe", "networkwordcount", "-o", "jsonpath={.attempts[*].number}"
+        s2, capsys, "describe", "networkwordcount", "-o", "jsonpath={.attempts[*].number}"
     )
     assert (code, out) == (0, " ".join(str(a["number"]) for a in apps[0]["attempts"])), err
 
 
 def test_a_bad_template_or_format_is_refused_before_any_request(
-    played: Any, capsys: pytest.CaptureFixture[str]
+    s2: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    played.server.clear_audit()
+    s2.server.clear_audit()
     for args, message in [
         (
             ["ls", "-o", "jsonpath={.items[}"],
@@ -77,17 +73,17 @@ def test_a_bad_template_or_format_is_refused_before_any_request(
         (["force-kill", "networkwordcount/1", "--dry-run", "-o", "xml"], 'format "xml"'),
         (["resubmit", "networkwordcount", "--dry-run", "-o", "xml"], 'format "xml"'),
     ]:
-        code, out, err = run(played, capsys, *args)
+        code, out, err = run(s2, capsys, *args)
         assert code != 0 and out == "", args
         assert err.startswith("error: ") and message in err and err.count("\n") == 1, err
-    assert played.server.audit_entries() == []
+    assert s2.server.audit_entries() == []
 
 
 def test_an_action_plan_prints_through_a_template(
-    played: Any, capsys: pytest.CaptureFixture[str]
+    s2: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = run(
-        played, capsys, "force-kill", "networkwordcount/1", "--dry-run", "-o",
+        s2, capsys, "force-kill", "networkwordcount/1", "--dry-run", "-o",
         'jsonpath={range .operations[?(@.verb=="delete")]}{.name}{"\\n"}{end}',
     )  # fmt: skip
     assert code == 0, err
@@ -95,10 +91,9 @@ def test_an_action_plan_prints_through_a_template(
 
 
 def test_sort_by_orders_the_applications_by_a_path(
-    cluster: Any, capsys: pytest.CaptureFixture[str]
+    played: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    mixed = cluster("mixed")
-    mixed.player.play()
+    mixed = played("mixed")
     _, out, _ = run(mixed, capsys, "ls", "-A", "-o", "json")
     apps = json.loads(out)["items"]  # by namespace and name
     expected = [a["name"] for a in sorted(apps, key=lambda a: a["attempts"][-1]["number"])]
@@ -113,21 +108,21 @@ def test_sort_by_orders_the_applications_by_a_path(
 
 
 def test_field_selector_keeps_whole_applications_with_a_matching_pod(
-    played: Any, capsys: pytest.CaptureFixture[str]
+    s2: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, everything, _ = run(played, capsys, "ls", "-o", "json")
+    _, everything, _ = run(s2, capsys, "ls", "-o", "json")
     (app,) = json.loads(everything)["items"]
     first, second = app["attempts"][0], app["attempts"][1]
     assert first["node"] != second["node"]
-    code, out, err = run(played, capsys, "ls", "--field-selector", f"spec.nodeName={first['node']}")
-    _, unfiltered, _ = run(played, capsys, "ls")
+    code, out, err = run(s2, capsys, "ls", "--field-selector", f"spec.nodeName={first['node']}")
+    _, unfiltered, _ = run(s2, capsys, "ls")
     assert code == 0, err
 
     def without_age(table: str) -> list[str]:  # AGE may tick between the two runs
         return [line.rsplit(None, 1)[0] for line in table.splitlines()]
 
     assert without_age(out) == without_age(unfiltered)  # the other node's driver still counts
-    code, out, err = run(played, capsys, "ls", "--field-selector", "spec.nodeName=nowhere")
+    code, out, err = run(s2, capsys, "ls", "--field-selector", "spec.nodeName=nowhere")
     assert (code, out) == (0, "") and "No Spark applications found" in err
-    code, out, err = run(played, capsys, "ls", "--field-selector", "spec.bogus=1")
+    code, out, err = run(s2, capsys, "ls", "--field-selector", "spec.bogus=1")
     assert code != 0 and "field label not supported: spec.bogus" in err

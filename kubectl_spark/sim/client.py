@@ -6,7 +6,9 @@ to kube-apiserver with their own clients.
 
 from __future__ import annotations
 
+import contextlib
 import ssl
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
 
@@ -44,9 +46,25 @@ class Client:
             # The emulator's fault layer spares the simulated world (see faults.py).
             "User-Agent": SIMULATOR_AGENT,
         }
+        self._cache: dict[str, bytes] | None = None  # this tick's reads (tick_cache)
 
     def close(self) -> None:
         self.http.clear()
+
+    @contextlib.contextmanager
+    def tick_cache(self) -> Iterator[None]:
+        """Within one tick, a read asked again before anything was written is answered again.
+
+        Each controller of a tick lists the pods (the kubelets, the scheduler, the node
+        lifecycle, Spark): as real ones read a shared informer cache, not the API server each
+        time. Any write empties it. The answer's bytes are kept and parsed again, so no caller
+        sees another's changes to what it was given.
+        """
+        self._cache = {}
+        try:
+            yield
+        finally:
+            self._cache = None
 
     def request(
         self,
@@ -58,6 +76,12 @@ class Client:
         content_type: str = "application/json",
     ) -> Any:
         url = self.url + path + (("?" + urlencode(query)) if query else "")
+        cache = self._cache
+        if cache is not None:
+            if method != "GET":
+                cache.clear()
+            elif url in cache:
+                return orjson.loads(cache[url])
         headers = dict(self.headers)
         data = None
         if body is not None:
@@ -70,6 +94,8 @@ class Client:
             parsed = resp.data.decode("utf-8", "replace")
         if resp.status >= 400:
             raise SimApiError(resp.status, parsed)
+        if cache is not None and method == "GET" and resp.data and not isinstance(parsed, str):
+            cache[url] = resp.data
         return parsed
 
     # ------------------------------------------------------------------ conveniences

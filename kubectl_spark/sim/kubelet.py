@@ -178,7 +178,12 @@ class Kubelet:
             if ready is None or ready.get("status") != "True":
                 self._post_ready(rfc3339(self.now()))
             self._renew_lease()
-        bound = self.client.list("/api/v1/pods", fieldSelector=f"spec.nodeName={self.node.name}")
+        # Every pod, filtered here: one list serves every kubelet of the tick (tick_cache).
+        bound = [
+            p
+            for p in self.client.list("/api/v1/pods")
+            if (p.get("spec") or {}).get("nodeName") == self.node.name
+        ]
         present = {p["metadata"]["uid"] for p in bound}
         for uid in list(self.node.processes):
             if uid not in present:

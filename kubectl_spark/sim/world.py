@@ -93,7 +93,7 @@ class World:
         return (self.clock.now() - self.started).total_seconds()
 
     def tick(self) -> None:
-        with self.lock:
+        with self.lock, self.client.tick_cache():
             stand_ins = not self.side.real_controllers
             if stand_ins:
                 self.lifecycle.tick()

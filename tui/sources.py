@@ -8,11 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from kubectl_spark.core.incremental import Changes
 from kubectl_spark.core.inputs import Snapshot
-from kubectl_spark.kube.client import Api
+
+if TYPE_CHECKING:  # the client library loads when the source connects, not with the TUI
+    from kubectl_spark.core.incremental import Changes
+    from kubectl_spark.kube.client import Api
 
 
 class Source(Protocol):

@@ -31,9 +31,16 @@ def cells(app: App, summary: Summary, now: datetime) -> list[str]:
     ]
 
 
-def row(app: App, now: datetime, *, all_namespaces: bool, wide: bool) -> list[str]:
+def row(
+    app: App,
+    now: datetime,
+    *,
+    all_namespaces: bool,
+    wide: bool,
+    summary: Summary | None = None,
+) -> list[str]:
     current = app.current
-    out = cells(app, summarize(app), now)
+    out = cells(app, summary or summarize(app), now)
     if all_namespaces:
         out.insert(0, app.namespace)
     if wide:

@@ -14,6 +14,7 @@ from typing import Any
 
 from kubectl_spark import errors
 from kubectl_spark.core import raw
+from kubectl_spark.core.inputs import node_health
 from kubectl_spark.knowledge.labels import APP_ID, ROLE, SOURCE
 
 from .client import Api
@@ -34,12 +35,11 @@ MAX_PARALLEL = 8  # drivers asked at once: a few slow ones do not add up
 
 
 def unready_nodes(nodes: Iterable[Any]) -> set[str]:
-    """Nodes whose Ready condition is not True: the pod proxy to them would only time out."""
-    return {
-        raw.name(n)
-        for n in nodes
-        if isinstance(n, dict) and raw.text(raw.condition(n, "Ready"), "status") != "True"
-    }
+    """Nodes the core finds unreachable (Ready not True, or tainted unreachable).
+
+    The pod proxy to a driver on one would only time out.
+    """
+    return {raw.name(n) for n in nodes if isinstance(n, dict) and not node_health(n).reachable}
 
 
 def running_drivers(pods: Iterable[Any], nodes: Iterable[Any] = ()) -> list[dict[str, Any]]:

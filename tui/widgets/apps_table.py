@@ -9,7 +9,7 @@ from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
 from kubectl_spark.app.present import app_key, headers, row
-from kubectl_spark.app.summary import summarize
+from kubectl_spark.app.summary import Summary, summarize
 from kubectl_spark.core.model import App
 
 from .safe import safe
@@ -24,9 +24,9 @@ def severity(app: App) -> int:
     return summarize(app).severity
 
 
-def cells(app: App, now: datetime) -> list[Text]:
+def cells(app: App, now: datetime, summary: Summary | None = None) -> list[Text]:
     """``ls -A``'s row, cell for cell; an application with alerts is marked and red."""
-    plain = row(app, now, all_namespaces=True, wide=False)
+    plain = row(app, now, all_namespaces=True, wide=False, summary=summary)
     marked = bool(app.alerts)
     style = "bold red" if marked else ""
     out = [safe(cell) for cell in plain]
@@ -50,13 +50,17 @@ class AppsTable(DataTable[Text]):
         the next application, and the tree and detail with it, under the operator's eyes.
         """
         selected = self.selected_key()
+        summaries = {app_key(a): summarize(a) for a in apps}  # once per application
         wanted = {
-            app_key(a): a for a in sorted(apps, key=lambda a: (severity(a), a.namespace, a.name))
+            app_key(a): a
+            for a in sorted(
+                apps, key=lambda a: (summaries[app_key(a)].severity, a.namespace, a.name)
+            )
         }
         for key in [str(k.value) for k in list(self.rows) if str(k.value) not in wanted]:
             self.remove_row(key)
         for key, app in wanted.items():
-            new = cells(app, now)
+            new = cells(app, now, summaries[key])
             if key in {str(k.value) for k in self.rows}:
                 for column, value in zip(COLUMNS, new, strict=True):
                     if str(self.get_cell(key, column)) != str(value) or value.style != getattr(

@@ -362,10 +362,9 @@ class ApiServer:
     ) -> web.StreamResponse:
         rt, ns, name = route.rt, route.namespace, route.name
         store = self.store
+        opts = DeleteOptions.from_body(await self._body(request, allow_empty=True), query)
+        opts.dry_run = opts.dry_run or dry_run
         if verb == "delete":
-            body = await self._body(request, allow_empty=True)
-            opts = DeleteOptions.from_body(body, query)
-            opts.dry_run = opts.dry_run or dry_run
             obj, gone = store.delete(rt, ns, name, opts)
             if gone and rt.plural != "pods":
                 details = {"name": name, "kind": rt.plural, "uid": obj["metadata"]["uid"]}
@@ -374,9 +373,6 @@ class ApiServer:
                 return _json(success_status(details))
             return _json(obj)
         if verb == "deletecollection":
-            body = await self._body(request, allow_empty=True)
-            opts = DeleteOptions.from_body(body, query)
-            opts.dry_run = opts.dry_run or dry_run
             labels = parse_label_selector(query.get("labelSelector"))
             fields = parse_field_selector(
                 query.get("fieldSelector"), field_getters(store.storage(rt).rt)

@@ -19,8 +19,29 @@ ADVICE = {
     "VolumeAttachFailure": "a ReadWriteOnce volume is still attached to another node: end the attempt that holds it "
     "(kubectl spark force-kill --detach-volumes; K in the TUI), once that node is confirmed down",
     "VolumeMountFailure": "create the ConfigMap or Secret it mounts, or check the volume's storage (its Events say which)",
+    "AdmissionRejected": "the kubelet refused it after scheduling (its node's resources or "
+    "affinity changed): Spark counts it; check the node, or the requests of the pods there",
+    "SidecarFailed": "a sidecar exited non-zero and Spark 4 failed the executor for it: fix the "
+    "sidecar, or set spark.kubernetes.executor.checkAllContainers=false",
+    "LivenessProbe": "its liveness probe failed: relax the probe, or find what stalls the JVM (long GC)",
+    "DriverUnreachable": "the executor could not reach its driver: check the driver's state and "
+    "the network between their nodes",
+    "HeartbeatTimeout": "the driver heard nothing for spark.network.timeout: look for long GC "
+    "pauses in the executor's log, or a network or node problem",
+    "ExecutorFailuresExceeded": "too many executors failed: see their reasons below; raise "
+    "spark.executor.maxNumFailures only once those are understood",
+    "TaskReaperKill": "a task would not stop when killed: find the blocking call in its thread dump",
+    "ClassNotFound": "the main class or a dependency is missing from the image or --jars",
+    "DriverTimeout": "the application ran past spark.driver.timeout: raise it, or find what is slow",
+}
+# Advice where the category changes it: an eviction for the pod's own limits is the app's.
+ADVICE_BY_CATEGORY = {
+    ("Evicted", "app"): "the pod outgrew its own limit (ephemeral storage, an emptyDir's "
+    "sizeLimit) or its memory request: raise the limit or request to what it uses",
 }
 
 
 def advice(reason: Reason | None) -> str | None:
-    return ADVICE.get(reason.code) if reason is not None else None
+    if reason is None:
+        return None
+    return ADVICE_BY_CATEGORY.get((reason.code, reason.category)) or ADVICE.get(reason.code)

@@ -19,14 +19,17 @@ FAULT = {
 }
 
 
-def _reason_lines(reason: Reason, indent: str, *, waiting: bool = False) -> list[str]:
+def _reason_lines(
+    reason: Reason, indent: str, *, waiting: bool = False, role: str = "executor"
+) -> list[str]:
     """A loss reason, or (``waiting``) why nothing lost has started: no failure rule to tell."""
-    counted = "counts as a failure" if reason.counts_as_failure else "does not count as a failure"
     more = indent + " " * 11
     fault = FAULT.get(reason.category, reason.category)
+    if reason.code == "Completed":
+        fault = "not a failure: it finished"
     lines = [
         f"{indent}{'Waiting:' if waiting else 'Reason:':<11}{reason.code} — {continued(reason.message, more)}",
-        f"{more}{fault}" if waiting else f"{more}{fault}; {counted} (Spark's exitCausedByApp rule)",
+        f"{more}{fault}" if waiting else f"{more}{fault}; {counters(reason, role)}",
     ]
     if reason.evidence:
         lines.append(f"{indent}Evidence:  {continued(reason.evidence[0], more)}")
@@ -35,6 +38,28 @@ def _reason_lines(reason: Reason, indent: str, *, waiting: bool = False) -> list
     if todo:
         lines.append(f"{indent}{'To do:':<11}{todo}")
     return lines
+
+
+def counters(reason: Reason, role: str = "executor") -> str:
+    """Spark's two counts of an executor's loss, in words; for a driver, its owner's count.
+
+    An executor's tasks count toward spark.task.maxFailures (exitCausedByApp: countsAsFailure)
+    and the executor toward spark.executor.maxNumFailures (countsTowardMaxNumFailures).
+    """
+    if role == "driver":
+        return (
+            "counts as a failed attempt"
+            if reason.counts_as_failure
+            else "does not count as a failed attempt"
+        )
+    tasks = "its tasks count" if reason.counts_as_failure else "its tasks do not count"
+    tasks += " toward spark.task.maxFailures (exitCausedByApp)"
+    executor = (
+        "counted toward spark.executor.maxNumFailures"
+        if reason.counts_toward_max_failures
+        else "not counted toward spark.executor.maxNumFailures"
+    )
+    return f"{tasks}; {executor}"
 
 
 def text(app: App, now: datetime, events: list[dict[str, str]]) -> str:
@@ -81,7 +106,7 @@ def _attempt(attempt: Attempt) -> list[str]:
         + (f"   Ended: {attempt.ended_at}" if attempt.ended_at else ""),
     ]
     if attempt.reason is not None:
-        lines += _reason_lines(attempt.reason, "      ")
+        lines += _reason_lines(attempt.reason, "      ", role="driver")
     elif attempt.waiting is not None:
         lines += _reason_lines(attempt.waiting, "      ", waiting=True)
     if attempt.unknown_losses:

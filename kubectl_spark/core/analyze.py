@@ -20,6 +20,7 @@ from .alerts import find_alerts
 from .grouping import OUTSIDE_NOTE, AppGroup, AttemptGroup, group
 from .history import build_history
 from .inputs import Index, Snapshot, build_index
+from .linking import link_executor_failures
 from .losses import classify
 from .model import Analysis, App, Attempt, Executor, History, Reason, in_id_order
 from .podfacts import PodFacts, canonical_time
@@ -76,6 +77,8 @@ def _executor(
         owner_gone=owner_gone,
         owner_attempt=attempt.number if attempt else None,
         owner_reason=attempt.reason if attempt else None,
+        owner_ended_at=attempt.ended_at if attempt else None,
+        owner_may_run=attempt is not None and attempt.state == "Lost",
         job_managed=False,
         container=container,
     )
@@ -167,6 +170,16 @@ def _gone_driver(
         else []
     )
     seen = {raw.text(e, "reason"): e for e in events}
+    if "ForceKilled" in seen:
+        # kubectl spark's own Event on the driver pod: a person asked for it, whatever the node.
+        return "Lost", Reason(
+            category="user",
+            code="DeletedByUser",
+            exit_code=None,
+            counts_as_failure=False,
+            message=f"force-killed with kubectl spark: {raw.text(seen['ForceKilled'], 'message')}",
+            evidence=(*evidence, f"event ForceKilled: {raw.text(seen['ForceKilled'], 'message')}"),
+        )
     if "TaintManagerEviction" in seen or "NodeNotReady" in seen:
         evidence += [
             f"event {r}: {raw.text(e, 'message')}"
@@ -271,7 +284,8 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
             state,
             driver.created or None,
             times.rfc3339(times.parse(raw.text(pod, "status", "startTime"))),
-            _ended(pod, container) if state not in ("Running", "Pending") else None,
+            # A Lost driver (its node unreachable) may still run: no end to tell.
+            _ended(pod, container) if state not in ("Running", "Pending", "Lost") else None,
             driver.restarts,
             driver.fenced,
             reason,
@@ -347,6 +361,10 @@ def _app_state(app: AppGroup, attempts: Sequence[Attempt]) -> str:
     )
 
 
+def _pod_events_named(index: Index, namespace: str, name: str) -> list[dict[str, Any]]:
+    return index.events_by_name.get((namespace, "Pod", name), [])
+
+
 def analyze(snapshot: Snapshot, *, group_by: str | None = None) -> Analysis:
     """The analysis of a snapshot, with the cyclic garbage collector paused (``memory``)."""
     with collector_paused():
@@ -368,9 +386,12 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
         reconstruct_operator_attempts(app, index)
         reconstruct_job_attempts(app, named_by_job)
         attempts = tuple(
-            with_spark_view(
-                _attempt(i + 1, a, app, index),
-                snapshot.spark_views.get(a.uid or "") if a.uid else None,
+            link_executor_failures(
+                with_spark_view(
+                    _attempt(i + 1, a, app, index),
+                    snapshot.spark_views.get(a.uid or "") if a.uid else None,
+                    partial(_pod_events_named, index, app.namespace),
+                )
             )
             for i, a in enumerate(app.attempts)
         )

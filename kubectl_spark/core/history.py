@@ -150,7 +150,13 @@ def _executor_entries(
     entries = [HistoryEntry(executor.created_at, "ExecutorAdded", n, executor.id, added)]
     reason = executor.reason
     if reason is not None and not (reason.code == "OwnerGone" and executor.state == "Running"):
-        counted = ", counts as a failure" if reason.counts_as_failure else ""
+        counted = (
+            ", counted toward spark.executor.maxNumFailures"
+            if reason.counts_toward_max_failures
+            else ", its tasks count as failures"
+            if reason.counts_as_failure
+            else ""
+        )
         message = (
             f"executor {executor.id} lost: {reason.code} — {reason.message} "
             f"({reason.category}{counted})"

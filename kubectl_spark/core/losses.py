@@ -10,9 +10,11 @@ rule answers a Reason, ``None`` (nothing is lost: say no more), or ``NEXT`` (not
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from kubectl_spark.core import raw
@@ -28,7 +30,9 @@ from kubectl_spark.core.reasons import (
     spark_container,
     termination_reason,
 )
-from kubectl_spark.knowledge.labels import ACTION_ANNOTATION, INACTIVE
+from kubectl_spark.knowledge import times
+from kubectl_spark.knowledge.exitcodes import describe_exit
+from kubectl_spark.knowledge.labels import ACTION_ANNOTATION, INACTIVE, SPARK_VERSION
 
 
 class _Next(enum.Enum):
@@ -112,14 +116,32 @@ def _evicted(r: _Read) -> Verdict:
     ]
     if r.disruption_reason:
         evidence.append(f"status.conditions[DisruptionTarget].reason={r.disruption_reason}")
+    own = own_limit(r.status_message)
+    why = f"the pod outgrew its own {own}, a sizing problem of the app" if own else "node pressure"
     return _reason(
-        "cluster",
+        "app" if own else "cluster",
         "Evicted",
-        f"evicted by the kubelet: {r.status_message or 'node pressure'}",
+        f"evicted by the kubelet ({why}): {r.status_message or 'node pressure'}",
         (*evidence, *r.extra),
         exit_code=raw.number(r.term, "exitCode"),
         counts=True,
     )
+
+
+# The kubelet's eviction messages (pkg/kubelet/eviction/helpers.go): the pod exceeding its own
+# limit (ephemeral storage of a container or of the pod, an emptyDir's sizeLimit), or using more
+# than it requested when the node ran low, is the app's sizing; node pressure alone is not.
+_OWN_LIMITS = (
+    ("exceeded its local ephemeral storage limit", "ephemeral-storage limit"),
+    ("exceeds the total limit of containers", "ephemeral-storage limit"),
+    ("Usage of EmptyDir volume", "emptyDir sizeLimit"),
+    ("which exceeds its request of", "request (it used more than it asked for)"),
+)
+
+
+def own_limit(message: str) -> str:
+    """Which of its own limits an evicted pod exceeded, per the kubelet's message, or ""."""
+    return next((what for text, what in _OWN_LIMITS if text in message), "")
 
 
 def _kubelet_status(r: _Read) -> Verdict:
@@ -147,8 +169,12 @@ def _kubelet_status(r: _Read) -> Verdict:
         )
     rejected = why.startswith("OutOf") or why in ("UnexpectedAdmissionError", "NodeAffinity")
     if why and r.failed and rejected:
-        message = f"rejected by the kubelet: {r.status_message or why}"
-        return _reason("cluster", "Unschedulable", message, (f"status.reason={why}", *extra))
+        # Scheduled, then refused by the kubelet's admission (pkg/kubelet/lifecycle): the pod is
+        # Failed, so Spark sees PodFailed and counts it (ExecutorPodsAllocator).
+        message = f"scheduled, then rejected by the kubelet's admission: {r.status_message or why}"
+        return _reason(
+            "cluster", "AdmissionRejected", message, (f"status.reason={why}", *extra), counts=True
+        )
     return NEXT
 
 
@@ -165,28 +191,132 @@ def _terminated(r: _Read) -> Verdict:
         return NEXT
     exit_code = raw.number(r.term, "exitCode")
     stopped = exit_code in (143, 137) and raw.text(r.term, "reason") != "OOMKilled"
-    by_deletion = r.deleting and (not r.failed or ended_after_deletion(r.pod, r.term))
+    # SIGTERM (143) is what a deletion sends: on a deleted pod it was the deletion, whatever the
+    # two clocks (the kubelet's finishedAt, the API server's deletionTimestamp) say.
+    by_deletion = r.deleting and (
+        exit_code == 143 or not r.failed or ended_after_deletion(r.pod, r.term)
+    )
     if stopped and (by_deletion or r.disruption_reason):
         return NEXT
     reason = termination_reason(r.term, r.container, "state", counts=exit_code != 0)
     inactive = raw.label(r.pod, INACTIVE) == "true"
-    if reason.code == "Completed" and inactive and r.ctx.role == "executor":
+    kept = (f"metadata.labels[{INACTIVE}]=true (kept by deleteOnTermination=false)",)
+    if reason.code == "Completed":
+        # spark-exec-inactive says only that Spark kept the pod (deleteOnTermination=false,
+        # ExecutorPodsLifecycleManager.removeExecutorFromK8s), not that it was decommissioned.
         return _reason(
-            "driver",
-            "Decommissioned",
-            "finished and kept for debugging (spark-exec-inactive=true)",
-            (*reason.evidence, f"metadata.labels[{INACTIVE}]=true", *r.extra),
+            "app",
+            "Completed",
+            "exited with code 0 (success)" + (", kept by the driver" if inactive else ""),
+            (*reason.evidence, *(kept if inactive else ()), *r.extra),
             exit_code=0,
         )
-    kept = (f"metadata.labels[{INACTIVE}]=true (kept by deleteOnTermination=false)",)
+    if exit_code != 0 and r.ctx.role == "executor" and _after_owner(r):
+        return _driver_went_away(r, reason)
+    if reason.code == "PossibleOOM" and (probe := _liveness_kill(r.ctx)):
+        return _reason(
+            "app",
+            "LivenessProbe",
+            "killed by the kubelet after its liveness probe failed (137 here is SIGKILL, not an "
+            "OOM kill)",
+            (*reason.evidence, *probe, *r.extra),
+            exit_code=exit_code,
+            counts=reason.counts_as_failure,
+        )
     return _reason(
         reason.category,
         reason.code,
         reason.message,
-        (*reason.evidence, *(kept if inactive and reason.code != "Completed" else ()), *r.extra),
+        (*reason.evidence, *(kept if inactive else ()), *r.extra),
         exit_code=reason.exit_code,
-        counts=reason.counts_as_failure and reason.code != "Completed",
+        counts=reason.counts_as_failure,
     )
+
+
+def _after_owner(r: _Read) -> bool:
+    """Whether an executor ended once its driver had (or its driver is gone, time unknown)."""
+    ctx = r.ctx
+    if not ctx.owner_gone:
+        return False
+    finished = times.parse(raw.text(r.term, "finishedAt"))
+    owner_end = times.parse(ctx.owner_ended_at)
+    if finished is None or owner_end is None:
+        return ctx.owner_ended_at is None and ctx.owner_reason is None
+    return finished >= owner_end - timedelta(seconds=OWNER_SLACK_SECONDS)
+
+
+# An executor's exit within this long before its driver's recorded end is still read as the
+# driver's going: the driver's end is recorded when its pod is seen terminated, which can lag.
+OWNER_SLACK_SECONDS = 5
+
+
+def _driver_went_away(r: _Read, ended: Reason) -> Reason:
+    """An executor that exited because its driver went away.
+
+    CoarseGrainedExecutorBackend: "Driver … disassociated! Shutting down." exits 1; heartbeats
+    that cannot reach the driver exit 56. Read as the app's fault, they would double-count.
+    """
+    ctx = r.ctx
+    owner = f"attempt {ctx.owner_attempt}" if ctx.owner_attempt else "its driver"
+    return _reason(
+        ctx.owner_reason.category if ctx.owner_reason else "driver",
+        "OwnerGone",
+        f"exited ({describe_exit(ended.exit_code)}) after its driver, {owner}, went away: an "
+        "executor shuts itself down when its driver disassociates",
+        (*ended.evidence, f"owner {owner} ended at {ctx.owner_ended_at or '?'}", *r.extra),
+        exit_code=ended.exit_code,
+    )
+
+
+def _liveness_kill(ctx: PodContext) -> tuple[str, ...]:
+    """The kubelet's Events saying it killed the container for a failed liveness probe."""
+    told = [
+        e
+        for e in events_of(ctx, "Unhealthy", "Killing")
+        if "liveness probe" in raw.text(e, "message").lower()
+    ]
+    return tuple(event_evidence(e) for e in told)
+
+
+def _sidecar_failed(r: _Read) -> Verdict:
+    """A sidecar of an executor that exited non-zero: Spark 4 fails the executor for it.
+
+    Spark 4's checkAllContainers (on by default): with restartPolicy Never, any container of an
+    executor that exits non-zero makes the pod PodFailed (ExecutorPodsSnapshot.toState); Spark
+    counts it and deletes the pod. Spark 3 checked only its own container by default.
+    """
+    if r.ctx.role != "executor" or raw.text(r.pod, "spec", "restartPolicy") != "Never":
+        return NEXT
+    if _spark_major(r.pod) not in (None, *range(4, 100)):
+        return NEXT
+    for status in raw.items(r.pod, "status", "containerStatuses"):
+        term = raw.mapping(status, "state", "terminated")
+        if status is r.container or not term or raw.number(term, "exitCode") in (0, None):
+            continue
+        code = raw.number(term, "exitCode")
+        stopped = code in (143, 137) and raw.text(term, "reason") != "OOMKilled"
+        if stopped and r.deleting and ended_after_deletion(r.pod, term):
+            continue  # stopped by the deletion, like the Spark container
+        found = termination_reason(term, status, "state", counts=True)
+        name = raw.text(status, "name") or "?"
+        return _reason(
+            found.category,
+            "SidecarFailed",
+            f"container {name} (not Spark's) {found.message}; with "
+            "spark.kubernetes.executor.checkAllContainers (Spark 4's default) that fails the "
+            "executor",
+            (*found.evidence, *r.extra),
+            exit_code=code,
+            counts=True,
+        )
+    return NEXT
+
+
+def _spark_major(pod: Any) -> int | None:
+    """The Spark major version of a pod's spark-version label, if it has one."""
+    version = raw.label(pod, SPARK_VERSION)
+    head = version.split(".", 1)[0]
+    return int(head) if head.isdecimal() else None
 
 
 # ------------------------------------------------------------------------- disruptions
@@ -271,16 +401,19 @@ def _deleted(r: _Read) -> Verdict:
     if action:
         evidence = (f"metadata.annotations[{ACTION_ANNOTATION}]={action}", deleted_at, *extra)
         return _reason("user", "DeletedByUser", f"deleted by kubectl spark {action}", evidence)
-    if ctx.role == "executor" and ctx.owner_gone:
+    if ctx.role == "executor" and ctx.owner_gone and not ctx.owner_may_run:
         category = ctx.owner_reason.category if ctx.owner_reason else "driver"
         owner = f"attempt {ctx.owner_attempt}" if ctx.owner_attempt else "its driver"
         message = f"owner {owner} lost: deleted with (or after) its driver"
         evidence = (f"owner {owner} is gone or going", *(deleted_at,) * bool(stamp), *extra)
         return _reason(category, "OwnerGone", message, evidence)
     if not r.deleting:
-        message = "kept inactive by the driver (spark-exec-inactive=true)"
+        message = (
+            "removed by the driver and kept, not deleted (spark-exec-inactive=true: "
+            "deleteOnTermination=false)"
+        )
         return _reason(
-            "driver", "Decommissioned", message, (f"metadata.labels[{INACTIVE}]=true", *extra)
+            "driver", "DeletedByDriver", message, (f"metadata.labels[{INACTIVE}]=true", *extra)
         )
     if ctx.role == "executor":
         message = (
@@ -297,6 +430,8 @@ def _owner_gone(r: _Read) -> Verdict:
         ctx.role == "executor" and ctx.owner_gone and r.phase in ("Running", "Pending", "Unknown")
     ):
         return NEXT
+    if ctx.owner_may_run and r.phase == "Running":
+        return None  # a partition: it still serves a driver that may run (not lost)
     owner = f"attempt {ctx.owner_attempt}" if ctx.owner_attempt else "its driver"
     why = f" ({ctx.owner_reason.message})" if ctx.owner_reason else ""
     return _reason(
@@ -324,6 +459,7 @@ RULES: tuple[Callable[[_Read], Verdict], ...] = (
     _evicted,
     _kubelet_status,
     _terminated,
+    _sidecar_failed,
     _disrupted,
     _node_lost,
     _init_failed,
@@ -339,6 +475,31 @@ def classify(ctx: PodContext) -> Reason | None:
     read = _read(ctx)
     for rule in RULES:
         verdict = rule(read)
-        if verdict is not NEXT:
-            return verdict
+        if verdict is NEXT:
+            continue
+        if verdict is not None and ctx.role == "executor" and _spark_saw_failed(read):
+            return dataclasses.replace(verdict, counts_toward_max_failures=True)
+        return verdict
     return None
+
+
+def _spark_saw_failed(r: _Read) -> bool:
+    """Whether Spark's allocator counted this executor toward spark.executor.maxNumFailures.
+
+    It counts each executor it first sees as PodFailed (ExecutorPodsAllocator). The states are
+    ExecutorPodsSnapshot.toState's: a pod with a deletionTimestamp that is not running is
+    PodDeleted, whatever its phase, so a failure counts only if it came before any deletion.
+    """
+    failures = [
+        term
+        for status in raw.items(r.pod, "status", "containerStatuses")
+        if (term := raw.mapping(status, "state", "terminated"))
+        and raw.number(term, "exitCode") not in (0, None)
+        and (status is r.container or _sidecar_failed(r) is not NEXT)
+    ]
+    if not r.deleting:
+        return r.failed or bool(failures)
+    return any(
+        raw.number(term, "exitCode") != 143 and not ended_after_deletion(r.pod, term)
+        for term in failures
+    )

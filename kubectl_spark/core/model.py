@@ -17,9 +17,11 @@ from typing import Any, Literal, get_args, overload
 
 API_VERSION = "kubectl-spark/v1"
 
-# Reason codes: extend with care, never rename. The last five were in use before they were
-# listed: a pod whose volume cannot attach or mount (waiting), and what Spark's own executor list
-# says of a pod it saw deleted, found missing, or that is gone with no word (sparkview).
+# Reason codes: extend with care, never rename. VolumeAttachFailure … Gone were in use before
+# they were listed: a pod whose volume cannot attach or mount (waiting), and what Spark's own
+# executor list says of a pod it saw deleted, found missing, or that is gone with no word
+# (sparkview). docs/reasons.md says what evidence yields each, and where Spark or Kubernetes
+# defines it.
 ReasonCode = Literal[
     "OOMKilled",
     "PossibleOOM",
@@ -48,6 +50,15 @@ ReasonCode = Literal[
     "Deleted",
     "MissingPod",
     "Gone",
+    "AdmissionRejected",
+    "SidecarFailed",
+    "LivenessProbe",
+    "DriverUnreachable",
+    "ExecutorFailuresExceeded",
+    "TaskReaperKill",
+    "BlockManagerLost",
+    "ClassNotFound",
+    "DriverTimeout",
 ]
 REASON_CODES: tuple[ReasonCode, ...] = get_args(ReasonCode)
 CATEGORIES = ("app", "cluster", "driver", "user", "unknown")
@@ -58,17 +69,34 @@ ALERT_TYPES = (
     "NameCollision",
     "OrphanedExecutors",
     "ExecutorChurn",
+    "SharedAppId",
+    "ForceDeletedOnLostNode",
 )
 
 
 @dataclass(slots=True, kw_only=True)
 class Reason:
+    """Why a pod stopped, and what Spark made of it.
+
+    Spark keeps two different counts of a lost executor (docs/reasons.md):
+
+    - ``counts_as_failure`` (JSON ``countsAsFailure``): Spark's ``exitCausedByApp``, whether the
+      tasks that ran on the executor count toward ``spark.task.maxFailures``
+      (``TaskSetManager.executorLost``). False when Spark saw only a deletion (PodDeleted) or the
+      driver killed the executor itself.
+    - ``counts_toward_max_failures`` (JSON ``countsTowardMaxNumFailures``): whether the
+      allocator counted the pod toward ``spark.executor.maxNumFailures``: every executor first
+      seen as PodFailed (``ExecutorPodsAllocator``, ``registerExecutorFailure``). The driver
+      exits 11 once the count passes the limit. Always False for a driver.
+    """
+
     category: str
     code: ReasonCode
     exit_code: int | None
     counts_as_failure: bool
     message: str
     evidence: tuple[str, ...] = ()
+    counts_toward_max_failures: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -76,6 +104,7 @@ class Reason:
             "code": self.code,
             "exitCode": self.exit_code,
             "countsAsFailure": self.counts_as_failure,
+            "countsTowardMaxNumFailures": self.counts_toward_max_failures,
             "message": self.message,
             "evidence": list(self.evidence),
         }

@@ -169,6 +169,7 @@ def _restarts_and_running(pod: dict[str, Any], status: dict[str, Any]) -> tuple[
     statuses = status.get("containerStatuses")
     if statuses:
         chosen = None
+        ended = False  # any container terminated: a sidecar's exit can fail the executor
         for container in statuses:
             count = container.get("restartCount") or 0
             if type(count) is not int:
@@ -176,8 +177,9 @@ def _restarts_and_running(pod: dict[str, Any], status: dict[str, Any]) -> tuple[
             restarts += count
             if chosen is None and container.get("name") in SPARK_CONTAINERS:
                 chosen = container
+            ended = ended or "terminated" in (container.get("state") or ())
         # terminated, or waiting (CrashLoopBackOff): the classifiers look
-        running = "running" in ((chosen or statuses[0]).get("state") or ("running",))
+        running = not ended and "running" in ((chosen or statuses[0]).get("state") or ("running",))
     if status.get("initContainerStatuses"):  # rare in Spark pods: kubectl's careful count
         restarts = kubectl_restarts(pod)
     return restarts, running

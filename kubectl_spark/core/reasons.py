@@ -7,9 +7,9 @@ manager, eviction API, PodGC), the node's health, then deletion without failure 
 a user, or because the owner attempt went away), and pods that never started.
 
 ``classify`` (``losses``) reads a stopped pod; this module holds what it and ``waiting_reason``
-share. ``countsAsFailure`` follows Spark's ``exitCausedByApp`` rule: a pod Spark sees as PodFailed
-(terminated non-zero, or phase Failed — evictions included) counts toward
-``spark.executor.maxNumFailures``; one it sees as PodDeleted does not.
+share. ``countsAsFailure`` is Spark's ``exitCausedByApp`` (do the executor's tasks count toward
+``spark.task.maxFailures``); ``countsTowardMaxNumFailures`` is the allocator's count toward
+``spark.executor.maxNumFailures`` (see ``model.Reason``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from datetime import timedelta
 from typing import Any
 
 from kubectl_spark.knowledge import times
-from kubectl_spark.knowledge.exitcodes import EXIT_CODE_REASONS, describe_exit
+from kubectl_spark.knowledge.exitcodes import EXIT_CAUSE_CATEGORY, EXIT_CODE_REASONS, describe_exit
 from kubectl_spark.knowledge.labels import SPARK_CONTAINERS
 
 from . import raw
@@ -56,6 +56,10 @@ class PodContext:
     owner_gone: bool = False  # executors: the owning driver attempt is deleting, terminal or gone
     owner_attempt: int | None = None
     owner_reason: Reason | None = None
+    owner_ended_at: str | None = None  # RFC 3339: when the owning driver ended, if known
+    # The owning driver is Lost (its node unreachable): it may still run, and its executors on
+    # reachable nodes still serve it (a partition), so they are not lost for that.
+    owner_may_run: bool = False
     job_managed: bool = False
     extra_evidence: tuple[str, ...] = ()
     container: dict[str, Any] | None = None  # the Spark container's status, when already found
@@ -135,9 +139,10 @@ def termination_reason(
             evidence=tuple(evidence),
         )
     if code is not None and code in EXIT_CODE_REASONS:
+        cause = EXIT_CODE_REASONS[code]
         return Reason(
-            category="app",
-            code=EXIT_CODE_REASONS[code],
+            category=EXIT_CAUSE_CATEGORY.get(cause, "app"),
+            code=cause,
             exit_code=code,
             counts_as_failure=counts,
             message=describe_exit(code),

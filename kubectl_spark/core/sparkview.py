@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from kubectl_spark.knowledge.labels import SOURCE
@@ -23,7 +23,7 @@ from .inputs import Snapshot
 from .losses import classify
 from .model import Attempt, Executor, Reason, in_id_order
 from .podfacts import KEPT
-from .reasons import PodContext
+from .reasons import PodContext, event_evidence
 
 SEEN_AT = "kubectl-spark.io/seen-at"
 
@@ -72,9 +72,26 @@ def reason_from_spark(summary: Mapping[str, Any]) -> Reason:
             message="the driver asked for it (dynamic allocation gave it back, or a kill request)",
             evidence=evidence,
         )
-    if first.startswith(("Executor decommission", "Finished decommissioning")):
+    if first.startswith("Executor heartbeat timed out"):
+        # HeartbeatReceiver.expireDeadHosts: the driver heard nothing for
+        # spark.network.timeout, reports ExecutorProcessLost (its tasks count) and kills and
+        # replaces the executor (killAndReplaceExecutor): the pod is then deleted, so the
+        # allocator never counts it. A long GC pause (the app) or a network or node problem.
         return Reason(
-            category="cluster",
+            category="unknown",
+            code="HeartbeatTimeout",
+            exit_code=None,
+            counts_as_failure=True,
+            message="the driver heard no heartbeat from it in time (a long GC pause, or a network "
+            "or node problem), removed it and asked for a replacement",
+            evidence=evidence,
+        )
+    if first.startswith(("Executor decommission", "Finished decommissioning")):
+        # The driver's own decisions: ExecutorRollPlugin ("Rolling via …") and dynamic
+        # allocation ("spark scale down"); the others come from the cluster (a node drain).
+        driver = "Rolling via" in first or "spark scale down" in first
+        return Reason(
+            category="driver" if driver else "cluster",
             code="Decommissioned",
             exit_code=None,
             counts_as_failure=False,
@@ -180,8 +197,38 @@ def exec_numbers(ids: Collection[str]) -> set[int]:
     return {n for n in map(exec_number, ids) if n}
 
 
-def with_spark_view(attempt: Attempt, view: Mapping[str, Any] | None) -> Attempt:
-    """Add what Spark's driver knows to an attempt; count executor ids no source explains."""
+EventsOf = Callable[[str], Sequence[dict[str, Any]]]
+
+
+def _told_by_events(spark: Reason, name: str, events_of: EventsOf | None) -> Reason:
+    """Spark saw only a deletion; the pod's own Events may still say who deleted it.
+
+    The scheduler's ``Preempted`` Event on the victim outlives the pod (an hour, by default):
+    with it, "Deleted (unknown)" is a preemption.
+    """
+    if spark.code != "Deleted" or not name or events_of is None:
+        return spark
+    preempted = [e for e in events_of(name) if raw.text(e, "reason") == "Preempted"]
+    if not preempted:
+        return spark
+    return Reason(
+        category="cluster",
+        code="Preempted",
+        exit_code=None,
+        counts_as_failure=False,
+        message="preempted by the scheduler for a higher-priority pod (from its Event; the pod "
+        "is gone)",
+        evidence=(*spark.evidence, *(event_evidence(e) for e in preempted[-1:])),
+    )
+
+
+def with_spark_view(
+    attempt: Attempt, view: Mapping[str, Any] | None, events_of: EventsOf | None = None
+) -> Attempt:
+    """Add what Spark's driver knows to an attempt; count executor ids no source explains.
+
+    ``events_of``: the Events about a pod, by name (for executors whose pods are gone).
+    """
     summaries = [
         s
         for s in (view or {}).get("executors") or []
@@ -208,21 +255,25 @@ def with_spark_view(attempt: Attempt, view: Mapping[str, Any] | None) -> Attempt
                         f" — Spark's word wins: the driver asked for it, whatever the pod's "
                         f"{mine.reason.code} says"
                     )
-                executors[by_id[exec_id]] = dataclasses.replace(
-                    mine,
-                    reason=dataclasses.replace(mine.reason, evidence=(*mine.reason.evidence, note)),
-                )
+                reason = dataclasses.replace(mine.reason, evidence=(*mine.reason.evidence, note))
+                if spark.code == "HeartbeatTimeout" and mine.reason.code == "DeletedByDriver":
+                    # The driver deleted it because it had stopped answering: Spark's cause.
+                    reason = dataclasses.replace(
+                        spark, evidence=(*mine.reason.evidence, *spark.evidence)
+                    )
+                executors[by_id[exec_id]] = dataclasses.replace(mine, reason=reason)
             continue
+        name = _gone_name(attempt.executors, exec_id)
         executors.append(
             Executor(
                 exec_id,
-                _gone_name(attempt.executors, exec_id),
+                name,
                 "",
                 None,
                 "Unknown",
                 "Gone",
                 0,
-                spark,
+                _told_by_events(spark, name, events_of),
                 summary.get("addTime"),
                 summary.get("removeTime"),
                 source="spark",

@@ -23,14 +23,51 @@ SPARK_EXIT_CODES = {
     139: "(SIGSEGV: that's unexpected)",
     255: "(exit-1, your guess is as good as mine)",
 }
-# Exit codes that name a cause: SparkExitCode (OOM 52, uncaught exception 50 and 10) and the
-# executor's heartbeat timeout to its driver (56).
-ExitCause = Literal["JvmOutOfMemory", "UncaughtException", "HeartbeatTimeout"]
+# Exit codes that name a cause, with whose fault it is. SparkExitCode (core/.../util):
+# EXCEED_MAX_EXECUTOR_FAILURES 11 (the driver gives up once spark.executor.maxNumFailures is
+# passed), UNCAUGHT_EXCEPTION 50 (10 in older releases), OOM 52, CLASS_NOT_FOUND 101
+# (SparkSubmit: the main class is missing), DRIVER_TIMEOUT 124 (spark.driver.timeout).
+# ExecutorExitCode: HEARTBEAT_FAILURE 56 (the executor could not send heartbeats to its driver:
+# the driver is gone or unreachable, not the app's fault, and not the driver-side expiry, which
+# the driver reports as "Executor heartbeat timed out"), KILLED_BY_TASK_REAPER 57 (a task that
+# would not stop after spark.task.reaper.killTimeout), BLOCK_MANAGER_REREGISTRATION_FAILED 58
+# (the driver no longer knew the executor's block manager: it had removed it).
+ExitCause = Literal[
+    "JvmOutOfMemory",
+    "UncaughtException",
+    "DriverUnreachable",
+    "ExecutorFailuresExceeded",
+    "TaskReaperKill",
+    "BlockManagerLost",
+    "ClassNotFound",
+    "DriverTimeout",
+]
 EXIT_CODE_REASONS: dict[int, ExitCause] = {
+    11: "ExecutorFailuresExceeded",
     52: "JvmOutOfMemory",
     50: "UncaughtException",
     10: "UncaughtException",
-    56: "HeartbeatTimeout",
+    56: "DriverUnreachable",
+    57: "TaskReaperKill",
+    58: "BlockManagerLost",
+    101: "ClassNotFound",
+    124: "DriverTimeout",
+}
+# Whose fault each cause is (the category of the loss); the app's unless said here. Exit 11's
+# category is that of the executor losses Spark counted (the core links them).
+EXIT_CAUSE_CATEGORY: dict[ExitCause, str] = {
+    "DriverUnreachable": "cluster",
+    "BlockManagerLost": "unknown",
+    "DriverTimeout": "user",
+}
+# What the codes describeExitCode does not know mean, for people.
+EXIT_CAUSE_WORDS: dict[int, str] = {
+    11: "(too many executor failures: spark.executor.maxNumFailures passed)",
+    56: "(the executor could not reach its driver: heartbeats failed)",
+    57: "(killed by the task reaper: a task did not stop)",
+    58: "(block manager re-registration failed: the driver had removed this executor)",
+    101: "(class not found)",
+    124: "(spark.driver.timeout reached)",
 }
 
 
@@ -39,7 +76,12 @@ def spark_words(code: int) -> str:
     return SPARK_EXIT_CODES.get(code, "(unexpected)")
 
 
+def cause_words(code: int) -> str:
+    """Spark's words for a code, or ours for the codes Spark names elsewhere (SparkExitCode)."""
+    return SPARK_EXIT_CODES.get(code) or EXIT_CAUSE_WORDS.get(code, "(unexpected)")
+
+
 def describe_exit(code: int | None) -> str:
     if code is None:
         return "no exit code"
-    return f"exit code {code} {spark_words(code)}"
+    return f"exit code {code} {cause_words(code)}"

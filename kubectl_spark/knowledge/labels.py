@@ -11,6 +11,7 @@ ROLE = "spark-role"  # driver | executor
 APP_ID = "spark-app-selector"  # spark.app.id, shared by every attempt of a resubmitted driver
 EXEC_ID = "spark-exec-id"
 APP_NAME = "spark-app-name"
+SPARK_VERSION = "spark-version"  # Spark's own label on its pods (Constants.SPARK_VERSION_LABEL)
 INACTIVE = "spark-exec-inactive"  # set on executors kept by deleteOnTermination=false
 OPERATOR_APP = "sparkoperator.k8s.io/app-name"
 SUBMISSION = "sparkoperator.k8s.io/submission-id"

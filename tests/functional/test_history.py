@@ -123,7 +123,8 @@ def test_s9_reasons_from_sparks_executor_list_without_record(cluster, capsys) ->
     assert set(found) == {"1", "2", "3"}
     assert found["1"]["reason"]["code"] == "OOMKilled"
     assert found["2"]["reason"]["code"] == "Evicted"
-    assert found["3"]["reason"]["code"] == "Deleted"  # Spark saw only the deletion
+    # Spark saw only the deletion; the scheduler's Preempted Event on the gone pod says more.
+    assert found["3"]["reason"]["code"] == "Preempted"
     for executor in found.values():
         assert executor["source"] == "spark"
         assert executor["reason"]["evidence"][0].startswith("from Spark's driver (allexecutors)")

@@ -48,7 +48,8 @@ def test_s1_node_loss_replacement_and_history(cluster, capsys) -> None:
         first["reason"]["category"],
     ) == ("Lost", "node-a", "NodeLost", "cluster")
     assert "node node-a" in first["reason"]["message"]
-    assert {e["reason"]["code"] for e in first["executors"]} == {"OwnerGone"}
+    # Its executors run on reachable nodes: they still serve a driver that may run (issue 23).
+    assert [(e["state"], e["reason"]) for e in first["executors"]] == [("Running", None)] * 2
     # Attempt 2 shares the app id: Spark counts attempt 1's executors as its own, asks for none.
     assert (second["state"], len(second["executors"])) == ("Running", 0)
     assert len(first["executors"]) == 2
@@ -139,9 +140,9 @@ def test_s4_every_loss_reason(played, capsys) -> None:
         "2": ("PossibleOOM", "app", True),
         "3": ("JvmOutOfMemory", "app", True),
         "4": ("UncaughtException", "app", True),
-        "5": ("HeartbeatTimeout", "app", True),
+        "5": ("DriverUnreachable", "cluster", True),
         "6": ("Evicted", "cluster", True),
-        "9": ("Decommissioned", "driver", False),
+        "9": ("Completed", "app", False),  # exited 0, kept: not decommissioned
     }
     for exec_id, (code_, category, counts) in expected.items():
         assert (
@@ -217,7 +218,8 @@ def test_executors_lost_with_their_node_are_placed_in_the_timeline(cluster, caps
         assert lost and {h["time"] for h in lost} == {ready["lastTransitionTime"]}, app
         assert [h["time"] for h in items] == sorted(h["time"] for h in items)
     attempt = app_named(ls_json(capsys, c), "streaming-ingest")["attempts"][0]
-    assert attempt["endedAt"] > ready["lastTransitionTime"]  # the deletion, kept in endedAt
+    # Its driver is Lost (the node unreachable) and may still run: no end to tell (issue 23).
+    assert attempt["state"] == "Lost" and attempt["endedAt"] is None
 
 
 def test_the_log_of_a_driver_on_an_unreachable_node_is_asked_for_once(cluster, capsys) -> None:

@@ -227,10 +227,10 @@ def test_s4_executor_losses_of_every_kind(stage, capsys) -> None:
         ("exit", {"code": 137}, ("PossibleOOM", "app", True)),
         ("exit", {"code": 52}, ("JvmOutOfMemory", "app", True)),
         ("exit", {"code": 50}, ("UncaughtException", "app", True)),
-        ("exit", {"code": 56}, ("HeartbeatTimeout", "app", True)),
+        ("exit", {"code": 56}, ("DriverUnreachable", "cluster", True)),
         ("evict", {}, ("Evicted", "cluster", True)),
         ("delete", {}, None),
-        ("exit", {"code": 0}, ("Decommissioned", "driver", False)),
+        ("exit", {"code": 0}, ("Completed", "app", False)),
     )
     assert len(targets) >= len(faults), targets
     expected = {}

@@ -103,7 +103,7 @@ async def test_split_brain_banner_attempt_reason_and_fence(cluster) -> None:
         assert (
             "NodeLost" in detail
             and "node node-a" in detail
-            and "exitCausedByApp" in detail
+            and "failed attempt" in detail
             and "evidence" in detail
         )
         await pilot.press("f")

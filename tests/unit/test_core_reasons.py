@@ -95,10 +95,10 @@ CASES = [
         ("UncaughtException", "app", True),
     ),
     (
-        "heartbeat failure",
+        "heartbeat failure: the executor could not reach its driver",
         pod("Failed", terminated={"exitCode": 56, "reason": "Error"}),
         {},
-        ("HeartbeatTimeout", "app", True),
+        ("DriverUnreachable", "cluster", True),
     ),
     (
         "other exit code",
@@ -218,14 +218,14 @@ CASES = [
         ("ContainerConfigError", "app", False),
     ),
     (
-        "decommissioned",
+        "completed and kept by deleteOnTermination=false (not decommissioned)",
         pod(
             "Succeeded",
             terminated={"exitCode": 0, "reason": "Completed"},
             labels={"spark-exec-inactive": "true"},
         ),
         {},
-        ("Decommissioned", "driver", False),
+        ("Completed", "app", False),
     ),
     (
         "failed and kept inactive",

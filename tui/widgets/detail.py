@@ -10,6 +10,7 @@ from textual import events
 from textual.widgets import Static
 
 from kubectl_spark.app.advice import advice
+from kubectl_spark.app.describe import counters
 from kubectl_spark.core.model import App, HistoryEntry, Reason
 
 from .safe import safe
@@ -65,7 +66,9 @@ class DetailPane(Static):
             )
             runs = _restarts(app, number, executor.id)
             self.update(
-                self._runs(self._reason(head, executor.reason, executor.waiting, runs), runs)
+                self._runs(
+                    self._reason(head, executor.reason, executor.waiting, runs, "executor"), runs
+                )
             )
             return
         head = safe(
@@ -74,7 +77,7 @@ class DetailPane(Static):
             "bold",
         )
         runs = _restarts(app, number, None)
-        text = self._runs(self._reason(head, attempt.reason, attempt.waiting, runs), runs)
+        text = self._runs(self._reason(head, attempt.reason, attempt.waiting, runs, "driver"), runs)
         if app.notes and not text.plain.endswith("\n"):
             text.append("\n")
         for note in app.notes:  # what could not be read or explained: the answer is partial
@@ -87,6 +90,7 @@ class DetailPane(Static):
         reason: Reason | None,
         waiting: Reason | None = None,
         runs: list[HistoryEntry] | None = None,
+        role: str = "executor",
     ) -> Text:
         text = head.copy()
         text.append("\n")
@@ -109,12 +113,9 @@ class DetailPane(Static):
                 "bold red" if reason.category in ("app", "cluster") else "bold",
             )
         )
-        counted = (
-            "counts as a failure" if reason.counts_as_failure else "does not count as a failure"
-        )
         text.append_text(
             safe(
-                f"category: {reason.category}; {counted} (Spark's exitCausedByApp rule)"
+                f"category: {reason.category}; {counters(reason, role)}"
                 + (f"; exit code {reason.exit_code}" if reason.exit_code is not None else "")
                 + "\n"
             )

@@ -22,6 +22,8 @@ SEVERITY = {
     "SplitBrain": 0,
     "ZombieDriver": 1,
     "ReplacementBlocked": 2,
+    "ForceDeletedOnLostNode": 1,
+    "SharedAppId": 3,
     "NameCollision": 3,
     "OrphanedExecutors": 4,
     "ExecutorChurn": 5,

@@ -11,6 +11,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from kubectl_spark.knowledge import times
+from kubectl_spark.knowledge.labels import SEEN_AT
 
 from . import raw
 from .model import Alert, App
@@ -18,6 +19,7 @@ from .model import Alert, App
 if TYPE_CHECKING:
     from .grouping import AppGroup
     from .inputs import Index, Snapshot
+    from .podfacts import PodFacts
 
 CHURN_LOSSES = 5  # more than this many executor losses …
 CHURN_WINDOW_SECONDS = 600  # … within this window is churn
@@ -75,11 +77,59 @@ def find_alerts(app: App, group: AppGroup, snapshot: Snapshot, index: Index) -> 
                     (a.number,),
                 )
             )
+    alerts.extend(_tombstones(group, index))
     alerts.extend(_replacement_blocked(app, group, snapshot, index))
-    alerts.extend(_name_collision(app, snapshot))
+    alerts.extend(_shared_app_id(app, group))
+    alerts.extend(_name_collision(app, group, snapshot))
     alerts.extend(_orphans(app, group))
     alerts.extend(_churn(app, snapshot))
     return tuple(alerts)
+
+
+def _tombstones(group: AppGroup, index: Index) -> list[Alert]:
+    """Pods deleted from the API while their node is unreachable: their processes may run on.
+
+    No kubelet confirmed their end, so whatever removed them (a grace-0 delete, ``--force``)
+    removed only the record. Kubernetes assumes nothing more about such a node until it is
+    Ready again, its Node object is deleted, or it is tainted out-of-service (the person says
+    it is powered off). Only a kept copy (a watch, the history store) still says where they ran.
+    """
+    out: list[Alert] = []
+    for number, attempt in enumerate(group.attempts, start=1):
+        pods = [p for p in (attempt.driver, *attempt.executors) if p is not None]
+        gone = [
+            p
+            for p in pods
+            if p.source != "cluster"
+            and p.phase not in ("Succeeded", "Failed")
+            and (health := index.nodes.get(p.node or "")) is not None  # deleted: no tombstone
+            and not health.reachable
+            and not health.out_of_service
+            and not _gone_before(p, health.since)
+        ]
+        if not gone:
+            continue
+        nodes = sorted({str(p.node) for p in gone})
+        names = ", ".join(p.name for p in gone[:3]) + (" …" if len(gone) > 3 else "")
+        out.append(
+            Alert(
+                "ForceDeletedOnLostNode",
+                f"attempt {number}'s pod(s) {names} were deleted from the API while node(s) "
+                f"{', '.join(nodes)} could not be reached: their processes may still run. Treat "
+                f"attempt {number} as alive until the node is Ready again, deleted, or tainted "
+                f"out-of-service once confirmed powered off (kubectl taint node {nodes[0]} "
+                f"node.kubernetes.io/out-of-service=nodeshutdown:NoExecute)",
+                (number,),
+            )
+        )
+    return out
+
+
+def _gone_before(pod: PodFacts, since: str | None) -> bool:
+    """Whether a kept pod was seen deleted before its node became unreachable (it ended then)."""
+    seen = times.parse(raw.annotation_map(pod.pod).get(SEEN_AT, ""))
+    lost = times.parse(since)
+    return seen is not None and lost is not None and seen < lost
 
 
 def _terminating(group: AppGroup, uid: str | None) -> bool:
@@ -126,6 +176,7 @@ def _replacement_blocked(
                 (current.number,),
             )
         )
+    out.extend(_rerun_blocked(app, group, index))
     if current.state == "Pending" and current.driver_pod:
         driver = next((a.driver for a in group.attempts if a.uid == current.uid), None)
         attach = (
@@ -174,6 +225,39 @@ def _replacement_blocked(
     return out
 
 
+def _rerun_blocked(app: App, group: AppGroup, index: Index) -> list[Alert]:
+    """The spark-operator in PENDING_RERUN waits for the old driver pod to be gone.
+
+    It submits the next run only once the driver pod and its UI service are deleted
+    (``validateSparkResourceDeletion`` in the Kubeflow operator's controller): a driver pod stuck
+    Terminating on an unreachable node blocks it for ever.
+    """
+    if app.source != "sparkapplication" or group.owner is None:
+        return []
+    if raw.text(group.owner, "status", "applicationState", "state") != "PENDING_RERUN":
+        return []
+    out = []
+    for attempt in app.attempts:
+        if (
+            attempt.driver_pod
+            and _terminating(group, attempt.uid)
+            and _unreachable(index, attempt.node)
+        ):
+            out.append(
+                Alert(
+                    "ReplacementBlocked",
+                    f"the spark-operator waits for attempt {attempt.number}'s driver pod "
+                    f"{attempt.driver_pod} to be gone before it reruns (PENDING_RERUN); the pod is "
+                    f"Terminating on unreachable node {attempt.node} and stays until the node "
+                    "returns, its Node is deleted, or it is tainted out-of-service. Once the node "
+                    "is confirmed powered off: "
+                    f"kubectl spark force-kill {app.name}/{attempt.number} --out-of-service",
+                    (attempt.number,),
+                )
+            )
+    return out
+
+
 def _claim_for(snapshot: Snapshot, volume: str) -> str:
     for pvc in snapshot.pvcs:
         if raw.text(pvc, "spec", "volumeName") == volume:
@@ -181,8 +265,75 @@ def _claim_for(snapshot: Snapshot, volume: str) -> str:
     return ""
 
 
-def _name_collision(app: App, snapshot: Snapshot) -> list[Alert]:
+LIVE_STATES = ("Running", "Pending", "Terminating", "Lost", "Unknown", "Fenced")
+
+
+def app_ids(group: AppGroup) -> list[str]:
+    """Each attempt's app id (spark.app.id): its driver's label, else its executors'."""
+    out = []
+    for attempt in group.attempts:
+        found = attempt.driver.app_id if attempt.driver is not None else ""
+        out.append(found or next((e.app_id for e in attempt.executors if e.app_id), ""))
+    return out
+
+
+def _shared_app_id(app: App, group: AppGroup) -> list[Alert]:
+    """Attempts that share one app id while an earlier one still has pods.
+
+    Spark's driver selects its executors by app id (``ExecutorPodsWatchSnapshotSource``:
+    spark-app-selector and spark-role), so a later attempt with the same id counts the earlier
+    attempt's executors as its own and asks for none, and its ``stop()`` deletes them (and the
+    earlier driver's, the later one's). Driver Job retries, in-place restarts and resubmitted
+    copies of a driver pod share the id unless each is given its own.
+    """
+    ids = app_ids(group)
+    if len(app.attempts) < 2 or len(ids) != len(app.attempts):
+        return []
     out: list[Alert] = []
+    for newer, newer_id in zip(app.attempts, ids, strict=True):
+        if not newer_id or newer.state not in ("Running", "Pending"):
+            continue
+        sharing = [
+            older
+            for older, older_id in zip(app.attempts, ids, strict=True)
+            if older.number < newer.number
+            and older_id == newer_id
+            and (older.state in LIVE_STATES or any(e.state in LIVE_STATES for e in older.executors))
+        ]
+        if not sharing:
+            continue
+        numbers = tuple(sorted({*(a.number for a in sharing), newer.number}))
+        theirs = [e.pod for older in sharing for e in older.executors if e.state in LIVE_STATES]
+        counted = (
+            f"it counts attempt {_listed([str(a.number) for a in sharing])}'s executors "
+            f"({', '.join(theirs[:3])}) as its own and asks for none, and its stop() deletes them"
+            if theirs
+            else f"a driver of attempt {_listed([str(a.number) for a in sharing])} that still runs "
+            f"counts attempt {newer.number}'s executors as its own, and may delete them"
+        )
+        out.append(
+            Alert(
+                "SharedAppId",
+                f"attempts {_listed([str(n) for n in numbers])} share app id {newer_id}: Spark "
+                f"selects executors by app id (spark-app-selector), so for attempt {newer.number} "
+                f"{counted}. Give each attempt its own spark.app.id (and executor prefix)",
+                numbers,
+            )
+        )
+    return out
+
+
+def _name_collision(app: App, group: AppGroup, snapshot: Snapshot) -> list[Alert]:
+    """A later attempt with no executors while an earlier attempt's, of another app id, live.
+
+    With a fixed executor name prefix (spark.kubernetes.executor.podNamePrefix) its executor
+    pods collide with them (409 AlreadyExists). Attempts that share an app id are
+    ``SharedAppId`` instead: Spark counts the other executors and never asks. Spark numbers
+    an executor before it creates the pod (``ExecutorPodsAllocator``: the id counter is
+    incremented first), so each 409 burns an id: the skipped ids are unknown losses.
+    """
+    out: list[Alert] = []
+    ids = app_ids(group)
     for newer in app.attempts:
         if newer.state != "Running" or newer.executors or newer.number == 1:
             continue
@@ -191,7 +342,10 @@ def _name_collision(app: App, snapshot: Snapshot) -> list[Alert]:
             continue
         for older in app.attempts:
             live = [e for e in older.executors if e.state not in ("Succeeded", "Failed")]
-            if older.number < newer.number and live:
+            same_id = (
+                len(ids) == len(app.attempts) and ids[older.number - 1] == ids[newer.number - 1]
+            )
+            if older.number < newer.number and live and not same_id:
                 names = ", ".join(e.pod for e in live[:3])
                 out.append(
                     Alert(
@@ -199,6 +353,8 @@ def _name_collision(app: App, snapshot: Snapshot) -> list[Alert]:
                         f"attempt {newer.number} has had no executors for {int((snapshot.now - started).total_seconds())}s while "
                         f"attempt {older.number}'s executors ({names}) still exist: with a fixed executor name prefix "
                         f"(spark.kubernetes.executor.podNamePrefix) its executor pods collide with them (409 AlreadyExists). "
+                        f"Each failed create burns an executor id (Spark numbers an executor before creating its pod), "
+                        f"so the skipped ids show as unknown losses. "
                         f"Fix: a unique podNamePrefix per attempt, or force-kill attempt {older.number}'s executors",
                         (older.number, newer.number),
                     )

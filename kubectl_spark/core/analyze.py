@@ -332,8 +332,8 @@ OPERATOR_STATES = {
     "FAILED": "Failed",
     "SUBMISSION_FAILED": "Failed",
     "INVALIDATING": "Pending",
-    "SUSPENDING": "Unknown",
-    "SUSPENDED": "Unknown",
+    "SUSPENDING": "Suspended",
+    "SUSPENDED": "Suspended",
     "RESUMING": "Pending",
     "UNKNOWN": "Unknown",
 }

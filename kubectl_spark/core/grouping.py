@@ -74,9 +74,36 @@ def group(
     grouper.place_executors(executors, driver_attempt)
     grouper.add_apps_without_pods(jobs)
     groups = grouper.groups
+    _name_shared_labels(groups)
     for g in groups.values():
         g.attempts.sort(key=lambda a: (a.created or "", a.name or ""))
     return sorted(groups.values(), key=lambda g: (g.namespace, g.name, g.key)), grouper.ungrouped
+
+
+def _label_key(f: PodFacts, chosen: str) -> tuple[str, str, str]:
+    """The application of a pod under ``--group-by``: its label's value, and its Spark name.
+
+    A label two unrelated applications share (a team, a pipeline) does not make them attempts
+    of one: their drivers would read as a split brain. Attempts of one application share its
+    name (spark.app.name, the ``spark-app-name`` label) even when their app ids differ.
+    """
+    natural = f.app_name or f.operator_app or f.app_id
+    return ("label", f.namespace, f"{chosen}\0{natural}")
+
+
+def _name_shared_labels(groups: dict[tuple[str, str, str], AppGroup]) -> None:
+    """Name ``--group-by`` applications: the label's value, or ``VALUE:NAME`` when shared.
+
+    Applications with different Spark names may share a value; each then says which it is.
+    """
+    by_value: dict[tuple[str, str], list[AppGroup]] = {}
+    for key, g in groups.items():
+        if key[0] == "label":
+            by_value.setdefault((key[1], g.name), []).append(g)
+    for shared in by_value.values():
+        if len(shared) > 1:
+            for g in shared:
+                g.name = f"{g.name}:{g.key[2].split(chr(0), 1)[1] or '?'}"
 
 
 class _Grouper:
@@ -107,7 +134,7 @@ class _Grouper:
         ns = f.namespace
         chosen = f.label(self.group_by) if self.group_by else ""
         if chosen:
-            return self.app_group(("label", ns, chosen), chosen, f.app_id, "pod", None)
+            return self.app_group(_label_key(f, chosen), chosen, f.app_id, "pod", None)
         if f.operator_app:
             name = f.operator_app
             owner = self.apps_by_name.get((ns, name))
@@ -143,7 +170,7 @@ class _Grouper:
         if placed is None:
             return False
         chosen = f.label(self.group_by) if self.group_by else ""
-        return not (chosen and placed[0].key != ("label", f.namespace, chosen))
+        return not (chosen and placed[0].key != _label_key(f, chosen))
 
     def place_executors(
         self, executors: list[PodFacts], driver_attempt: dict[str, tuple[AppGroup, AttemptGroup]]
@@ -229,7 +256,7 @@ def _fallback_group(
     ns = f.namespace
     chosen = f.label(group_by) if group_by else ""
     if chosen:
-        return groups.get(("label", ns, chosen))
+        return groups.get(_label_key(f, chosen))
     if f.operator_app:
         return groups.get(("sparkapplication", ns, f.operator_app))
     if not f.app_id:

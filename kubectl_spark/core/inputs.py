@@ -94,6 +94,9 @@ class Index:
         )
 
 
+OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"
+
+
 def node_health(node: Any) -> NodeHealth:
     name = raw.name(node)
     ready = raw.condition(node, "Ready")
@@ -102,8 +105,11 @@ def node_health(node: Any) -> NodeHealth:
         raw.text(t, "key") == "node.kubernetes.io/unreachable"
         for t in raw.items(node, "spec", "taints")
     )
+    out_of_service = any(
+        raw.text(t, "key") == OUT_OF_SERVICE_TAINT for t in raw.items(node, "spec", "taints")
+    )
     if status == "True" and not unreachable:
-        return NodeHealth(True, f"node {name}: Ready")
+        return NodeHealth(True, f"node {name}: Ready", out_of_service=out_of_service)
     since = raw.text(ready, "lastTransitionTime")
     detail = raw.text(ready, "message") or raw.text(ready, "reason")
     return NodeHealth(
@@ -111,8 +117,10 @@ def node_health(node: Any) -> NodeHealth:
         f"node {name}: Ready={status or 'missing'}"
         + (f" ({detail})" if detail else "")
         + (f" since {since}" if since else "")
-        + (", tainted unreachable" if unreachable else ""),
+        + (", tainted unreachable" if unreachable else "")
+        + (", tainted out-of-service" if out_of_service else ""),
         canonical_time(since) or None,
+        out_of_service,
     )
 
 

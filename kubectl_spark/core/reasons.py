@@ -43,6 +43,9 @@ class NodeHealth:
     reachable: bool
     evidence: str = ""
     since: str | None = None  # RFC 3339: when an unreachable node was last seen Ready, if told
+    # Tainted node.kubernetes.io/out-of-service: someone said it is powered off, and Kubernetes
+    # force-deletes its pods and detaches its volumes (non-graceful node shutdown).
+    out_of_service: bool = False
 
 
 @dataclass(slots=True)

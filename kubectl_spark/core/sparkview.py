@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from kubectl_spark.knowledge.labels import SOURCE
+from kubectl_spark.knowledge.labels import SEEN_AT, SOURCE
 
 from . import raw
 from .inputs import Snapshot
@@ -24,8 +24,6 @@ from .losses import classify
 from .model import Attempt, Executor, Reason, in_id_order
 from .podfacts import KEPT
 from .reasons import PodContext, event_evidence
-
-SEEN_AT = "kubectl-spark.io/seen-at"
 
 _EXIT = re.compile(r"exited with exit code (-?\d+)")
 

@@ -17,6 +17,7 @@ OPERATOR_APP = "sparkoperator.k8s.io/app-name"
 SUBMISSION = "sparkoperator.k8s.io/submission-id"
 FENCE_LABEL = "kubectl-spark.io/fenced"
 SOURCE = "kubectl-spark.io/source"  # watch | history, on a kept copy of a gone pod
+SEEN_AT = "kubectl-spark.io/seen-at"  # when a kept copy of a gone pod was last seen
 ACTION_ANNOTATION = "kubectl-spark.io/action"
 DRIVER_CONTAINER = "spark-kubernetes-driver"
 EXECUTOR_CONTAINER = "spark-kubernetes-executor"

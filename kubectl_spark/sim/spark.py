@@ -290,6 +290,9 @@ class SparkDrivers:
         while active < app.executors and not state.finished:
             exec_id = str(state.next_id)
             body = self._executor(driver, state, exec_id)
+            # Spark numbers the executor before it creates the pod (ExecutorPodsAllocator:
+            # EXECUTOR_ID_COUNTER.incrementAndGet()), so a failed create burns the id.
+            state.next_id += 1
             try:
                 created = client.create(pods(ns), body)
             except SimApiError as err:
@@ -299,9 +302,8 @@ class SparkDrivers:
                         driver,
                         f'WARN ExecutorPodsAllocator: Failed to request executor {exec_id}: pods "{body["metadata"]["name"]}" already exists',
                     )
-                    return  # retry on a later tick, with the same name
+                    return  # the next id on a later tick
                 raise
-            state.next_id += 1
             state.known[exec_id] = created["metadata"]["uid"]
             if state.ui is not None:
                 state.ui.added(exec_id, self.world.now_text())

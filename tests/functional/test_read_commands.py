@@ -388,12 +388,15 @@ def test_s6_restarts_in_history(played, capsys) -> None:
     assert "kept no reason" in restarts[0]["message"]
 
 
-def test_s7_name_collision(played, capsys) -> None:
+def test_s7_attempts_sharing_an_app_id(played, capsys) -> None:
+    """S7's attempts share one app id: Spark's attempt 2 counts attempt 1's executors and never
+    asks, so no name collides; the alert names the real cause (issue 23)."""
     c = played("s7-name-collision")
     app = app_named(ls_json(capsys, c), "networkwordcount")
-    collision = next(a for a in app["alerts"] if a["type"] == "NameCollision")
-    assert collision["attempts"] == [1, 2]
-    assert "podNamePrefix" in collision["message"]
+    shared = next(a for a in app["alerts"] if a["type"] == "SharedAppId")
+    assert shared["attempts"] == [1, 2]
+    assert "spark.app.id" in shared["message"]
+    assert "NameCollision" not in {a["type"] for a in app["alerts"]}
 
 
 def test_s8_orphans_and_churn(played, capsys) -> None:

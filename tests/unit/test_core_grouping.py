@@ -234,9 +234,33 @@ def test_group_by_override_and_the_ungrouped_bucket() -> None:
         mk("stray", "executor", "2026-03-01T00:00:00Z"),
     ]
     result = analyze(Snapshot(pods=pods, now=NOW), group_by="team")
-    assert [(a.name, len(a.attempts)) for a in result.apps] == [("x", 2)]
+    # Two applications (their app ids differ, no name says they are one) that share the label.
+    assert [(a.name, len(a.attempts)) for a in result.apps] == [("x:s-a", 1), ("x:s-b", 1)]
     assert [(u.pod, u.role) for u in result.ungrouped] == [("stray", "executor")]
     assert analyze(Snapshot(pods=pods, now=NOW)).to_json()["ungrouped"][0]["pod"] == "stray"
+
+
+def test_group_by_does_not_make_unrelated_applications_attempts_of_one() -> None:
+    """Issue 23: two unrelated applications sharing the --group-by label are not attempts 1
+    and 2, raise no SplitBrain and get no advice to fence one; resubmits of one name are."""
+    team = {"team": "data"}
+    pods = [
+        mk("etl-driver", "driver", "2026-03-01T00:00:00Z",
+           labels={**team, "spark-app-name": "etl", "spark-app-selector": "s-1"}),
+        mk("ml-driver", "driver", "2026-03-01T00:01:00Z",
+           labels={**team, "spark-app-name": "ml", "spark-app-selector": "s-2"}),
+        mk("etl-driver-2", "driver", "2026-03-01T00:02:00Z",
+           labels={**team, "spark-app-name": "etl", "spark-app-selector": "s-3"}),
+    ]  # fmt: skip
+    apps = analyze(Snapshot(pods=pods, now=NOW), group_by="team").apps
+    assert [(a.name, len(a.attempts)) for a in apps] == [("data:etl", 2), ("data:ml", 1)]
+    ml = apps[1]
+    assert not ml.alerts
+    assert all(
+        alert.type != "SplitBrain" or "ml" not in alert.message for a in apps for alert in a.alerts
+    )
+    alone = analyze(Snapshot(pods=pods[:1] + pods[2:], now=NOW), group_by="team").apps
+    assert [(a.name, len(a.attempts)) for a in alone] == [("data", 2)]
 
 
 def test_split_brain_zombie_and_orphans() -> None:

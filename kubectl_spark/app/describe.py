@@ -68,7 +68,7 @@ def text(app: App, now: datetime, events: list[dict[str, str]]) -> str:
     lines.append(f"Attempts:     {len(app.attempts)}")
     for attempt in app.attempts:
         lines += _attempt(attempt)
-    lines += _events(events)
+    lines += _events(events, app)
     return escape("\n".join(lines)) + "\n"
 
 
@@ -154,12 +154,35 @@ def _executors(attempt: Attempt) -> list[str]:
     return lines
 
 
-def _events(events: list[dict[str, str]]) -> list[str]:
+EVENTS_SHOWN = 10
+
+
+def shown_events(events: list[dict[str, str]], limit: int = EVENTS_SHOWN) -> list[dict[str, str]]:
+    """The Events ``describe`` has room for: every Warning first, then the latest others.
+
+    A node loss's NodeNotReady and TaintManagerEviction matter more than the Pulled and
+    Created that follow them; oldest first, as kubectl prints them.
+    """
+    if len(events) <= limit:
+        return events
+    order = sorted(range(len(events)), key=lambda i: (events[i]["type"] != "Warning", -i))
+    kept = sorted(order[:limit])
+    return [events[i] for i in kept]
+
+
+def _events(events: list[dict[str, str]], app: App) -> list[str]:
     lines = ["Events:" + ("       <none>" if not events else "")]
     if events:
+        shown = shown_events(events)
         listing = table(
             ("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"),
-            [(e["age"], e["type"], e["reason"], e["object"], e["message"]) for e in events[-10:]],
+            [(e["age"], e["type"], e["reason"], e["object"], e["message"]) for e in shown],
         )
         lines += ["  " + line for line in listing.rstrip("\n").split("\n")]
+        if len(shown) < len(events):
+            left = len(events) - len(shown)
+            lines.append(
+                f"  ({left} more not shown: Warnings first, then the latest; "
+                f"kubectl spark events {app.name} -n {app.namespace} lists all {len(events)})"
+            )
     return lines

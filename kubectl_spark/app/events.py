@@ -19,6 +19,29 @@ def _time(event: Any) -> str:
     return raw.text(event, "metadata", "creationTimestamp")
 
 
+_EXEC = "-exec-"
+
+
+def _executor_prefixes(app: App) -> set[str]:
+    """The executor name prefixes of an application (``<prefix>-exec-<id>``), from its pods."""
+    return {
+        e.pod[: e.pod.rfind(_EXEC)]
+        for a in app.attempts
+        for e in a.executors
+        if _EXEC in e.pod and e.pod.rsplit(_EXEC, 1)[1].isdecimal()
+    }
+
+
+def _named_like_ours(name: str, prefixes: set[str]) -> bool:
+    """An executor pod of this application that is gone: Events about it outlive it (an hour).
+
+    Spark names executors ``<prefix>-exec-<id>``; one gone with no kept copy and not in
+    Spark's list is still named by its Events (a preemption, an eviction).
+    """
+    head, sep, tail = name.rpartition(_EXEC)
+    return bool(sep) and tail.isdecimal() and head in prefixes
+
+
 def app_events(snapshot: Snapshot, app: App, now: datetime) -> list[dict[str, str]]:
     uids = {a.uid for a in app.attempts if a.uid} | {
         e.uid for a in app.attempts for e in a.executors
@@ -28,6 +51,7 @@ def app_events(snapshot: Snapshot, app: App, now: datetime) -> list[dict[str, st
     }
     if app.owner:
         names.add(("Job" if app.source == "job" else "SparkApplication", app.owner))
+    prefixes = _executor_prefixes(app)
     picked = []
     for event in snapshot.events:
         involved = raw.mapping(event, "involvedObject")
@@ -36,9 +60,11 @@ def app_events(snapshot: Snapshot, app: App, now: datetime) -> list[dict[str, st
             and raw.namespace(event) != app.namespace
         ):
             continue
+        kind, name = raw.text(involved, "kind"), raw.text(involved, "name")
         if (
             raw.text(involved, "uid") in uids
-            or (raw.text(involved, "kind"), raw.text(involved, "name")) in names
+            or (kind, name) in names
+            or (kind == "Pod" and _named_like_ours(name, prefixes))
         ):
             picked.append(event)
     picked.sort(key=_time)

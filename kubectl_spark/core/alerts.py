@@ -157,6 +157,7 @@ def _replacement_blocked(
         job is not None
         and not finished
         and raw.text(job, "spec", "podReplacementPolicy") == "Failed"
+        and current.uid  # its pod is still there to wait for (a gone one blocks nothing)
         and current.state in ("Lost", "Terminating")
         and current.phase not in ("Succeeded", "Failed")
     ):

@@ -170,17 +170,10 @@ def _gone_driver(
         else []
     )
     seen = {raw.text(e, "reason"): e for e in events}
-    if "ForceKilled" in seen:
-        # kubectl spark's own Event on the driver pod: a person asked for it, whatever the node.
-        return "Lost", Reason(
-            category="user",
-            code="DeletedByUser",
-            exit_code=None,
-            counts_as_failure=False,
-            message=f"force-killed with kubectl spark: {raw.text(seen['ForceKilled'], 'message')}",
-            evidence=(*evidence, f"event ForceKilled: {raw.text(seen['ForceKilled'], 'message')}"),
-        )
+    killed = seen.get("ForceKilled")
+    by_us = (f"event ForceKilled: {raw.text(killed, 'message')}",) if killed else ()
     if "TaintManagerEviction" in seen or "NodeNotReady" in seen:
+        # Its node was lost first: that is the loss, whatever ended the pod after it.
         evidence += [
             f"event {r}: {raw.text(e, 'message')}"
             for r, e in seen.items()
@@ -191,8 +184,19 @@ def _gone_driver(
             code="NodeLost",
             exit_code=None,
             counts_as_failure=app.source == "job",
-            message="its node became unreachable and the taint manager deleted the pod (from Events; the pod is gone)",
-            evidence=tuple(evidence),
+            message="its node became unreachable and the pod was deleted (from Events; the pod is gone)"
+            + ("; then force-killed with kubectl spark" if killed else ""),
+            evidence=(*evidence, *by_us),
+        )
+    if killed is not None:
+        # kubectl spark's own Event on the driver pod: a person asked for it.
+        return "Lost", Reason(
+            category="user",
+            code="DeletedByUser",
+            exit_code=None,
+            counts_as_failure=False,
+            message=f"force-killed with kubectl spark: {raw.text(killed, 'message')}",
+            evidence=(*evidence, *by_us),
         )
     if "Preempted" in seen:
         return "Lost", Reason(
@@ -235,15 +239,28 @@ def _gone_driver(
     )
 
 
+def _killed_at(group_: AttemptGroup, app: AppGroup, index: Index) -> str | None:
+    """When kubectl spark force-killed a gone driver pod, from its own Event."""
+    if not group_.name:
+        return None
+    for event in index.events_by_name.get((app.namespace, "Pod", group_.name), []):
+        if raw.text(event, "reason") == "ForceKilled":
+            stamp = raw.text(event, "firstTimestamp") or raw.text(event, "eventTime")
+            return times.rfc3339(times.parse(stamp))
+    return None
+
+
 def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> Attempt:
     job_managed = app.source == "job"
     driver = group_.driver
     reason: Reason | None
     waiting: Reason | None = None
+    ended = group_.ended
     if driver is None and group_.outside:
         state, reason = "Unknown", None  # nothing was lost: the driver is not a pod here
     elif driver is None:
         state, reason = _gone_driver(group_, app, index, rerun=number < len(app.attempts))
+        ended = ended or _killed_at(group_, app, index)
     if driver is None:
         base = Attempt(
             number,
@@ -254,7 +271,7 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
             state,
             group_.created,
             None,
-            group_.ended,
+            ended,
             0,
             False,
             reason,

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubectl_spark.knowledge.labels import RESUBMITTED_FROM
+
 from . import raw
 from .model import UngroupedPod
 from .podfacts import PodFacts, facts
@@ -45,8 +47,9 @@ class AppGroup:
     name: str
     app_id: str
     source: str
-    owner: dict[str, Any] | None = None  # the Job or SparkApplication
+    owner: dict[str, Any] | None = None  # the Job or SparkApplication (the newest Job)
     attempts: list[AttemptGroup] = field(default_factory=list)
+    jobs: list[dict[str, Any]] = field(default_factory=list)  # every driver Job, resubmits too
 
 
 def _created(f: PodFacts) -> tuple[str, str]:
@@ -115,6 +118,23 @@ class _Grouper:
         self.jobs_by_uid = {raw.uid(j): j for j in jobs if raw.uid(j)}
         self.apps_by_name = {(raw.namespace(a), raw.name(a)): a for a in sparkapps if raw.name(a)}
         self.group_by = group_by
+        self.jobs_by_name = {(raw.namespace(j), raw.name(j)): j for j in jobs if raw.name(j)}
+
+    def root_job(self, job: dict[str, Any]) -> dict[str, Any]:
+        """The first driver Job of a chain of resubmits (each labels the one it copies).
+
+        ``kubectl spark resubmit`` makes a new Job from the old one's template; its attempts
+        continue the same application, so ``ls`` shows one row and ``history`` one timeline.
+        """
+        seen = {raw.uid(job)}
+        while (source := raw.label(job, RESUBMITTED_FROM)) and (
+            older := self.jobs_by_name.get((raw.namespace(job), source))
+        ) is not None:
+            if raw.uid(older) in seen:
+                break
+            seen.add(raw.uid(older))
+            job = older
+        return job
 
     def app_group(
         self,
@@ -142,9 +162,13 @@ class _Grouper:
             return self.app_group(key, name, f.app_id, "sparkapplication", owner)
         if job_uid is not None:
             job = self.jobs_by_uid.get(job_uid)
-            name = f.app_name or f.owner_name
-            found = self.app_group(("job", ns, job_uid), name, f.app_id, "job", job)
-            found.owner = found.owner or job
+            root = self.root_job(job) if job is not None else None
+            key = ("job", ns, raw.uid(root) if root is not None else job_uid)
+            name = f.app_name or (raw.name(root) if root is not None else f.owner_name)
+            found = self.app_group(key, name, f.app_id, "job", job)
+            found.owner = _newest(found.owner, job)
+            if job is not None and all(j is not job for j in found.jobs):
+                found.jobs.append(job)
             return found
         if f.app_id:
             name = f.app_name or f.app_id
@@ -211,8 +235,14 @@ class _Grouper:
                 self.groups[key] = AppGroup(key, ns, app_name, app_id, "sparkapplication", app)
         for job in jobs:
             template_labels = raw.mapping(job, "spec", "template", "metadata", "labels")
-            key = ("job", raw.namespace(job), raw.uid(job))
-            if template_labels.get("spark-role") == "driver" and key not in self.groups:
+            key = ("job", raw.namespace(job), raw.uid(self.root_job(job)))
+            if key in self.groups:
+                found = self.groups[key]
+                found.owner = _newest(found.owner, job)
+                if all(j is not job for j in found.jobs):
+                    found.jobs.append(job)
+                continue
+            if template_labels.get("spark-role") == "driver":
                 self.groups[key] = AppGroup(
                     key,
                     raw.namespace(job),
@@ -220,7 +250,20 @@ class _Grouper:
                     str(template_labels.get("spark-app-selector", "")),
                     "job",
                     job,
+                    jobs=[job],
                 )
+
+
+def _newest(held: dict[str, Any] | None, job: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The later of two driver Jobs of one application: the one whose attempts run now."""
+    if held is None or job is None:
+        return held or job
+    return (
+        job
+        if raw.text(job, "metadata", "creationTimestamp")
+        > raw.text(held, "metadata", "creationTimestamp")
+        else held
+    )
 
 
 def _client_mode_drivers(owners: Sequence[Any], executors: list[PodFacts]) -> list[PodFacts]:

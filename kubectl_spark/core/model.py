@@ -313,6 +313,7 @@ class App:
             "appId": self.app_id,
             "source": self.source,
             "state": self.state,
+            "createdAt": self.created_at,
             "alerts": [a.to_json() for a in self.alerts],
             "attempts": [a.to_json() for a in self.attempts],
             "history": [h.to_json() for h in self.history],

@@ -74,14 +74,20 @@ def job_of_pod(namespace: str, pod: str, jobs: Set[tuple[str, str]]) -> str | No
     return None
 
 
-def job_pods_in_events(snapshot: Snapshot) -> dict[tuple[str, str], dict[str, str]]:
-    """Pod names Events mention, by the driver Job that made them: (namespace, Job) -> {name: first seen}.
+# kubectl spark's own Events on a driver pod (``core.plans``): a pod one of them names was an
+# attempt, even when its Job did not count it (deleted, not failed: a force-kill).
+ACTED = ("ForceKilled", "Fenced", "Resubmitted", "Unfenced")
 
-    Which Job a name belongs to is ``job_of_pod``'s answer. Read once per analysis: scanning
-    every Event for every Job would be quadratic.
+
+def job_pods_in_events(snapshot: Snapshot) -> dict[tuple[str, str], dict[str, tuple[str, bool]]]:
+    """Pod names Events mention, by the driver Job that made them.
+
+    (namespace, Job) -> {pod name: (first seen, whether kubectl spark acted on it)}. Which Job
+    a name belongs to is ``job_of_pod``'s answer. Read once per analysis: scanning every Event
+    for every Job would be quadratic.
     """
     jobs = {(raw.namespace(j), raw.name(j)) for j in snapshot.jobs if raw.name(j)}
-    found: dict[tuple[str, str], dict[str, str]] = {}
+    found: dict[tuple[str, str], dict[str, tuple[str, bool]]] = {}
     if not jobs:
         return found
     for event in snapshot.events:
@@ -94,46 +100,76 @@ def job_pods_in_events(snapshot: Snapshot) -> dict[tuple[str, str], dict[str, st
         if owner is None:
             continue
         stamp = _first_seen(event) or ""
+        acted = raw.text(event, "reason") in ACTED
         named = found.setdefault((namespace, owner), {})
-        if name not in named or (stamp and stamp < named[name]):
-            named[name] = stamp
+        before, was_acted = named.get(name, (stamp, False))
+        named[name] = (
+            min(before, stamp) if before and stamp else before or stamp,
+            was_acted or acted,
+        )
     return found
 
 
 def reconstruct_job_attempts(
-    app: AppGroup, named_by_job: Callable[[], dict[tuple[str, str], dict[str, str]]]
+    app: AppGroup,
+    named_by_job: Callable[[], dict[tuple[str, str], dict[str, tuple[str, bool]]]],
 ) -> None:
-    """Reconstruct a Job's attempts whose driver pods are gone.
+    """Reconstruct the attempts of an application's driver Jobs whose pods are gone.
 
-    The Job counted them (status.failed/succeeded), and Events may still name them
-    (``job_pods_in_events``).
+    Each Job (the first and those ``resubmit`` made from it) counted them
+    (status.failed/succeeded), and Events may still name them (``job_pods_in_events``). A pod
+    kubectl spark's own Events name (a force-kill deletes without failing, so the Job may not
+    count it) was an attempt whatever the count.
     """
     if app.source != "job" or app.owner is None:
         return
-    job = app.owner
+    for job in app.jobs or [app.owner]:
+        _reconstruct_from(app, job, named_by_job)
+    app.attempts.sort(key=lambda a: (a.created or "", a.name or ""))
+
+
+def _reconstruct_from(
+    app: AppGroup,
+    job: dict[str, Any],
+    named_by_job: Callable[[], dict[tuple[str, str], dict[str, tuple[str, bool]]]],
+) -> None:
     present = {a.name for a in app.attempts}
     counted = (raw.number(job, "status", "failed") or 0) + (
         raw.number(job, "status", "succeeded") or 0
     )
+    uid = raw.uid(job)
     finished_present = sum(
         1
         for a in app.attempts
         if a.driver is not None
+        and a.driver.owner_uid == uid
         and (
             a.driver.phase in ("Succeeded", "Failed")
             or raw.text(a.driver.pod, "metadata", "deletionTimestamp")
         )
     )
-    missing = counted - finished_present
-    if missing <= 0:
-        return
     named = {
-        name: stamp
-        for name, stamp in named_by_job().get((app.namespace, raw.name(job)), {}).items()
+        name: seen
+        for name, seen in named_by_job().get((app.namespace, raw.name(job)), {}).items()
         if name not in present
     }
-    gone = sorted(named.items(), key=lambda kv: kv[1])[-missing:] if named else []
-    for name, stamp in gone:
+    acted = sorted((stamp, name) for name, (stamp, by_us) in named.items() if by_us)
+    for stamp, name in acted:
+        app.attempts.append(
+            AttemptGroup(
+                None,
+                None,
+                name,
+                stamp or None,
+                note="its pod is gone; kubectl spark's own Events name it",
+            )
+        )
+    missing = counted - finished_present - len(acted)
+    if missing <= 0:
+        return
+    others = sorted((stamp, name) for name, (stamp, by_us) in named.items() if not by_us)
+    gone = others[-missing:]
+    for stamp, name in gone:
         app.attempts.append(
             AttemptGroup(
                 None,
@@ -154,7 +190,6 @@ def reconstruct_job_attempts(
                 note=f"its pod is gone; the Job counted it (status.failed+succeeded={counted})",
             ),
         )
-    app.attempts.sort(key=lambda a: (a.created or "", a.name or ""))
 
 
 def reruns_only_after_failure(app: AppGroup) -> bool:

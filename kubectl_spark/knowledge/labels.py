@@ -22,3 +22,6 @@ ACTION_ANNOTATION = "kubectl-spark.io/action"
 DRIVER_CONTAINER = "spark-kubernetes-driver"
 EXECUTOR_CONTAINER = "spark-kubernetes-executor"
 SPARK_CONTAINERS = (DRIVER_CONTAINER, EXECUTOR_CONTAINER)
+RESUBMITTED_FROM = (
+    "kubectl-spark.io/resubmitted-from"  # on a resubmitted copy: the object it copies
+)

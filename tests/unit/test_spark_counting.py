@@ -284,12 +284,16 @@ def test_force_kill_of_a_healthy_attempt_reads_a_users_action() -> None:
         "message": "attempt 1 force-killed by alice",
         "type": "Warning",
     }
+    snapshot = Snapshot(pods=[executor_pod], events=[killed], now=parse("2026-01-01T01:00:00Z"))
+    reason = analyze(snapshot).apps[0].attempts[0].reason
+    assert reason is not None
+    assert (reason.code, reason.category) == ("DeletedByUser", "user")
+    # A zombie on a lost node, force-killed: the node loss is the loss, the kill its evidence.
     lost = {**killed, "metadata": {"name": "ev2", "namespace": "ns", "uid": "ev2"},
             "reason": "NodeNotReady", "message": "Node is not ready"}  # fmt: skip
     snapshot = Snapshot(
         pods=[executor_pod], events=[lost, killed], now=parse("2026-01-01T01:00:00Z")
     )
-    app = analyze(snapshot).apps[0]
-    reason = app.attempts[0].reason
-    assert reason is not None
-    assert (reason.code, reason.category) == ("DeletedByUser", "user")
+    reason = analyze(snapshot).apps[0].attempts[0].reason
+    assert reason is not None and (reason.code, reason.category) == ("NodeLost", "cluster")
+    assert any("ForceKilled" in e for e in reason.evidence)

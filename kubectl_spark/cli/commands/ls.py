@@ -17,15 +17,27 @@ from kubectl_spark.app.text import escape
 from kubectl_spark.cli import common, render
 from kubectl_spark.cli import globals as cli_globals
 from kubectl_spark.core.model import Analysis, App
+from kubectl_spark.errors import UsageError
 
 
 def sorted_by(apps: list[App], path: str) -> list[App]:
-    """Sorted as kubectl's --sort-by: by a JSONPath's value in each app's JSON (missing first)."""
+    """Sorted as kubectl's --sort-by: by a JSONPath's value in each app's JSON (missing first).
+
+    As kubectl (``sorter.go``), a path that no application has is an error, not a silent
+    no-op: ``.createdAt`` sorts, ``.createdat`` says so.
+    """
     template = by_path(path)
+    keys = {}
+    for app in apps:
+        values = template.results(app_json(app))
+        keys[id(app)] = values[0] if values else None
+    if apps and all(v is None for v in keys.values()):
+        raise UsageError(
+            f'couldn\'t find any field with path "{template.source}" in the list of applications'
+        )
 
     def key(app: App) -> tuple[int, Any]:
-        values = template.results(app_json(app))
-        value = values[0] if values else None
+        value = keys[id(app)]
         if value is None:
             return (0, "")
         if isinstance(value, (bool, int, float)):

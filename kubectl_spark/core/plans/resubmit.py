@@ -7,12 +7,11 @@ from typing import Any
 
 from kubectl_spark.core import raw
 from kubectl_spark.core.model import App
-from kubectl_spark.knowledge.labels import FENCE_LABEL
+from kubectl_spark.knowledge.labels import FENCE_LABEL, RESUBMITTED_FROM
 
 from .base import (
     FENCE_ID,
     PREFIX_CONF,
-    RESUBMITTED_FROM,
     Operation,
     Plan,
     alive,

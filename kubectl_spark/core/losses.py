@@ -136,6 +136,8 @@ _OWN_LIMITS = (
     ("exceeds the total limit of containers", "ephemeral-storage limit"),
     ("Usage of EmptyDir volume", "emptyDir sizeLimit"),
     ("which exceeds its request of", "request (it used more than it asked for)"),
+    # The older kubelet's words for the same (appended only when usage exceeds the request).
+    ("has larger consumption of", "request (it used more than it asked for)"),
 )
 
 

@@ -95,6 +95,12 @@ def test_s1_a_lost_node_brings_attempt_2_and_a_zombie(stage, capsys) -> None:
     assert theirs, "attempt 1's executors off the lost node still run"
     assert len(mine) + len(theirs) == 2  # the target, counted over both attempts' executors
     assert len(mine) < 2 and len(second["executors"]) == len(mine)
+    # Issue 23: attempt 1 may still run (its node is only unreachable): no end, and its
+    # executors on reachable nodes still serve it, not lost; the shared app id is the alert.
+    assert first["endedAt"] is None
+    off_node = [e for e in first["executors"] if e["node"] != node]
+    assert off_node and all(e["reason"] is None for e in off_node), off_node
+    assert alerts(app)["SharedAppId"] == [1, 2]
     s.do("heal", node)
     s.until("attempt 1's pod gone", lambda: len(s.pods(spark_role="driver")) == 1)
     s.until("attempt 1's executors collected", lambda: _orphans(s) == 0)
@@ -118,6 +124,8 @@ def test_s2_a_partition_is_a_split_brain(stage, capsys) -> None:
     assert "ZombieDriver" in alerts(app)
     first, second = app["attempts"]
     assert (first["state"], first["node"], second["state"]) == ("Lost", node, "Running")
+    assert alerts(app)["SharedAppId"] == [1, 2]  # one app id: each counts the other's
+    assert "NameCollision" not in alerts(app)
 
 
 def test_s2b_a_blocked_job_and_the_advice_that_unblocks_it(stage, capsys) -> None:
@@ -155,6 +163,10 @@ def test_s2b_a_blocked_job_and_the_advice_that_unblocks_it(stage, capsys) -> Non
     assert "ReplacementBlocked" not in alerts(app)
     job = s.world.client.list("/apis/batch/v1/namespaces/default/jobs")[0]
     assert job["status"].get("failed") == 1  # pod GC marked attempt 1 Failed: counted once
+    # Issue 23: the killed zombie stays in the answer, with its node loss and the kill.
+    assert len(app["attempts"]) == 2 and app["attempts"][0]["reason"]["code"] == "NodeLost"
+    code, out, err = s.cli(capsys, "history", APP)
+    assert code == 0 and "ForceKilled" in out and "<unknown>" not in out, out + err
 
 
 def test_s6_a_driver_restarted_in_place_is_one_attempt(stage, capsys) -> None:
@@ -228,7 +240,7 @@ def test_s4_executor_losses_of_every_kind(stage, capsys) -> None:
         ("exit", {"code": 52}, ("JvmOutOfMemory", "app", True)),
         ("exit", {"code": 50}, ("UncaughtException", "app", True)),
         ("exit", {"code": 56}, ("DriverUnreachable", "cluster", True)),
-        ("evict", {}, ("Evicted", "cluster", True)),
+        ("evict", {}, ("Evicted", "app", True)),  # it used more than its request
         ("delete", {}, None),
         ("exit", {"code": 0}, ("Completed", "app", False)),
     )

@@ -170,6 +170,13 @@ def test_executor_exiting_after_its_driver_went_away_is_owner_gone() -> None:
             ),
             "app",
         ),
+        (
+            (
+                "The node was low on resource: memory. Threshold quantity: 100Mi, available: 91244Ki. "
+                "Container batch was using 1843Mi, request is 256Mi, has larger consumption of memory."
+            ),
+            "app",
+        ),
         ("The node was low on resource: ephemeral-storage. ", "cluster"),
         ("The node had condition: [DiskPressure]. ", "cluster"),
     ],

@@ -102,7 +102,10 @@ def run(
         False, "--no-headers", help="Do not print the table's header line."
     ),
     group_by: str = typer.Option(
-        "", "--group-by", help="Group pods into applications by this label instead."
+        "",
+        "--group-by",
+        help="Group pods into applications by this label instead (applications with different "
+        "Spark names that share a value are VALUE:NAME).",
     ),
     watch: bool = typer.Option(
         False, "--watch", "-w", help="Keep the table live: reprint rows as applications change."

@@ -348,3 +348,45 @@ def test_lines_kept_once_are_not_asked_for_again(emulator, kubeconfig, api, tmp_
             stop_record(proc)
     asked = [e for e in emulator.audit_entries() if e.get("subresource") == "log"]
     assert len(asked) == 1, asked
+
+
+def test_a_driver_force_deleted_on_an_unreachable_node_keeps_a_tombstone(cluster, capsys, tmp_path):
+    """Issue 23: s2's zombie driver force-deleted (grace 0) while its node is unreachable
+    vanishes from the API, not from the node. The store kept its last state: the alert stays
+    until the node is tainted out-of-service (or Ready again, or deleted)."""
+    c = cluster("s2-partition")
+    db = tmp_path / "history.sqlite"
+    c.player.play()
+    drivers = c.world.find_pods("default", spark_role="driver")
+    zombie = next(d for d in drivers if d["spec"]["nodeName"] == "node-a")
+    proc = start_record(c, db)
+    try:
+        time.sleep(1.0)
+        c.world.client.delete(
+            f"/api/v1/namespaces/default/pods/{zombie['metadata']['name']}", grace=0
+        )
+        wait_until(lambda: pod_deleted(db, zombie["metadata"]["uid"]))
+    finally:
+        stop_record(proc)
+    args = ["--kubeconfig", str(c.kubeconfig), "--history-db", str(db)]
+    assert main([*args, "ls", "-o", "json"]) == 0
+    (app,) = json.loads(capsys.readouterr()[0])["items"]
+    tomb = next(a for a in app["alerts"] if a["type"] == "ForceDeletedOnLostNode")
+    assert tomb["attempts"] == [1] and "node-a" in tomb["message"]
+    c.world.client.patch(
+        "/api/v1/nodes/node-a",
+        {
+            "spec": {
+                "taints": [
+                    {
+                        "key": "node.kubernetes.io/out-of-service",
+                        "value": "nodeshutdown",
+                        "effect": "NoExecute",
+                    }
+                ]
+            }
+        },
+    )
+    assert main([*args, "ls", "-o", "json"]) == 0
+    (app,) = json.loads(capsys.readouterr()[0])["items"]
+    assert "ForceDeletedOnLostNode" not in {a["type"] for a in app["alerts"]}

@@ -289,7 +289,8 @@ def _sidecar_failed(r: _Read) -> Verdict:
     """
     if r.ctx.role != "executor" or raw.text(r.pod, "spec", "restartPolicy") != "Never":
         return NEXT
-    if _spark_major(r.pod) not in (None, *range(4, 100)):
+    major = _spark_major(r.pod)
+    if major is not None and major < 4:
         return NEXT
     for status in raw.items(r.pod, "status", "containerStatuses"):
         term = raw.mapping(status, "state", "terminated")
@@ -479,7 +480,12 @@ def classify(ctx: PodContext) -> Reason | None:
         verdict = rule(read)
         if verdict is NEXT:
             continue
-        if verdict is not None and ctx.role == "executor" and _spark_saw_failed(read):
+        if (
+            verdict is not None
+            and ctx.role == "executor"
+            and verdict.code != "OwnerGone"  # no driver was left to count it
+            and _spark_saw_failed(read)
+        ):
             return dataclasses.replace(verdict, counts_toward_max_failures=True)
         return verdict
     return None

@@ -145,6 +145,7 @@ def test_executor_exiting_after_its_driver_went_away_is_owner_gone() -> None:
         "cluster",
         False,
     )
+    assert not reason.counts_toward_max_failures  # no driver was left to count it
     before = pod(
         "Failed",
         terminated={"exitCode": 1, "reason": "Error", "finishedAt": "2026-01-01T00:01:00Z"},

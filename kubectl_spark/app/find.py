@@ -22,8 +22,15 @@ def find_app(analysis: Analysis, reference: str) -> App:
     raise NotFound(f'application "{reference}" not found (applications: {listing})', status=404)
 
 
-def find_attempt(analysis: Analysis, reference: str) -> tuple[App, Attempt]:
-    """``<app>/<n>``, ``<app>/latest`` or a driver pod name."""
+def find_attempt(
+    analysis: Analysis, reference: str, *, acting: str = ""
+) -> tuple[App, Attempt]:
+    """``<app>/<n>``, ``<app>/latest`` or a driver pod name.
+
+    ``acting``: the action (fence, force-kill) that will change the attempt. It must be named
+    (``<app>/<n>`` or its driver pod): the latest attempt is usually the healthy one, the one
+    an action must not pick by default.
+    """
     app_ref, slash, which = reference.partition("/")
     if not slash:
         for app in analysis.apps:
@@ -36,6 +43,15 @@ def find_attempt(analysis: Analysis, reference: str) -> tuple[App, Attempt]:
         app = find_app(analysis, app_ref)
     if not app.attempts:
         raise NotFound(f"application {app.name} has no driver attempts", status=404)
+    if acting and which in ("latest", ""):
+        listed = ", ".join(
+            f"{app.name}/{a.number} ({a.state}{f' on {a.node}' if a.node else ''})"
+            for a in app.attempts
+        )
+        raise UsageError(
+            f"{acting} needs the attempt to act on, APP/N or its driver pod (the latest is "
+            f"usually the healthy one): {listed}"
+        )
     if which in ("latest", ""):
         return app, app.attempts[-1]
     if not which.isdecimal() or not 1 <= int(which) <= len(app.attempts):

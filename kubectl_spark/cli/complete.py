@@ -202,8 +202,8 @@ def _arguments(subcommand: str, current: str, preceding: list[str]) -> list[str]
     """An application, attempt or executor reference, from the cluster."""
     if subcommand in APP_COMMANDS:
         return sorted({app.name for app in _cluster_apps(preceding)})
-    if subcommand in ATTEMPT_COMMANDS:
-        return _attempt_refs(_cluster_apps(preceding))
+    if subcommand in ATTEMPT_COMMANDS:  # an action names its attempt: no "latest"
+        return _attempt_refs(_cluster_apps(preceding), latest=False)
     if subcommand != "logs":
         return []
     apps = _cluster_apps(preceding)
@@ -223,7 +223,7 @@ def _arguments(subcommand: str, current: str, preceding: list[str]) -> list[str]
     return sorted({app.name for app in apps})
 
 
-def _attempt_refs(apps: Iterable[Any]) -> list[str]:
+def _attempt_refs(apps: Iterable[Any], *, latest: bool = True) -> list[str]:
     out = []
     for app in apps:
         for attempt in app.attempts:
@@ -231,7 +231,7 @@ def _attempt_refs(apps: Iterable[Any]) -> list[str]:
                 f"{app.name}/{attempt.number}\t{attempt.state}"
                 + (f" on {attempt.node}" if attempt.node else "")
             )
-        if app.attempts:
+        if app.attempts and latest:
             out.append(f"{app.name}/latest\tattempt {app.attempts[-1].number}")
     return out
 

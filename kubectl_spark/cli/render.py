@@ -88,9 +88,22 @@ def document(doc: Any, output: str, *, no_headers: bool = False) -> str:
         return str(_templated(kind, spec).render(doc))
     if kind == "custom-columns":
         return custom_columns(doc, spec, no_headers=no_headers)
+    text = to_yaml(doc, allow_unicode=True)
+    if json_safe(text) != text:  # rare: then every non-ASCII character is written escaped
+        text = to_yaml(doc, allow_unicode=False)
+    return text
+
+
+def to_yaml(doc: Any, *, allow_unicode: bool) -> str:
+    """YAML as kubectl prints it: an object used twice is written out twice.
+
+    PyYAML writes a repeated object as an anchor (``&id001``) and alias, which people (and
+    some tools reading a plan's YAML) read poorly.
+    """
     import yaml
 
-    text = str(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
-    if json_safe(text) != text:  # rare: then every non-ASCII character is written escaped
-        text = str(yaml.safe_dump(doc, sort_keys=False, allow_unicode=False))
-    return text
+    class Plain(yaml.SafeDumper):
+        def ignore_aliases(self, data: Any) -> bool:  # noqa: ARG002 - never an alias
+            return True
+
+    return str(yaml.dump(doc, Dumper=Plain, sort_keys=False, allow_unicode=allow_unicode))

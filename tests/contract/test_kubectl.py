@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from typing import Any
 
 import pytest
 from kubernetes import client
@@ -216,10 +217,20 @@ def test_delete_job_cascades_to_owned_pods(kubectl, api) -> None:
         if node:
             bind(api, name, node)
     kubectl("delete", "job", "pi-driver-job", "--wait=false")
-    pods = {
-        p["metadata"]["name"]: p
-        for p in json.loads(kubectl("get", "pods", "-o", "json").stdout)["items"]
-    }
+
+    def listed() -> dict[str, Any]:
+        return {
+            p["metadata"]["name"]: p
+            for p in json.loads(kubectl("get", "pods", "-o", "json").stdout)["items"]
+        }
+
+    # Background propagation: the garbage collector deletes the dependents after the Job, on
+    # its own time (kube-controller-manager's graph sync; the emulator at once).
+    deadline = time.monotonic() + 20
+    pods = listed()
+    while "pi-driver-job-aaaaa" in pods and time.monotonic() < deadline:
+        time.sleep(0.2)
+        pods = listed()
     assert "pi-driver-job-aaaaa" not in pods  # never scheduled: deleted at once
     assert pods["pi-driver-job-bbbbb"]["metadata"][
         "deletionTimestamp"

@@ -167,11 +167,8 @@ def test_kubectl_plugin_completion_through_the_real_kubectl(tmp_path: Path) -> N
         assert {"ls", "describe", "fence", "force-kill", "logs", "demo"} <= set(complete(""))
         assert complete("l") == ["ls", "logs"]
         assert {"default", "kube-system"} <= set(complete("-n", ""))
-        assert complete("force-kill", "") == [
-            "networkwordcount/1",
-            "networkwordcount/2",
-            "networkwordcount/latest",
-        ]
+        # an action names its attempt: "latest" is offered for reading (logs), not for acting
+        assert complete("force-kill", "") == ["networkwordcount/1", "networkwordcount/2"]
         assert complete("logs", "networkwordcount/1/") == [
             "networkwordcount/1/exec-1",
             "networkwordcount/1/exec-2",

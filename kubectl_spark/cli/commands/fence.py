@@ -12,7 +12,7 @@ from kubectl_spark.core.plans import unfence_plan
 
 def run(
     reference: str = typer.Argument(
-        ..., metavar="APP/ATTEMPT", help="The attempt to fence: app/1, app/latest or a driver pod."
+        ..., metavar="APP/ATTEMPT", help="The attempt to fence: app/N or its driver pod."
     ),
     allow: int = typer.Option(
         0, "--allow", help="The attempt that may proceed (default: the newest live attempt)."
@@ -30,7 +30,7 @@ def run(
     """Fence an attempt: label its pods, deny-all NetworkPolicy, take the fencing Lease, stop its executors."""
     mode = act.check_dry_run(dry_run)
     with common.session() as loaded:
-        app, attempt = common.find_attempt(loaded.analysis, reference)
+        app, attempt = common.find_attempt(loaded.analysis, reference, acting="fence")
         plan = plan_fence(
             loaded.api,
             loaded.snapshot,
@@ -52,7 +52,7 @@ def unfence(
     """Undo a fence: remove the labels and the deny-all NetworkPolicy."""
     mode = act.check_dry_run(dry_run)
     with common.session() as loaded:
-        app, attempt = common.find_attempt(loaded.analysis, reference)
+        app, attempt = common.find_attempt(loaded.analysis, reference, acting="unfence")
         act.execute(
             loaded.api,
             unfence_plan(app, attempt, now=now_text(loaded.api), actor=actor(loaded.api)),

@@ -11,7 +11,7 @@ from kubectl_spark.cli.commands.action_options import DryRun, PlanOutput, Yes
 
 def run(
     reference: str = typer.Argument(
-        ..., metavar="APP/ATTEMPT", help="The attempt to kill: app/1, app/latest or a driver pod."
+        ..., metavar="APP/ATTEMPT", help="The attempt to kill: app/N or its driver pod."
     ),
     force: bool = typer.Option(False, "--force", help="Kill even an attempt that looks healthy."),
     detach_volumes: bool = typer.Option(
@@ -34,7 +34,7 @@ def run(
     """Delete an attempt's executors and driver with grace 0 and UID preconditions."""
     mode = act.check_dry_run(dry_run)
     with common.session() as loaded:
-        app, attempt = common.find_attempt(loaded.analysis, reference)
+        app, attempt = common.find_attempt(loaded.analysis, reference, acting="force-kill")
         options = KillOptions(force, detach_volumes, out_of_service, no_replace)
         plan = plan_force_kill(loaded.api, loaded.snapshot, app, attempt, options)
         act.execute(loaded.api, plan, dry_run=mode, yes=yes, output=output)

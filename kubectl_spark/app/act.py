@@ -17,6 +17,7 @@ from kubectl_spark.core import raw
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import App, Attempt
 from kubectl_spark.core.plans import KillContext, Plan, fence_plan, force_kill_plan, resubmit_plan
+from kubectl_spark.core.plans.base import FENCE_ID
 from kubectl_spark.errors import NotFound
 from kubectl_spark.kube.client import Api
 
@@ -71,6 +72,16 @@ def lease(api: Any, app: App) -> dict[str, Any] | None:
     except NotFound:
         return None
     return found
+
+
+def fence_policies(api: Any, app: App) -> list[dict[str, Any]]:
+    """The fence NetworkPolicies of the application's namespace (labelled with a fence id)."""
+    items, _ = api.list(
+        f"/apis/networking.k8s.io/v1/namespaces/{app.namespace}/networkpolicies",
+        label_selector=FENCE_ID,
+        what="list the fence NetworkPolicies",
+    )
+    return [i for i in items if isinstance(i, dict)]
 
 
 def owned_by(api: Any, app: App, attempt: Attempt, plural: str) -> list[dict[str, Any]]:

@@ -22,9 +22,7 @@ def find_app(analysis: Analysis, reference: str) -> App:
     raise NotFound(f'application "{reference}" not found (applications: {listing})', status=404)
 
 
-def find_attempt(
-    analysis: Analysis, reference: str, *, acting: str = ""
-) -> tuple[App, Attempt]:
+def find_attempt(analysis: Analysis, reference: str, *, acting: str = "") -> tuple[App, Attempt]:
     """``<app>/<n>``, ``<app>/latest`` or a driver pod name.
 
     ``acting``: the action (fence, force-kill) that will change the attempt. It must be named

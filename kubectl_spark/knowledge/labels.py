@@ -25,3 +25,4 @@ SPARK_CONTAINERS = (DRIVER_CONTAINER, EXECUTOR_CONTAINER)
 RESUBMITTED_FROM = (
     "kubectl-spark.io/resubmitted-from"  # on a resubmitted copy: the object it copies
 )
+FENCED_DRIVER = "kubectl-spark.io/fenced-driver"  # on a fence NetworkPolicy: its driver pod

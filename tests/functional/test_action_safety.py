@@ -3,6 +3,8 @@ plan's YAML is plain."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.functional.test_read_commands import run
@@ -30,3 +32,72 @@ def test_a_plans_yaml_has_no_anchors(played, capsys) -> None:
         code, out, err = run(capsys, c, *args)
         assert code == 0, err
         assert "&id0" not in out and "*id0" not in out, out
+
+
+def _ops(capsys, c, *args: str) -> list[dict]:
+    code, out, err = run(capsys, c, *args, "--dry-run", "-o", "json")
+    assert code == 0, err
+    return json.loads(out)["operations"]
+
+
+def test_force_kill_suspends_first_and_deletes_the_driver_before_its_executors(played, capsys):
+    """--no-replace suspends the Job before any pod goes; the driver goes before its executors
+    (a live driver replaces each executor it loses); the taint is pinned to the node as read."""
+    c = played("s2b-partition-replacement-blocked")
+    ops = _ops(capsys, c, "force-kill", "networkwordcount/1", "--no-replace", "--out-of-service")
+    verbs = [(o["verb"], o["resource"]) for o in ops]
+    assert verbs[0] == ("patch", "jobs") and ops[0]["body"] == {"spec": {"suspend": True}}
+    deletes = [o["name"] for o in ops if o["verb"] == "delete"]
+    assert "driver" in deletes[0] and all("exec" in name for name in deletes[1:])
+    taint = next(o for o in ops if o["resource"] == "nodes")
+    node = c.world.client.get("/api/v1/nodes/node-a")
+    assert taint["body"]["metadata"]["resourceVersion"] == node["metadata"]["resourceVersion"]
+    assert taint["preconditions"]["resourceVersion"] == node["metadata"]["resourceVersion"]
+
+
+def test_a_stale_taint_is_refused_not_written_over(cluster, capsys) -> None:
+    """The out-of-service taint replaces the whole taint list: a node changed since it was read
+    is not patched (409), so no taint set meanwhile is lost."""
+    c = cluster("s2b-partition-replacement-blocked")
+    c.player.play()
+    node = c.world.client.get("/api/v1/nodes/node-a")
+    stale = node["metadata"]["resourceVersion"]
+    c.world.client.patch("/api/v1/nodes/node-a", {"metadata": {"labels": {"touched": "yes"}}})
+    from kubectl_spark.sim.client import SimApiError
+
+    with pytest.raises(SimApiError) as caught:
+        c.world.client.patch(
+            "/api/v1/nodes/node-a", {"metadata": {"resourceVersion": stale}, "spec": {"taints": []}}
+        )
+    assert caught.value.status == 409
+
+
+def test_orphaned_executors_are_what_force_kill_deletes(cluster, capsys) -> None:
+    """s8: etl/1's driver pod is gone and its two executors run; describe's advice works."""
+    c = cluster("s8-orphans-and-churn")
+    c.player.play()
+    code, out, err = run(capsys, c, "fence", "etl/1", "--yes")
+    assert code == 0 and "force-kill etl/1" in out, out + err
+    code, out, err = run(capsys, c, "force-kill", "etl/1", "--yes")
+    assert code == 0 and "done" in out, out + err
+    c.world.step(2)
+    running = [
+        p
+        for p in c.world.find_pods("default", spark_role="executor")
+        if p["metadata"]["labels"].get("spark-app-name") == "etl"
+        and not p["metadata"].get("deletionTimestamp")
+    ]
+    assert running == []
+
+
+def test_unfence_cleans_what_a_force_kill_left(cluster, capsys) -> None:
+    """Fence, then force-kill: the pods are gone, the deny-all policy stayed; unfence removes it."""
+    c = cluster("s2-partition")
+    c.player.play()
+    assert run(capsys, c, "fence", "networkwordcount/1", "--yes")[0] == 0
+    assert run(capsys, c, "force-kill", "networkwordcount/1", "--yes")[0] == 0
+    policies = "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies"
+    assert len(c.world.client.list(policies)) == 1
+    code, out, err = run(capsys, c, "unfence", "networkwordcount/1", "--yes")
+    assert code == 0 and "not fenced" not in out, out + err
+    assert c.world.client.list(policies) == []

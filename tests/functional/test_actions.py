@@ -221,15 +221,16 @@ def test_safety_uid_race_conflicts_and_touches_nothing_else(cluster, capsys) -> 
             now="2026-01-01T00:00:00Z",
             actor="test",
         )
-        # between plan and apply the executor is deleted and recreated under the same name
-        victim = attempt.executors[0]
-        old = c.world.client.get(f"/api/v1/namespaces/default/pods/{victim.pod}")
+        # between plan and apply the driver (the plan's first pod: it goes before its
+        # executors) is deleted and recreated under the same name
+        victim = str(attempt.driver_pod)
+        old = c.world.client.get(f"/api/v1/namespaces/default/pods/{victim}")
         assert old is not None
-        c.world.client.delete(f"/api/v1/namespaces/default/pods/{victim.pod}", grace=0)
+        c.world.client.delete(f"/api/v1/namespaces/default/pods/{victim}", grace=0)
         c.world.client.create(
             "/api/v1/namespaces/default/pods",
             {
-                "metadata": {"name": victim.pod, "labels": old["metadata"]["labels"]},
+                "metadata": {"name": victim, "labels": old["metadata"]["labels"]},
                 "spec": {"containers": [{"name": "c", "image": "i:1"}]},
             },
         )
@@ -240,7 +241,10 @@ def test_safety_uid_race_conflicts_and_touches_nothing_else(cluster, capsys) -> 
         and report.failed[1].message.find("Precondition failed: UID in precondition") >= 0
     )
     assert report.applied == [] and c.server.audit_writes() == []
-    assert c.world.client.get(f"/api/v1/namespaces/default/pods/{attempt.driver_pod}") is not None
+    recreated = c.world.client.get(f"/api/v1/namespaces/default/pods/{victim}")
+    assert recreated is not None and recreated["metadata"]["uid"] != old["metadata"]["uid"]
+    for executor in attempt.executors:
+        assert c.world.client.get(f"/api/v1/namespaces/default/pods/{executor.pod}") is not None
 
 
 def test_safety_forbidden_writes_nothing(cluster, capsys, tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from kubectl_spark.app.act import actor, now_text, plan_fence
+from kubectl_spark.app.act import actor, fence_policies, now_text, plan_fence
 from kubectl_spark.cli import act, common
 from kubectl_spark.cli.commands.action_options import DryRun, PlanOutput, Yes
 from kubectl_spark.core.plans import unfence_plan
@@ -53,9 +53,16 @@ def unfence(
     mode = act.check_dry_run(dry_run)
     with common.session() as loaded:
         app, attempt = common.find_attempt(loaded.analysis, reference, acting="unfence")
+        plan = unfence_plan(
+            app,
+            attempt,
+            now=now_text(loaded.api),
+            actor=actor(loaded.api),
+            policies=fence_policies(loaded.api, app),
+        )
         act.execute(
             loaded.api,
-            unfence_plan(app, attempt, now=now_text(loaded.api), actor=actor(loaded.api)),
+            plan,
             dry_run=mode,
             yes=yes,
             output=output,

@@ -2,11 +2,12 @@
 
 import copy
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from kubectl_spark.core import raw
 from kubectl_spark.core.model import App, Attempt
-from kubectl_spark.knowledge.labels import FENCE_LABEL
+from kubectl_spark.knowledge.labels import FENCE_LABEL, FENCED_DRIVER
 
 from .base import (
     FENCE_ID,
@@ -41,9 +42,17 @@ def fence_plan(
     if not_ours:
         return dataclasses.replace(base, refusal=not_ours)
     if not attempt.uid or not attempt.driver_pod:
+        running = [e for e in attempt.executors if e.source == "cluster" and e.state == "Running"]
+        more = (
+            f"; its {len(running)} executor(s) still run: delete them with kubectl spark "
+            f"force-kill {app.name}/{attempt.number}"
+            if running
+            else ""
+        )
         return dataclasses.replace(
             base,
-            noop=f"attempt {attempt.number}'s driver pod is gone: there is nothing left to fence",
+            noop=f"attempt {attempt.number}'s driver pod is gone: there is nothing left to fence"
+            + more,
         )
     if over := already_over(attempt, "fence"):
         return dataclasses.replace(base, noop=over)
@@ -110,7 +119,9 @@ def fence_plan(
                     "name": policy,
                     "namespace": app.namespace,
                     "labels": {FENCE_ID: attempt.uid},
-                    "annotations": stamp,
+                    # Its driver pod by name: once force-kill removes the pods (and with them the
+                    # uid), unfence still finds what to clean.
+                    "annotations": {**stamp, FENCED_DRIVER: attempt.driver_pod or ""},
                 },
                 "spec": {
                     "podSelector": {"matchLabels": {FENCE_ID: attempt.uid}},
@@ -194,10 +205,49 @@ def fence_plan(
     return dataclasses.replace(base, operations=tuple(ops), warnings=tuple(warnings))
 
 
-def unfence_plan(app: App, attempt: Attempt, *, now: str, actor: str) -> Plan:
+def unfence_plan(
+    app: App,
+    attempt: Attempt,
+    *,
+    now: str,
+    actor: str,
+    policies: Sequence[dict[str, Any]] = (),
+) -> Plan:
+    """Undo a fence; or, when its pods are gone (force-killed), remove what it left behind.
+
+    ``policies``: the namespace's fence NetworkPolicies (labelled FENCE_ID), to find those of
+    an attempt whose pods, and so whose uid, are gone.
+    """
     base = Plan("unfence", app.namespace, app.name, attempt.number)
     if not attempt.fenced or not attempt.uid:
-        return dataclasses.replace(base, noop=f"attempt {attempt.number} is not fenced")
+        left = [
+            p
+            for p in policies
+            if (attempt.uid and raw.label(p, FENCE_ID) == attempt.uid)
+            or (
+                attempt.driver_pod
+                and raw.annotation_map(p).get(FENCED_DRIVER) == attempt.driver_pod
+            )
+        ]
+        if not left:
+            return dataclasses.replace(base, noop=f"attempt {attempt.number} is not fenced")
+        return dataclasses.replace(
+            base,
+            operations=tuple(
+                Operation(
+                    "delete",
+                    "networking.k8s.io/v1",
+                    "networkpolicies",
+                    app.namespace,
+                    raw.name(p),
+                    f"remove the deny-all policy left by the fence of attempt {attempt.number} "
+                    "(its pods are gone)",
+                    uid=raw.uid(p) or None,
+                )
+                for p in left
+            ),
+            notes=("the fencing Lease keeps its epoch; it is not handed back",),
+        )
     ops = [
         patch_pod(
             app,

@@ -57,29 +57,35 @@ def force_kill_plan(
             else (dataclasses.replace(base, noop=why))
         )
     stamp = stamp_of(actor, now, "force-kill")
-    ops: list[Operation] = []
+    if not attempt.uid or not attempt.driver_pod:
+        return _orphan_plan(base, app, attempt, stamp)
     notes: list[str] = []
     warnings = [FORCE_DELETE_WARNING]
+    # The Job first: suspended before any pod goes, it cannot start a new attempt in between.
+    ops: list[Operation] = []
+    refusal = _job_effect(app, attempt, ctx, no_replace, ops, notes)
+    if refusal:
+        return dataclasses.replace(base, refusal=refusal)
     if out_of_service:
         ops.append(_taint_out_of_service(attempt, ctx))
         warnings.append(
             f"only apply the out-of-service taint after confirming node {attempt.node} is powered off; remove it after recovery"
         )
+    # The driver before its executors: a live driver asks for a replacement of every executor
+    # it loses, so deleting executors first starts new ones (s2: exec-3 and exec-4 Pending).
+    pods = sorted(pods_of(attempt), key=lambda p: p[2] != "driver")
     ops.extend(
         patch_pod(app, pod, uid, f"record the force-kill on the {role}", {"annotations": stamp})
-        for pod, uid, role in pods_of(attempt)
+        for pod, uid, role in pods
     )
     message = f"attempt {attempt.number} force-killed by {actor}"
     ops.append(event(app, attempt, "ForceKilled", message, now, actor))
     ops.extend(
         delete_pod_now(app, pod, uid, f"delete the {role} now, only if it is still this pod")
-        for pod, uid, role in pods_of(attempt)
+        for pod, uid, role in pods
     )
     if detach_volumes:
         _detach_volumes(attempt, ctx, ops, notes, warnings)
-    refusal = _job_effect(app, attempt, ctx, no_replace, ops, notes)
-    if refusal:
-        return dataclasses.replace(base, refusal=refusal)
     if ctx.sparkapp is not None:
         restart = raw.text(ctx.sparkapp, "spec", "restartPolicy", "type") or "Never"
         warnings.append(
@@ -91,6 +97,44 @@ def force_kill_plan(
     )
 
 
+def _orphans(attempt: Attempt) -> list[tuple[str, str]]:
+    """(pod, uid) of an attempt's executors that still run (or wait) in the cluster."""
+    return [
+        (e.pod, e.uid)
+        for e in attempt.executors
+        if e.uid and e.source == "cluster" and e.state in ("Running", "Pending", "Unknown")
+    ]
+
+
+def _orphan_plan(base: Plan, app: App, attempt: Attempt, stamp: dict[str, str]) -> Plan:
+    """Executors whose driver pod is gone: delete them, each only if it is still that pod.
+
+    Nothing serves their driver any more (or a second owner, such as a SparkApplication, keeps
+    them: spark-operator#2961); they hold resources and, with a fixed name prefix, the names
+    the next attempt needs.
+    """
+    orphans = _orphans(attempt)
+    ops = [
+        patch_pod(app, pod, uid, "record the force-kill on the orphaned executor",
+                  {"annotations": stamp})
+        for pod, uid in orphans
+    ] + [
+        delete_pod_now(app, pod, uid, "delete the orphaned executor now, only if it is still this pod")
+        for pod, uid in orphans
+    ]  # fmt: skip
+    return dataclasses.replace(
+        base,
+        operations=tuple(ops),
+        warnings=(FORCE_DELETE_WARNING,),
+        notes=(
+            (
+                f"attempt {attempt.number}'s driver pod is gone; its {len(orphans)} executor(s) run "
+                "without it and are deleted"
+            ),
+        ),
+    )
+
+
 def _not_to_kill(
     attempt: Attempt, ctx: KillContext, *, force: bool, out_of_service: bool
 ) -> tuple[str, str] | None:
@@ -99,6 +143,8 @@ def _not_to_kill(
     if not_ours:
         return ("refusal", not_ours)
     if not attempt.uid or not attempt.driver_pod:
+        if _orphans(attempt):
+            return None  # its executors run on without it: they are what the kill reaches
         return ("noop", f"attempt {attempt.number}'s driver pod is already gone")
     if over := already_over(attempt, "kill"):
         return ("noop", over)
@@ -122,14 +168,22 @@ def _not_to_kill(
 def _taint_out_of_service(attempt: Attempt, ctx: KillContext) -> Operation:
     taints = [t for t in raw.items(ctx.node, "spec", "taints") if t.get("key") != OUT_OF_SERVICE]
     taints.append({"key": OUT_OF_SERVICE, "value": "nodeshutdown", "effect": "NoExecute"})
+    body: dict[str, Any] = {"spec": {"taints": taints}}
+    version = raw.text(ctx.node, "metadata", "resourceVersion")
+    if version:
+        # A merge patch replaces the whole taint list: only if the node is as it was read
+        # (the API server answers 409 Conflict otherwise), so no taint set meanwhile is lost.
+        body["metadata"] = {"resourceVersion": version}
     return Operation(
         "patch",
         "v1",
         "nodes",
         None,
         str(attempt.node),
-        "taint the powered-off node out-of-service: Kubernetes force-deletes its pods and detaches its volumes",
-        {"spec": {"taints": taints}},
+        "taint the powered-off node out-of-service, only if the node is unchanged since read: "
+        "Kubernetes force-deletes its pods and detaches its volumes",
+        body,
+        resource_version=version or None,  # shown; the patch carries it in its metadata
     )
 
 

@@ -129,6 +129,7 @@ class KillOptions:
     detach_volumes: bool = False
     out_of_service: bool = False
     no_replace: bool = False
+    node_down: bool = False  # the person says the attempt's unreachable node is powered off
 
 
 def plan_fence(
@@ -167,6 +168,7 @@ def plan_force_kill(
         no_replace=options.no_replace,
         now=now_text(api),
         actor=actor(api),
+        node_down=options.node_down,
     )
 
 

@@ -17,7 +17,7 @@ ADVICE = {
     "Unschedulable": "no node has room: lower the requests or add capacity",
     "ContainerConfigError": "a ConfigMap, Secret or key it references is missing: create it, or fix the pod template",
     "VolumeAttachFailure": "a ReadWriteOnce volume is still attached to another node: end the attempt that holds it "
-    "(kubectl spark force-kill --detach-volumes; K in the TUI), once that node is confirmed down",
+    "(kubectl spark force-kill --detach-volumes --node-down), once that node is confirmed powered off",
     "VolumeMountFailure": "create the ConfigMap or Secret it mounts, or check the volume's storage (its Events say which)",
     "AdmissionRejected": "the kubelet refused it after scheduling (its node's resources or "
     "affinity changed): Spark counts it; check the node, or the requests of the pods there",

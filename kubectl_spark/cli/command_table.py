@@ -105,6 +105,7 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
             "--detach-volumes",
             "--out-of-service",
             "--no-replace",
+            "--node-down",
             "--dry-run",
             "--yes",
             "-y",

@@ -209,7 +209,8 @@ def _replacement_blocked(
                     "ReplacementBlocked",
                     f"attempt {current.number} is blocked: volume {claim or volume} is still attached to {state} {node}{held}; "
                     f"nothing changes until attempt {holders[-1] if holders else '?'} is gone from that node "
-                    f"(kubectl spark force-kill {app.name}/{holders[-1] if holders else '?'} --detach-volumes)",
+                    f"(once that node is confirmed powered off: kubectl spark force-kill "
+                    f"{app.name}/{holders[-1] if holders else '?'} --detach-volumes --node-down)",
                     (*holders[-1:], current.number),
                 )
             )

@@ -27,7 +27,7 @@ def test_a_plans_yaml_has_no_anchors(played, capsys) -> None:
     c = played("s2-partition")
     for args in (
         ("fence", "networkwordcount/1", "--dry-run", "-o", "yaml"),
-        ("force-kill", "networkwordcount/1", "--dry-run", "-o", "yaml"),
+        ("force-kill", "networkwordcount/1", "--node-down", "--dry-run", "-o", "yaml"),
     ):
         code, out, err = run(capsys, c, *args)
         assert code == 0, err
@@ -101,3 +101,17 @@ def test_unfence_cleans_what_a_force_kill_left(cluster, capsys) -> None:
     code, out, err = run(capsys, c, "unfence", "networkwordcount/1", "--yes")
     assert code == 0 and "not fenced" not in out, out + err
     assert c.world.client.list(policies) == []
+
+
+def test_force_kill_on_an_unreachable_node_needs_the_node_said_down(played, capsys) -> None:
+    """s2: attempt 1's node is only partitioned; deleting its pod would hide the split brain.
+    The person must say the node is powered off (or taint it out-of-service, or fence first)."""
+    c = played("s2-partition")
+    c.server.clear_audit()
+    code, out, err = run(capsys, c, "force-kill", "networkwordcount/1", "--yes")
+    assert code == 1 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "node node-a is unreachable" in err and "--node-down" in err
+    assert "kubectl spark fence networkwordcount/1" in err
+    assert c.server.audit_writes() == []
+    code, out, err = run(capsys, c, "force-kill", "networkwordcount/1", "--node-down", "--dry-run")
+    assert code == 0 and "delete pods" in out, err

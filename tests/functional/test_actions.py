@@ -98,7 +98,13 @@ def test_s3_force_kill_with_detach_volumes_unblocks_attempt_2(cluster, capsys) -
     c = cluster("s3-rwo-volume")
     c.player.play()
     code, out, err = run(
-        capsys, c, "force-kill", "streaming-checkpoint/1", "--detach-volumes", "--yes"
+        capsys,
+        c,
+        "force-kill",
+        "streaming-checkpoint/1",
+        "--detach-volumes",
+        "--node-down",
+        "--yes",
     )
     assert code == 0, err
     assert "delete volumeattachments.storage.k8s.io" in out and "can corrupt its data" in err
@@ -220,6 +226,7 @@ def test_safety_uid_race_conflicts_and_touches_nothing_else(cluster, capsys) -> 
             no_replace=False,
             now="2026-01-01T00:00:00Z",
             actor="test",
+            node_down=True,
         )
         # between plan and apply the driver (the plan's first pod: it goes before its
         # executors) is deleted and recreated under the same name
@@ -261,7 +268,9 @@ def test_safety_forbidden_writes_nothing(cluster, capsys, tmp_path: Path) -> Non
         }
     )
     c.server.clear_audit()
-    code = main(["--kubeconfig", str(limited), "force-kill", "networkwordcount/1", "--yes"])
+    code = main(
+        ["--kubeconfig", str(limited), "force-kill", "networkwordcount/1", "--node-down", "--yes"]
+    )
     err = capsys.readouterr().err
     assert code == 1
     assert "missing delete pods in namespace default" in err and "nothing was changed" in err

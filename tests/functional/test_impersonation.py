@@ -25,7 +25,7 @@ POLICY = {
         {"effect": "deny", "users": ["oncall"], "verbs": WRITES},
     ]
 }
-FORCE_KILL = ["force-kill", "networkwordcount/1", "--yes", "--dry-run=server"]
+FORCE_KILL = ["force-kill", "networkwordcount/1", "--node-down", "--yes", "--dry-run=server"]
 
 
 @pytest.fixture(scope="module")
@@ -132,6 +132,7 @@ def test_a_kubeconfig_users_as_fields_impersonate_and_a_flag_wins(
         str(path),
         "force-kill",
         "networkwordcount/1",
+        "--node-down",
         "--dry-run",
         "-o",
         "json",

@@ -83,7 +83,7 @@ def test_an_action_plan_prints_through_a_template(
     s2: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = run(
-        s2, capsys, "force-kill", "networkwordcount/1", "--dry-run", "-o",
+        s2, capsys, "force-kill", "networkwordcount/1", "--node-down", "--dry-run", "-o",
         'jsonpath={range .operations[?(@.verb=="delete")]}{.name}{"\\n"}{end}',
     )  # fmt: skip
     assert code == 0, err

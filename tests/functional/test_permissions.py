@@ -18,7 +18,7 @@ READERS = [
 ]
 ACTIONS = [
     ["fence", "networkwordcount/1", "--yes"],
-    ["force-kill", "networkwordcount/1", "--yes"],
+    ["force-kill", "networkwordcount/1", "--node-down", "--yes"],
     ["resubmit", "networkwordcount", "--yes", "--force"],
 ]
 WRITES = ["create", "update", "patch", "delete", "deletecollection"]
@@ -101,7 +101,7 @@ def test_a_read_only_policy_reads_everything_and_acts_on_nothing(
     ("verb", "action"),
     [
         ("patch", ["fence", "networkwordcount/1", "--yes"]),
-        ("delete", ["force-kill", "networkwordcount/1", "--yes"]),
+        ("delete", ["force-kill", "networkwordcount/1", "--node-down", "--yes"]),
         ("create", ["resubmit", "networkwordcount", "--yes", "--force"]),
     ],
 )

@@ -144,7 +144,7 @@ def test_s2b_a_blocked_job_and_the_advice_that_unblocks_it(stage, capsys) -> Non
     blocked = next(a for a in app["alerts"] if a["type"] == "ReplacementBlocked")
     advice = f"kubectl spark force-kill {APP}/1 --out-of-service"
     assert advice in blocked["message"], blocked["message"]
-    code, out, err = s.cli(capsys, "force-kill", f"{APP}/1", "--yes")  # the old advice
+    code, out, err = s.cli(capsys, "force-kill", f"{APP}/1", "--node-down", "--yes")  # old advice
     assert code == 0, out + err
     s.settle(5)
     (driver,) = s.pods(spark_role="driver")

@@ -27,6 +27,11 @@ def run(
     no_replace: bool = typer.Option(
         False, "--no-replace", help="Suspend the driver Job so that it starts no new attempt."
     ),
+    node_down: bool = typer.Option(
+        False,
+        "--node-down",
+        help="Its unreachable node is confirmed powered off (required to kill an attempt there).",
+    ),
     dry_run: DryRun = "none",
     yes: Yes = False,
     output: PlanOutput = "",
@@ -35,6 +40,6 @@ def run(
     mode = act.check_dry_run(dry_run)
     with common.session() as loaded:
         app, attempt = common.find_attempt(loaded.analysis, reference, acting="force-kill")
-        options = KillOptions(force, detach_volumes, out_of_service, no_replace)
+        options = KillOptions(force, detach_volumes, out_of_service, no_replace, node_down)
         plan = plan_force_kill(loaded.api, loaded.snapshot, app, attempt, options)
         act.execute(loaded.api, plan, dry_run=mode, yes=yes, output=output)

@@ -46,9 +46,12 @@ def force_kill_plan(
     no_replace: bool,
     now: str,
     actor: str,
+    node_down: bool = False,
 ) -> Plan:
     base = Plan("force-kill", app.namespace, app.name, attempt.number)
-    stopped = _not_to_kill(attempt, ctx, force=force, out_of_service=out_of_service)
+    stopped = _not_to_kill(
+        app, attempt, ctx, force=force, out_of_service=out_of_service, node_down=node_down
+    )
     if stopped is not None:
         kind, why = stopped
         return (
@@ -136,7 +139,13 @@ def _orphan_plan(base: Plan, app: App, attempt: Attempt, stamp: dict[str, str]) 
 
 
 def _not_to_kill(
-    attempt: Attempt, ctx: KillContext, *, force: bool, out_of_service: bool
+    app: App,
+    attempt: Attempt,
+    ctx: KillContext,
+    *,
+    force: bool,
+    out_of_service: bool,
+    node_down: bool,
 ) -> tuple[str, str] | None:
     """("refusal" or "noop", why), before anything is planned."""
     not_ours = driver_not_ours(attempt, "kill", "delete")
@@ -155,6 +164,18 @@ def _not_to_kill(
             (
                 f"attempt {attempt.number} looks healthy (driver {attempt.driver_pod} Running and "
                 f"Ready on Ready node {attempt.node}); pass --force to kill it anyway"
+            ),
+        )
+    if not ctx.node_reachable and not (node_down or out_of_service or attempt.fenced):
+        # Deleting the pod of a driver on an unreachable node removes only the record: in a
+        # partition the driver runs on, and the kill hides a split brain instead of ending it.
+        return (
+            "refusal",
+            (
+                f"node {attempt.node} is unreachable: attempt {attempt.number}'s driver may still run "
+                "there, and deleting its pod removes only the record; once the node is confirmed "
+                "powered off pass --node-down (or --out-of-service to also let Kubernetes detach its "
+                f"volumes), or fence it first (kubectl spark fence {app.name}/{attempt.number})"
             ),
         )
     if out_of_service and (ctx.node_reachable or ctx.node is None):

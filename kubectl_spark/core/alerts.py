@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kubectl_spark.knowledge import times
 from kubectl_spark.knowledge.labels import SEEN_AT
@@ -215,16 +215,56 @@ def _replacement_blocked(
                 )
             )
         elif current.reason is None and driver is not None:
-            scheduled = raw.condition(driver, "PodScheduled")
+            scheduled = raw.condition(driver.pod, "PodScheduled")
             if raw.text(scheduled, "reason") == "Unschedulable":
+                rwop = _rwop_holder(app, group, current.number, driver.pod, scheduled)
                 out.append(
-                    Alert(
+                    rwop
+                    or Alert(
                         "ReplacementBlocked",
                         f"attempt {current.number} cannot be scheduled: {raw.text(scheduled, 'message')}",
                         (current.number,),
                     )
                 )
     return out
+
+
+# kube-scheduler's VolumeRestrictions plugin (ErrReasonReadWriteOncePodConflict): a claim with
+# access mode ReadWriteOncePod, Spark 4's default for its PVCs, admits one pod in the cluster.
+RWOP_CONFLICT = "ReadWriteOncePod access mode"
+
+
+def _claims(pod: Any) -> set[str]:
+    return {
+        raw.text(v, "persistentVolumeClaim", "claimName")
+        for v in raw.items(pod, "spec", "volumes")
+        if raw.text(v, "persistentVolumeClaim", "claimName")
+    }
+
+
+def _rwop_holder(
+    app: App, group: AppGroup, number: int, driver: Any, scheduled: Any
+) -> Alert | None:
+    """A pending attempt kept off every node by an earlier attempt's ReadWriteOncePod claim."""
+    message = raw.text(scheduled, "message")
+    if RWOP_CONFLICT not in message:
+        return None
+    wanted = _claims(driver)
+    for n, older in enumerate(group.attempts, start=1):
+        if n >= number or older.driver is None:
+            continue
+        shared = sorted(wanted & _claims(older.driver.pod))
+        if shared and older.driver.source == "cluster":
+            where = f" on node {older.driver.node}" if older.driver.node else ""
+            return Alert(
+                "ReplacementBlocked",
+                f"attempt {number} cannot be scheduled: claim {shared[0]} is ReadWriteOncePod and "
+                f"attempt {n}'s driver pod {older.driver.name}{where} still holds it (one pod in "
+                f"the cluster may use it); nothing changes until that pod is gone (once its node "
+                f"is confirmed powered off: kubectl spark force-kill {app.name}/{n} --node-down)",
+                (n, number),
+            )
+    return None
 
 
 def _rerun_blocked(app: App, group: AppGroup, index: Index) -> list[Alert]:

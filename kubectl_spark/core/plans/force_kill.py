@@ -301,6 +301,10 @@ def _rwo_volumes(ctx: KillContext) -> set[str]:
     out = set()
     for vol in raw.items(ctx.driver, "spec", "volumes"):
         claim = claims.get(raw.text(vol, "persistentVolumeClaim", "claimName"))
-        if claim is not None and "ReadWriteOnce" in (raw.get(claim, "spec", "accessModes") or []):
+        if claim is None:
+            continue
+        modes = raw.get(claim, "spec", "accessModes") or []
+        # ReadWriteOncePod (Spark 4's default for its PVCs) is attached like ReadWriteOnce.
+        if {"ReadWriteOnce", "ReadWriteOncePod"} & set(modes):
             out.add(raw.text(claim, "spec", "volumeName"))
     return out

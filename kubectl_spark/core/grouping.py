@@ -177,16 +177,22 @@ class _Grouper:
 
     def place_drivers(self, drivers: list[PodFacts]) -> dict[str, tuple[AppGroup, AttemptGroup]]:
         driver_attempt: dict[str, tuple[AppGroup, AttemptGroup]] = {}
-        for f in drivers:
-            g = self.by_labels(f, f.owner_uid if f.owner_kind == "Job" else None)
+        by_name: dict[tuple[str, str], AppGroup] = {}
+        for f in drivers:  # oldest first: a copy comes after the pod it copies
+            source = raw.label(f.pod, RESUBMITTED_FROM) if f.owner_kind != "Job" else ""
+            copied = by_name.get((f.namespace, source)) if source else None
+            # A resubmitted copy of a driver pod has an app id of its own (resubmit gives it
+            # one) and continues the application of the pod it copies.
+            g = copied or self.by_labels(f, f.owner_uid if f.owner_kind == "Job" else None)
             if g is None:
                 why = "no spark-app-selector label, no spark-operator label and no owning Job"
                 self.ungrouped.append(UngroupedPod(f.namespace, f.name, f.uid, "driver", why))
                 continue
-            g.app_id = g.app_id or f.app_id
+            g.app_id = f.app_id if copied is not None and f.app_id else g.app_id or f.app_id
             attempt = AttemptGroup(f, f.uid, f.name, f.created or None, f.submission)
             g.attempts.append(attempt)
             driver_attempt[f.uid] = (g, attempt)
+            by_name[(f.namespace, f.name)] = g
         return driver_attempt
 
     def _with_its_driver(self, f: PodFacts, placed: tuple[AppGroup, AttemptGroup] | None) -> bool:

@@ -9,6 +9,7 @@ fresh per driver JVM (Spark 3.x) or fixed across attempts (``podNamePrefix``: co
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -198,7 +199,7 @@ class SparkDrivers:
                 del self.drivers[uid]
         for driver in drivers:
             app_id = objects.labels(driver).get(spark_labels.APP_ID, "")
-            app = self.apps.get(app_id)
+            app = self.apps.get(app_id) or self._adopted(driver, app_id)
             if app is None:
                 continue
             if not self.world.process_alive(driver) or not self.world.reaches_api(driver):
@@ -208,6 +209,21 @@ class SparkDrivers:
             except SimApiError as err:
                 if err.status not in (404, 409):
                     raise
+
+    def _adopted(self, driver: dict[str, Any], app_id: str) -> AppConfig | None:
+        """The application of a driver started with an app id of its own: a resubmitted copy.
+
+        Spark's driver takes spark.app.id from its properties; the application is the same.
+        """
+        name = objects.labels(driver).get(spark_labels.APP_NAME, "")
+        namespace = driver["metadata"].get("namespace", "")
+        known = next(
+            (a for a in self.apps.values() if a.name == name and a.namespace == namespace), None
+        )
+        if known is None or not app_id:
+            return None
+        adopted = self.apps[app_id] = dataclasses.replace(known, app_id=app_id)
+        return adopted
 
     def _state(self, driver: dict[str, Any], app: AppConfig) -> DriverState:
         uid = driver["metadata"]["uid"]

@@ -350,6 +350,12 @@ def test_s1_force_kill_out_of_service_lets_kubernetes_clean_up(cluster, capsys) 
     assert any(h["kind"] == "ForceKilled" for h in app["history"])
 
 
+def ls_rows(capsys, c) -> list[dict]:
+    code, out, err = run(capsys, c, "ls", "-o", "json")
+    assert code == 0, err
+    return json.loads(out)["items"]
+
+
 def test_resubmit_a_bare_driver_pod_with_copies_and_a_new_prefix(cluster, capsys) -> None:
     c = cluster("s6-driver-restarts")
     c.player.play_until(30)
@@ -384,6 +390,23 @@ def test_resubmit_a_bare_driver_pod_with_copies_and_a_new_prefix(cluster, capsys
     assert c.world.client.list(
         "/api/v1/namespaces/default/events", fieldSelector="reason=Resubmitted"
     )
+    # Issue 24: a working driver of its own: a new app id (Spark selects executors by it), the
+    # ConfigMap copies mounted, and their properties naming the new pod, id and Service.
+    pod = c.world.client.get(f"/api/v1/namespaces/default/pods/{new['driverPod']}")
+    new_id = pod["metadata"]["labels"]["spark-app-selector"]
+    assert new_id != driver["metadata"]["labels"]["spark-app-selector"]
+    copies = [
+        m
+        for m in c.world.client.list("/api/v1/namespaces/default/configmaps")
+        if m["metadata"].get("annotations", {}).get("kubectl-spark.io/action") == "resubmit"
+    ]
+    assert copies
+    for copied in copies:
+        text = "".join(copied["data"].values())
+        assert f"spark.app.id={new_id}" in text
+        assert f"spark.kubernetes.driver.pod.name={new['driverPod']}" in text
+    rows = [a for a in ls_rows(capsys, c) if a["name"] == "restarting-driver"]
+    assert len(rows) == 1 and len(rows[0]["attempts"]) == 2  # one application, two attempts
 
 
 def test_s5_resubmit_reruns_the_spark_application(cluster, capsys) -> None:

@@ -2,12 +2,13 @@
 
 import copy
 import dataclasses
+import hashlib
 import re
 from typing import Any
 
 from kubectl_spark.core import raw
 from kubectl_spark.core.model import App
-from kubectl_spark.knowledge.labels import FENCE_LABEL, RESUBMITTED_FROM
+from kubectl_spark.knowledge.labels import APP_ID, FENCE_LABEL, RESUBMITTED_FROM
 
 from .base import (
     FENCE_ID,
@@ -67,6 +68,46 @@ def _with_new_prefix(pod_spec: dict[str, Any], prefix: str) -> dict[str, Any]:
     for container in spec.get("containers") or []:
         if isinstance(container, dict) and container.get("name") == "spark-kubernetes-driver":
             container["args"] = with_prefix(list(container.get("args") or []), prefix)
+    return spec
+
+
+def new_app_id(old: str, suffix: str) -> str:
+    """A fresh spark.app.id in Spark's form (``spark-`` and 32 hex digits), from the resubmit."""
+    return "spark-" + hashlib.sha256(f"{old}/{suffix}".encode()).hexdigest()[:32]
+
+
+# What Spark's driver steps write into the driver's properties that names one driver: a copy
+# keeping them looks for the old pod (BasicDriverFeatureStep: spark.kubernetes.driver.pod.name,
+# spark.app.id) and advertises the old Service (DriverServiceFeatureStep: spark.driver.host).
+def _own_properties(text: str, *, app_id: str, pod: str, host: str) -> str:
+    """A properties file (``key=value`` lines) with the new driver's own identity."""
+    wanted = {"spark.app.id": app_id, "spark.kubernetes.driver.pod.name": pod}
+    if host:
+        wanted["spark.driver.host"] = host
+    lines = text.splitlines()
+    if not any(line.strip().startswith("spark.") for line in lines):
+        return text  # not Spark's properties
+    out = []
+    for line in lines:
+        key = re.split(r"\s*[=:]\s*", line.strip(), maxsplit=1)[0]
+        if key in wanted:
+            out.append(f"{key}={wanted.pop(key)}")
+        else:
+            out.append(line)
+    out += [f"{key}={value}" for key, value in wanted.items() if key != "spark.driver.host"]
+    return "\n".join(out) + ("\n" if text.endswith("\n") or not text else "")
+
+
+def _own_identity(spec: dict[str, Any], app_id: str, cm_copies: dict[str, str]) -> dict[str, Any]:
+    """The copied pod spec with the new app id in its environment and the ConfigMap copies."""
+    for volume in spec.get("volumes") or []:
+        cm = volume.get("configMap") if isinstance(volume, dict) else None
+        if isinstance(cm, dict) and cm.get("name") in cm_copies:
+            cm["name"] = cm_copies[cm["name"]]
+    for container in spec.get("containers") or []:
+        for env in container.get("env") or [] if isinstance(container, dict) else []:
+            if isinstance(env, dict) and env.get("name") == "SPARK_APPLICATION_ID":
+                env["value"] = app_id
     return spec
 
 
@@ -212,14 +253,18 @@ def resubmit_plan(
         return dataclasses.replace(base, refusal=f"no driver pod of {app.name} is left to copy")
     resubmission = suffix
     name = f"{re.sub(r'-r[a-z0-9]{5,}$', '', raw.name(driver))}-r{suffix}"[:253]
+    app_id = new_app_id(app.app_id, suffix)
+    cm_copies = {raw.name(cm): f"{raw.name(cm)}-r{suffix}"[:253] for cm in configmaps}
+    svc_copies = {raw.name(svc): f"{raw.name(svc)}-r{suffix}"[:63] for svc in services}
     labels = {
         **raw.labels(driver),
         RESUBMITTED_FROM: raw.name(driver),
         "kubectl-spark.io/resubmission": resubmission,
+        APP_ID: app_id,
     }
     for key in (FENCE_LABEL, FENCE_ID):
         labels.pop(key, None)
-    spec = _with_new_prefix(raw.mapping(driver, "spec"), prefix)
+    spec = _own_identity(_with_new_prefix(raw.mapping(driver, "spec"), prefix), app_id, cm_copies)
     spec.pop("nodeName", None)
     body = {
         "apiVersion": "v1",
@@ -247,13 +292,19 @@ def resubmit_plan(
             body,
         )
     ]
+    host = f"{next(iter(svc_copies.values()))}.{app.namespace}.svc" if svc_copies else ""
     for cm in configmaps:
-        copy_name = f"{raw.name(cm)}-r{suffix}"[:253]
+        copy_name = cm_copies[raw.name(cm)]
         cm_body = {
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {"name": copy_name, "labels": raw.labels(cm), "annotations": stamp},
-            "data": raw.mapping(cm, "data"),
+            "data": {
+                key: _own_properties(value, app_id=app_id, pod=name, host=host)
+                if isinstance(value, str)
+                else value
+                for key, value in raw.mapping(cm, "data").items()
+            },
         }
         created.append(cm_body)
         ops.append(
@@ -268,7 +319,7 @@ def resubmit_plan(
             )
         )
     for svc in services:
-        copy_name = f"{raw.name(svc)}-r{suffix}"[:63]
+        copy_name = svc_copies[raw.name(svc)]
         spec_svc = {
             k: v
             for k, v in raw.mapping(svc, "spec").items()
@@ -316,8 +367,13 @@ def resubmit_plan(
         created=tuple(created),
         notes=(
             (
-                "the copies of the ConfigMap and Service have no owner until you delete the old driver's; "
-                "the new driver mounts the original ConfigMap names unless you edit its volumes"
+                f"the new driver has its own app id {app_id}: with the old one it would count (and "
+                "at its end delete) the old attempt's executors, which Spark selects by app id"
             ),
+            (
+                "it mounts the copies of the ConfigMaps, whose spark.app.id, "
+                "spark.kubernetes.driver.pod.name and spark.driver.host name the new driver"
+            ),
+            "the copies of the ConfigMap and Service have no owner until you delete the old driver's",
         ),
     )

@@ -1,4 +1,5 @@
-"""Issue 24: Spark 4 defaults its PVCs to ReadWriteOncePod; the product knows that access mode."""
+"""Issue 24 in the plans and alerts: ReadWriteOncePod volumes (Spark 4's default) and a resubmitted
+driver pod with an identity of its own."""
 
 from __future__ import annotations
 
@@ -88,3 +89,41 @@ def test_a_pending_attempt_no_node_fits_is_replacement_blocked() -> None:
     (app,) = analyze(Snapshot(pods=[new], nodes=[node("n1")], now=NOW)).apps
     blocked = next(a for a in app.alerts if a.type == "ReplacementBlocked")
     assert "cannot be scheduled: 0/3 nodes are available: 3 Insufficient memory." in blocked.message
+
+
+def test_a_resubmitted_driver_pod_gets_its_own_identity() -> None:
+    """Issue 24: the copy mounts copied ConfigMaps naming the new pod, app id and Service."""
+    from kubectl_spark.core.plans import resubmit_plan
+
+    driver = mk(
+        "pi-driver", "driver", "2026-03-01T00:00:00Z", labels=APP, node="n1", phase="Failed"
+    )
+    driver["spec"] = {
+        "restartPolicy": "Never",
+        "volumes": [{"name": "spark-conf-volume-driver",
+                     "configMap": {"name": "spark-drv-abc-conf-map"}}],
+        "containers": [{"name": "spark-kubernetes-driver", "args": ["driver"],
+                        "env": [{"name": "SPARK_APPLICATION_ID", "value": "spark-1"}]}],
+    }  # fmt: skip
+    cm = {"metadata": {"name": "spark-drv-abc-conf-map"},
+          "data": {"spark.properties": "spark.app.id=spark-1\n"
+                   "spark.kubernetes.driver.pod.name=pi-driver\n"
+                   "spark.driver.host=pi-svc.ns.svc\nspark.executor.instances=2\n"}}  # fmt: skip
+    svc = {"metadata": {"name": "pi-svc"}, "spec": {"clusterIP": "None", "selector": {}}}
+    (app,) = analyze(Snapshot(pods=[driver], now=NOW)).apps
+    plan = resubmit_plan(app, driver=driver, job=None, sparkapp=None, configmaps=[cm],
+                         services=[svc], force=False, suffix="abc123",
+                         now="2026-03-01T01:00:00Z", actor="test")  # fmt: skip
+    assert not plan.refusal, plan.refusal
+    pod = next(b for b in plan.created if b["kind"] == "Pod")
+    copy = next(b for b in plan.created if b["kind"] == "ConfigMap")
+    new_id = pod["metadata"]["labels"]["spark-app-selector"]
+    assert new_id != "spark-1" and new_id.startswith("spark-") and len(new_id) == 38
+    assert pod["spec"]["volumes"][0]["configMap"]["name"] == copy["metadata"]["name"]
+    env = pod["spec"]["containers"][0]["env"]
+    assert {"name": "SPARK_APPLICATION_ID", "value": new_id} in env
+    text = copy["data"]["spark.properties"]
+    assert f"spark.app.id={new_id}" in text
+    assert f"spark.kubernetes.driver.pod.name={pod['metadata']['name']}" in text
+    assert "spark.driver.host=pi-svc-rabc123.ns.svc" in text
+    assert "spark.executor.instances=2" in text

@@ -37,12 +37,14 @@ from .sparkview import kept_evidence, with_spark_view
 def pod_state(f: PodFacts, node: NodeHealth | None, container: dict[str, Any]) -> str:
     """``container``: the pod's Spark container status (``spark_container``)."""
     phase = f.phase
+    if f.source != "cluster" and phase not in ("Succeeded", "Failed"):
+        # A kept copy of a deleted pod that had not finished: gone, fenced or not (a fence
+        # followed by a force-kill leaves nothing fenced to show).
+        return "Gone"
     if f.fenced:
         return "Fenced"
     if phase in ("Succeeded", "Failed"):
         return phase
-    if f.source != "cluster":
-        return "Gone"  # a kept copy of a deleted pod that had not finished
     if node is not None and not node.reachable:
         return "Lost"
     if f.deleting:

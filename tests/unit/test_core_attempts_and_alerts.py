@@ -146,3 +146,13 @@ def test_partitioned_drivers_executors_still_serve_it_and_its_attempt_has_no_end
     attempt = app.attempts[0]
     assert attempt.state == "Lost" and attempt.ended_at is None
     assert [(e.state, e.reason) for e in attempt.executors] == [("Running", None)] * 2
+
+
+def test_a_fenced_attempt_force_killed_reads_gone_not_fenced() -> None:
+    """Issue 24: after fence and force-kill, a kept copy of the driver still carries the fence
+    label; the attempt is gone, not Fenced (the TUI advised fencing it again)."""
+    driver = mk("wc-driver-a", "driver", "2026-03-01T00:00:00Z", labels=APP, node="n1")
+    driver["metadata"]["labels"]["kubectl-spark.io/fenced"] = "true"
+    gone = kept_copy(driver, "watch", "2026-03-01T00:20:00Z")
+    app = one(Snapshot(pods=[gone], nodes=[node("n1")], now=NOW))
+    assert app.attempts[0].state == "Gone"

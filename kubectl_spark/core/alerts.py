@@ -79,8 +79,9 @@ def find_alerts(app: App, group: AppGroup, snapshot: Snapshot, index: Index) -> 
             )
     alerts.extend(_tombstones(group, index))
     alerts.extend(_replacement_blocked(app, group, snapshot, index))
-    alerts.extend(_shared_app_id(app, group))
-    alerts.extend(_name_collision(app, group, snapshot))
+    ids = app_ids(group)
+    alerts.extend(_shared_app_id(app, ids))
+    alerts.extend(_name_collision(app, ids, snapshot))
     alerts.extend(_orphans(app, group))
     alerts.extend(_churn(app, snapshot))
     return tuple(alerts)
@@ -319,7 +320,7 @@ def app_ids(group: AppGroup) -> list[str]:
     return out
 
 
-def _shared_app_id(app: App, group: AppGroup) -> list[Alert]:
+def _shared_app_id(app: App, ids: list[str]) -> list[Alert]:
     """Attempts that share one app id while an earlier one still has pods.
 
     Spark's driver selects its executors by app id (``ExecutorPodsWatchSnapshotSource``:
@@ -328,7 +329,6 @@ def _shared_app_id(app: App, group: AppGroup) -> list[Alert]:
     earlier driver's, the later one's). Driver Job retries, in-place restarts and resubmitted
     copies of a driver pod share the id unless each is given its own.
     """
-    ids = app_ids(group)
     if len(app.attempts) < 2 or len(ids) != len(app.attempts):
         return []
     out: list[Alert] = []
@@ -365,7 +365,7 @@ def _shared_app_id(app: App, group: AppGroup) -> list[Alert]:
     return out
 
 
-def _name_collision(app: App, group: AppGroup, snapshot: Snapshot) -> list[Alert]:
+def _name_collision(app: App, ids: list[str], snapshot: Snapshot) -> list[Alert]:
     """A later attempt with no executors while an earlier attempt's, of another app id, live.
 
     With a fixed executor name prefix (spark.kubernetes.executor.podNamePrefix) its executor
@@ -375,7 +375,6 @@ def _name_collision(app: App, group: AppGroup, snapshot: Snapshot) -> list[Alert
     incremented first), so each 409 burns an id: the skipped ids are unknown losses.
     """
     out: list[Alert] = []
-    ids = app_ids(group)
     for newer in app.attempts:
         if newer.state != "Running" or newer.executors or newer.number == 1:
             continue

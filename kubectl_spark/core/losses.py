@@ -116,7 +116,7 @@ def _evicted(r: _Read) -> Verdict:
     ]
     if r.disruption_reason:
         evidence.append(f"status.conditions[DisruptionTarget].reason={r.disruption_reason}")
-    own = own_limit(r.status_message)
+    own = _own_limit(r.status_message)
     why = f"the pod outgrew its own {own}, a sizing problem of the app" if own else "node pressure"
     return _reason(
         "app" if own else "cluster",
@@ -141,7 +141,7 @@ _OWN_LIMITS = (
 )
 
 
-def own_limit(message: str) -> str:
+def _own_limit(message: str) -> str:
     """Which of its own limits an evicted pod exceeded, per the kubelet's message, or ""."""
     return next((what for text, what in _OWN_LIMITS if text in message), "")
 
@@ -498,12 +498,13 @@ def _spark_saw_failed(r: _Read) -> bool:
     ExecutorPodsSnapshot.toState's: a pod with a deletionTimestamp that is not running is
     PodDeleted, whatever its phase, so a failure counts only if it came before any deletion.
     """
+    sidecars_count = _sidecar_failed(r) is not NEXT  # Spark 4 fails it for a sidecar's exit
     failures = [
         term
         for status in raw.items(r.pod, "status", "containerStatuses")
         if (term := raw.mapping(status, "state", "terminated"))
         and raw.number(term, "exitCode") not in (0, None)
-        and (status is r.container or _sidecar_failed(r) is not NEXT)
+        and (status is r.container or sidecars_count)
     ]
     if not r.deleting:
         return r.failed or bool(failures)

@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from typing import Any, Literal, get_args, overload
 
+from kubectl_spark.knowledge.exitcodes import ExitCause
+
 API_VERSION = "kubectl-spark/v1"
 
 # Reason codes: extend with care, never rename. VolumeAttachFailure … Gone were in use before
 # they were listed: a pod whose volume cannot attach or mount (waiting), and what Spark's own
 # executor list says of a pod it saw deleted, found missing, or that is gone with no word
 # (sparkview). docs/reasons.md says what evidence yields each, and where Spark or Kubernetes
-# defines it.
+# defines it. Nested Literals flatten (and repeat nothing), in this order.
 ReasonCode = Literal[
     "OOMKilled",
     "PossibleOOM",
@@ -53,12 +55,7 @@ ReasonCode = Literal[
     "AdmissionRejected",
     "SidecarFailed",
     "LivenessProbe",
-    "DriverUnreachable",
-    "ExecutorFailuresExceeded",
-    "TaskReaperKill",
-    "BlockManagerLost",
-    "ClassNotFound",
-    "DriverTimeout",
+    ExitCause,  # the causes Spark's exit codes name (knowledge.exitcodes), listed there once
 ]
 REASON_CODES: tuple[ReasonCode, ...] = get_args(ReasonCode)
 CATEGORIES = ("app", "cluster", "driver", "user", "unknown")

@@ -154,32 +154,16 @@ def _reconstruct_from(
         if name not in present
     }
     acted = sorted((stamp, name) for name, (stamp, by_us) in named.items() if by_us)
-    for stamp, name in acted:
-        app.attempts.append(
-            AttemptGroup(
-                None,
-                None,
-                name,
-                stamp or None,
-                note="its pod is gone; kubectl spark's own Events name it",
-            )
-        )
     missing = counted - finished_present - len(acted)
-    if missing <= 0:
-        return
     others = sorted((stamp, name) for name, (stamp, by_us) in named.items() if not by_us)
-    gone = others[-missing:]
-    for stamp, name in gone:
-        app.attempts.append(
-            AttemptGroup(
-                None,
-                None,
-                name,
-                stamp or None,
-                note=f"its pod is gone; the Job counted it (status.failed+succeeded={counted}) and Events still name it",
-            )
+    gone = others[-missing:] if missing > 0 else []
+    told = f"the Job counted it (status.failed+succeeded={counted}) and Events still name it"
+    for found, why in ((acted, "kubectl spark's own Events name it"), (gone, told)):
+        app.attempts.extend(
+            AttemptGroup(None, None, name, stamp or None, note=f"its pod is gone; {why}")
+            for stamp, name in found
         )
-    for _ in range(missing - len(gone)):
+    for _ in range(missing - len(gone)):  # counted, and no Event names them
         app.attempts.insert(
             0,
             AttemptGroup(

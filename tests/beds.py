@@ -171,11 +171,19 @@ def _reset(client: Client) -> None:
 
 def _not_system(item: dict[str, Any]) -> bool:
     meta = item["metadata"]
-    return meta.get("namespace") != "kube-system" and meta["name"] not in KEPT_NAMES
+    return (
+        meta.get("namespace") != "kube-system"
+        and meta["name"] not in KEPT_NAMES
+        and not meta["name"].startswith("system:")  # the bootstrap RBAC of kube-public
+    )
 
 
 def _remove_objects(client: Client) -> None:
     paths = [
+        # A fence's admission policy outlives its test otherwise, and refuses the next one's pods.
+        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",
+        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies",
+        "/apis/rbac.authorization.k8s.io/v1/rolebindings",
         "/apis/sparkoperator.k8s.io/v1beta2/sparkapplications",
         "/apis/batch/v1/jobs",
         "/api/v1/pods",
@@ -185,10 +193,14 @@ def _remove_objects(client: Client) -> None:
         "/apis/coordination.k8s.io/v1/leases",
         "/api/v1/nodes",
     ]
+    policies = 0
     for path in paths:
         for item in client.list(path):
             if _not_system(item):
                 _remove(client, path, item)
+                policies += "admissionregistration" in path
+    if policies:
+        time.sleep(2)  # kube-apiserver drops a deleted policy from its informer a moment later
 
 
 def _wait_nodes_and_pods_gone(client: Client, deadline: float) -> None:

@@ -18,7 +18,7 @@ from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import App, Attempt
 from kubectl_spark.core.plans import KillContext, Plan, fence_plan, force_kill_plan, resubmit_plan
 from kubectl_spark.core.plans.base import FENCE_ID
-from kubectl_spark.errors import NotFound
+from kubectl_spark.errors import ApiRequestError, NotFound
 from kubectl_spark.kube.client import Api
 
 
@@ -84,6 +84,65 @@ def fence_policies(api: Any, app: App) -> list[dict[str, Any]]:
     return [i for i in items if isinstance(i, dict)]
 
 
+ADMISSION = "/apis/admissionregistration.k8s.io/v1"
+
+
+def admission_usable(api: Any) -> bool:
+    """Whether a fence can have the API server enforce it.
+
+    ValidatingAdmissionPolicy (v1, Kubernetes 1.30+) must be served, and the user allowed to
+    create policies and bindings.
+    """
+    from kubectl_spark.kube.actions import can
+
+    try:
+        served = api.request("GET", ADMISSION, what="discover admission policies")
+    except ApiRequestError:
+        return False
+    names = {r.get("name") for r in (served or {}).get("resources") or [] if isinstance(r, dict)}
+    wanted = ("validatingadmissionpolicies", "validatingadmissionpolicybindings")
+    if not all(w in names for w in wanted):
+        return False
+    return all(can(api, "create", "admissionregistration.k8s.io", w) for w in wanted)
+
+
+def fence_admission(api: Any) -> list[dict[str, Any]]:
+    """The fences' ValidatingAdmissionPolicies and bindings (labelled with a fence id).
+
+    None when the server has none or the user may not list them.
+    """
+    out: list[dict[str, Any]] = []
+    for plural, kind in (
+        ("validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding"),
+        ("validatingadmissionpolicies", "ValidatingAdmissionPolicy"),
+    ):
+        try:
+            items, _ = api.list(
+                f"{ADMISSION}/{plural}", label_selector=FENCE_ID, what=f"list fence {plural}"
+            )
+        except ApiRequestError:
+            continue
+        out += [{"kind": kind, **i} for i in items if isinstance(i, dict)]
+    return out
+
+
+def network_policies(api: Any, app: App) -> list[dict[str, Any]]:
+    """The namespace's NetworkPolicies (none when they may not be listed)."""
+    try:
+        items, _ = api.list(
+            f"/apis/networking.k8s.io/v1/namespaces/{app.namespace}/networkpolicies",
+            what="list the NetworkPolicies",
+        )
+    except ApiRequestError:
+        return []
+    return [i for i in items if isinstance(i, dict)]
+
+
+def attempt_pods(snapshot: Any, attempt: Attempt) -> list[dict[str, Any]]:
+    uids = {attempt.uid} | {e.uid for e in attempt.executors}
+    return [p for p in snapshot.pods if isinstance(p, dict) and raw.uid(p) in uids - {None}]
+
+
 def owned_by(api: Any, app: App, attempt: Attempt, plural: str) -> list[dict[str, Any]]:
     items, _ = api.list(f"/api/v1/namespaces/{app.namespace}/{plural}", what=f"list {plural}")
     return [
@@ -142,6 +201,19 @@ def plan_fence(
     keep_executors: bool = False,
     force: bool = False,
 ) -> Plan:
+    plan = fence_plan(
+        app,
+        attempt,
+        lease=lease(api, app),
+        allow=allow,
+        keep_executors=keep_executors,
+        now=now_text(api),
+        actor=actor(api),
+        node_reachable=node_reachable(snapshot, attempt.node),
+        force=force,
+    )
+    if plan.refusal or plan.noop:
+        return plan  # asked nothing more of the server: a refused action leaves no trace
     return fence_plan(
         app,
         attempt,
@@ -152,6 +224,9 @@ def plan_fence(
         actor=actor(api),
         node_reachable=node_reachable(snapshot, attempt.node),
         force=force,
+        admission=admission_usable(api),
+        network_policies=network_policies(api, app),
+        attempt_pods=attempt_pods(snapshot, attempt),
     )
 
 

@@ -37,6 +37,9 @@ def show(plan: Plan, output: str) -> None:
     ]
     lines += [f"  {i}. {op.summary()}" for i, op in enumerate(plan.operations, start=1)]
     lines += [f"  note: {n}" for n in plan.notes]
+    if plan.guarantees:
+        lines.append("  what it guarantees, and what not:")
+        lines += [f"    - {g}" for g in plan.guarantees]
     sys.stdout.write(escape("\n".join(lines)) + "\n")
     for warning in plan.warnings:
         sys.stderr.write(escape(f"Warning: {warning}") + "\n")

@@ -31,29 +31,36 @@ def _path(op: Operation) -> str:
     )
 
 
+def can(
+    api: Api, verb: str, group: str, resource: str, subresource: str = "", namespace: str = ""
+) -> bool:
+    """Whether the user may: one SelfSubjectAccessReview."""
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {
+            "resourceAttributes": {
+                "verb": verb,
+                "group": group,
+                "resource": resource,
+                "subresource": subresource,
+                "namespace": namespace,
+            }
+        },
+    }
+    answer = api.request(
+        "POST",
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        body=review,
+        what="check permissions (SelfSubjectAccessReview)",
+    )
+    return bool((answer or {}).get("status", {}).get("allowed"))
+
+
 def missing_permissions(api: Api, plan: Plan) -> list[str]:
     missing = []
     for verb, group, resource, subresource, namespace in plan.permissions():
-        review = {
-            "apiVersion": "authorization.k8s.io/v1",
-            "kind": "SelfSubjectAccessReview",
-            "spec": {
-                "resourceAttributes": {
-                    "verb": verb,
-                    "group": group,
-                    "resource": resource,
-                    "subresource": subresource,
-                    "namespace": namespace,
-                }
-            },
-        }
-        answer = api.request(
-            "POST",
-            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-            body=review,
-            what="check permissions (SelfSubjectAccessReview)",
-        )
-        if not (answer or {}).get("status", {}).get("allowed"):
+        if not can(api, verb, group, resource, subresource, namespace):
             kind = f"{resource}/{subresource}" if subresource else resource
             kind = f"{kind}.{group}" if group else kind
             missing.append(

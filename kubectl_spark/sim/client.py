@@ -33,6 +33,7 @@ SIMULATOR_AGENT = "kubectl-spark-simulator"
 class Client:
     def __init__(self, url: str, token: str, ca_pem: bytes) -> None:
         self.url = url.rstrip("/")
+        self.ca_pem = ca_pem
         context = ssl.create_default_context(cadata=ca_pem.decode()) if ca_pem else None
         self.http = urllib3.PoolManager(
             maxsize=4,

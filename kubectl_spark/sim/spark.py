@@ -207,7 +207,11 @@ class SparkDrivers:
             try:
                 self._drive(driver, app)
             except SimApiError as err:
-                if err.status not in (404, 409):
+                if err.status == 403:
+                    # Refused by the API server (a fence's admission policy): Spark logs the
+                    # failed request and tries again on its next allocation round.
+                    self.world.log(driver, f"WARN ExecutorPodsAllocator: {err}")
+                elif err.status not in (404, 409):
                     raise
 
     def _adopted(self, driver: dict[str, Any], app_id: str) -> AppConfig | None:
@@ -240,7 +244,7 @@ class SparkDrivers:
         return state
 
     def _drive(self, driver: dict[str, Any], app: AppConfig) -> None:
-        client = self.world.client
+        client = self.world.acting_as(driver)
         state = self._state(driver, app)
         ns = driver["metadata"]["namespace"]
         if not state.set_up:
@@ -350,7 +354,9 @@ class SparkDrivers:
             self.world.log(
                 driver, f"INFO ExecutorPodsAllocator: Deleting executor {exec_id} (scale down)"
             )
-            self.world.client.delete(pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"])
+            self.world.acting_as(driver).delete(
+                pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"]
+            )
             self._removed(state, exec_id, KILLED_BY_DRIVER)
             state.known.pop(exec_id, None)
 
@@ -367,7 +373,7 @@ class SparkDrivers:
         )
         if state.app.ui:
             self.world.serve(driver, 4040, state.ui.answer)
-        client = self.world.client
+        client = self.world.acting_as(driver)
         ns = driver["metadata"]["namespace"]
         owner = [objects.owner_ref(driver)]
         short = hashlib.sha256(state.uid.encode()).hexdigest()[:16]
@@ -482,8 +488,10 @@ class SparkDrivers:
         # SparkContext.stop() → ExecutorPodsAllocator.stop(appId): every executor pod with the
         # app id goes, whichever driver made it (KubernetesClusterSchedulerBackend.stop).
         ns = driver["metadata"]["namespace"]
-        for item in self.world.client.list(
+        for item in self.world.acting_as(driver).list(
             pods(ns), labelSelector=f"spark-app-selector={state.app.app_id},spark-role=executor"
         ):
-            self.world.client.delete(pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"])
+            self.world.acting_as(driver).delete(
+                pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"]
+            )
         del phase

@@ -55,6 +55,11 @@ class World:
         # How a process in a pod becomes reachable through pods/<name>:<port>/proxy: only an
         # emulator in this process can be given one (World.for_server).
         self.register_proxy: Callable[..., None] | None = None
+        # Whether Spark's drivers act with their own identity, a service-account token bound
+        # to the driver pod (what the kubelet mounts), instead of the simulator's admin token:
+        # only then can a fence's admission policy tell the zombie driver from the live one.
+        self.driver_identity = False
+        self._driver_clients: dict[str, Client] = {}
 
     @classmethod
     def for_server(cls, server: Any, clock: Clock) -> World:
@@ -84,6 +89,44 @@ class World:
     def close(self) -> None:
         self.side.close()
         self.client.close()
+        for client in self._driver_clients.values():
+            client.close()
+
+    def driver_client(self, driver: dict[str, Any]) -> Client:
+        """A client that is the driver pod: its service account's token, bound to the pod.
+
+        Asked once per pod (TokenRequest), as the kubelet mounts it when the pod starts; it
+        authenticates while the pod exists and for a minute after its deletion time.
+        """
+        meta = driver["metadata"]
+        found = self._driver_clients.get(meta["uid"])
+        if found is None:
+            account = (driver.get("spec") or {}).get("serviceAccountName") or "default"
+            answer = self.client.create(
+                f"/api/v1/namespaces/{meta['namespace']}/serviceaccounts/{account}/token",
+                {
+                    "apiVersion": "authentication.k8s.io/v1",
+                    "kind": "TokenRequest",
+                    "spec": {
+                        "boundObjectRef": {
+                            "kind": "Pod",
+                            "apiVersion": "v1",
+                            "name": meta["name"],
+                            "uid": meta["uid"],
+                        },
+                        "expirationSeconds": 3600,
+                    },
+                },
+            )
+            token = answer["status"]["token"]
+            found = self._driver_clients[meta["uid"]] = Client(
+                self.client.url, token, self.client.ca_pem
+            )
+        return found
+
+    def acting_as(self, driver: dict[str, Any]) -> Client:
+        """The client Spark's driver writes with: its own when ``driver_identity`` is on."""
+        return self.driver_client(driver) if self.driver_identity else self.client
 
     # --------------------------------------------------------------------------- running
     def now_text(self) -> str:

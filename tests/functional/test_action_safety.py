@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.functional.test_read_commands import run
+from tests.functional.test_read_commands import app_named, ls_json, run
 
 
 @pytest.mark.parametrize("action", ["fence", "force-kill", "unfence"])
@@ -97,10 +97,14 @@ def test_unfence_cleans_what_a_force_kill_left(cluster, capsys) -> None:
     assert run(capsys, c, "fence", "networkwordcount/1", "--yes")[0] == 0
     assert run(capsys, c, "force-kill", "networkwordcount/1", "--yes")[0] == 0
     policies = "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies"
+    admission = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
     assert len(c.world.client.list(policies)) == 1
+    assert len(c.world.client.list(admission)) == 1
     code, out, err = run(capsys, c, "unfence", "networkwordcount/1", "--yes")
     assert code == 0 and "not fenced" not in out, out + err
     assert c.world.client.list(policies) == []
+    assert c.world.client.list(admission) == []
+    assert c.world.client.list(admission.replace("policies", "policybindings")) == []
 
 
 def test_force_kill_on_an_unreachable_node_needs_the_node_said_down(played, capsys) -> None:
@@ -115,3 +119,64 @@ def test_force_kill_on_an_unreachable_node_needs_the_node_said_down(played, caps
     assert c.server.audit_writes() == []
     code, out, err = run(capsys, c, "force-kill", "networkwordcount/1", "--node-down", "--dry-run")
     assert code == 0 and "delete pods" in out, err
+
+
+def test_a_fence_names_the_policies_that_still_let_traffic_through(cluster, capsys) -> None:
+    """NetworkPolicies add up: an allow-all beside the fence's deny-all keeps allowing."""
+    c = cluster("s2-partition")
+    c.player.play()
+    c.world.client.create(
+        "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies",
+        {
+            "metadata": {"name": "allow-all"},
+            "spec": {"podSelector": {}, "ingress": [{}], "policyTypes": ["Ingress"]},
+        },
+    )
+    c.world.client.create(
+        "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies",
+        {
+            "metadata": {"name": "dns-egress"},
+            "spec": {
+                "podSelector": {"matchLabels": {"spark-role": "driver"}},
+                "egress": [{"ports": [{"protocol": "UDP", "port": 53}]}],
+                "policyTypes": ["Egress"],
+            },
+        },
+    )
+    c.world.client.create(
+        "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies",
+        {"metadata": {"name": "other-app"}, "spec": {"podSelector": {"matchLabels": {"app": "x"}}}},
+    )
+    code, _out, err = run(capsys, c, "fence", "networkwordcount/1", "--dry-run")
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if line.startswith("Warning: NetworkPolicy")]
+    assert len(warnings) == 2, err
+    assert (
+        "allow-all also selects 3 fenced pods and still allows ingress from anywhere on every port"
+        in warnings[0]
+    )
+    assert (
+        "dns-egress also selects 1 fenced pod and still allows egress to anywhere on UDP/53"
+        in warnings[1]
+    )
+    assert "other-app" not in err
+
+
+def test_a_fence_says_what_it_does_not_guarantee(played, capsys) -> None:
+    """Per mechanism. New pods of the fenced attempt are refused by owner, and by its own
+    executor name prefix; never by app id, which a driver Job's attempts share (s2)."""
+    c = played("s2-partition")
+    code, out, err = run(capsys, c, "fence", "networkwordcount/1", "--dry-run", "-o", "json")
+    assert code == 0, err
+    plan = json.loads(out)
+    said = " | ".join(plan["guarantees"])
+    for mechanism in ("admission policy", "NetworkPolicy:", "Lease:", "force-kill"):
+        assert mechanism in said, said
+    assert "reads pass no admission" in said and "StatefulSet or Deployment" in said
+    policy = plan["operations"][0]["body"]
+    rules = [v["expression"] for v in policy["spec"]["validations"]]
+    assert not any("spark-app-selector" in r for r in rules)
+    first = app_named(ls_json(capsys, c), "networkwordcount")["attempts"][0]
+    prefix = first["executors"][0]["pod"].rsplit("-exec-", 1)[0]
+    assert any(f"startsWith('{prefix}-exec-')" in r for r in rules), rules
+    assert all(v["reason"] == "Forbidden" for v in policy["spec"]["validations"])

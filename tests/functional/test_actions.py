@@ -37,7 +37,7 @@ def test_s2_fence_then_force_kill_then_heal(cluster, capsys) -> None:
     code, out, err = run(capsys, c, "fence", "networkwordcount/1", "--yes")
     assert code == 0, err
     assert "fence networkwordcount/1: done" in out
-    assert "NetworkPolicy only isolates pods where the cluster's CNI enforces" in err
+    assert "NetworkPolicy: denies the fenced pods' traffic only where the CNI enforces" in out
     policy = c.world.client.get(
         f"/apis/networking.k8s.io/v1/namespaces/default/networkpolicies/kubectl-spark-fence-{first['uid']}"
     )
@@ -316,7 +316,9 @@ def test_plan_as_json_and_unfence(cluster, capsys) -> None:
     c.player.play()
     code, out, _ = run(capsys, c, "fence", "networkwordcount/1", "--dry-run", "-o", "json")
     plan = json.loads(out)
-    assert plan["kind"] == "ActionPlan" and [o["verb"] for o in plan["operations"]][:3] == [
+    assert plan["kind"] == "ActionPlan" and [o["verb"] for o in plan["operations"]][:5] == [
+        "create",  # the admission policy and its binding first: they stop API writes at once
+        "create",
         "patch",
         "patch",
         "patch",
@@ -329,6 +331,9 @@ def test_plan_as_json_and_unfence(cluster, capsys) -> None:
     assert (
         c.world.client.list("/apis/networking.k8s.io/v1/namespaces/default/networkpolicies") == []
     )
+    admission = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolic"
+    assert c.world.client.list(admission + "ies") == []
+    assert c.world.client.list(admission + "ybindings") == []
 
 
 def test_s1_force_kill_out_of_service_lets_kubernetes_clean_up(cluster, capsys) -> None:

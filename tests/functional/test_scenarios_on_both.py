@@ -1,4 +1,4 @@
-"""S1, S2 and S2b on the emulator and on a real control plane: the same verdicts from both.
+"""S1 and S2b (S2: test_fence_enforced.py) on the emulator and on a real control plane: the same verdicts from both.
 
 On the real control plane nothing of the simulator stands in for a controller: the node goes
 NotReady because its simulated kubelet stops renewing its Lease, the real taint-eviction
@@ -112,20 +112,6 @@ def test_s1_a_lost_node_brings_attempt_2_and_a_zombie(stage, capsys) -> None:
     code, out, err = s.cli(capsys, "history", APP)
     assert code == 0, err
     assert "NodeNotReady" in out and "TaintManagerEviction" in out
-
-
-def test_s2_a_partition_is_a_split_brain(stage, capsys) -> None:
-    s = stage("s2-partition")
-    node = _running_app(s)
-    s.do("partition", node)
-    _attempt_2_running(s)
-    app = s.app(capsys, APP)
-    assert alerts(app)["SplitBrain"] == [1, 2]
-    assert "ZombieDriver" in alerts(app)
-    first, second = app["attempts"]
-    assert (first["state"], first["node"], second["state"]) == ("Lost", node, "Running")
-    assert alerts(app)["SharedAppId"] == [1, 2]  # one app id: each counts the other's
-    assert "NameCollision" not in alerts(app)
 
 
 def test_s2b_a_blocked_job_and_the_advice_that_unblocks_it(stage, capsys) -> None:

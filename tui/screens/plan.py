@@ -36,6 +36,8 @@ class PlanScreen(ModalScreen[bool]):
                 text.append_text(safe(f"note: {note}\n", "dim"))
             for warning in plan.warnings:
                 text.append_text(safe(f"warning: {warning}\n", "yellow"))
+            for guarantee in plan.guarantees:
+                text.append_text(safe(f"guarantee: {guarantee}\n", "dim"))
         with Vertical(id="plan-dialog"):
             yield Static(text, id="plan-text")
             if not plan.refusal and not plan.noop:

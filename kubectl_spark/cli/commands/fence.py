@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from kubectl_spark.app.act import actor, fence_policies, now_text, plan_fence
+from kubectl_spark.app.act import actor, fence_admission, fence_policies, now_text, plan_fence
 from kubectl_spark.cli import act, common
 from kubectl_spark.cli.commands.action_options import DryRun, PlanOutput, Yes
 from kubectl_spark.core.plans import unfence_plan
@@ -49,7 +49,7 @@ def unfence(
     yes: Yes = False,
     output: PlanOutput = "",
 ) -> None:
-    """Undo a fence: remove the labels and the deny-all NetworkPolicy."""
+    """Undo a fence: remove the labels, the deny-all NetworkPolicy and the admission policy."""
     mode = act.check_dry_run(dry_run)
     with common.session() as loaded:
         app, attempt = common.find_attempt(loaded.analysis, reference, acting="unfence")
@@ -59,6 +59,7 @@ def unfence(
             now=now_text(loaded.api),
             actor=actor(loaded.api),
             policies=fence_policies(loaded.api, app),
+            admission=fence_admission(loaded.api),
         )
         act.execute(
             loaded.api,

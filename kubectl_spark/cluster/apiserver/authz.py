@@ -33,6 +33,9 @@ class Identity:
     name: str
     groups: frozenset[str] = frozenset({AUTHENTICATED})
     impersonated_by: str = ""  # the authenticated user, when the request impersonates ``name``
+    uid: str = ""
+    # userInfo.extra: a bound service-account token carries its pod's name and uid here.
+    extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)

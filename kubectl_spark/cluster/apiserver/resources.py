@@ -123,6 +123,21 @@ BUILTIN: tuple[ResourceType, ...] = (
     ResourceType(
         "",
         "v1",
+        "serviceaccounts",
+        "serviceaccount",
+        "ServiceAccount",
+        namespaced=True,
+        short_names=("sa",),
+        # TokenRequest: a token bound to a pod, as the kubelet asks for a pod's projected token.
+        subresources=(
+            Subresource(
+                "token", "TokenRequest", ("create",), group="authentication.k8s.io", version="v1"
+            ),
+        ),
+    ),
+    ResourceType(
+        "",
+        "v1",
         "services",
         "service",
         "Service",
@@ -182,6 +197,23 @@ BUILTIN: tuple[ResourceType, ...] = (
         subresources=(_status("VolumeAttachment"),),
     ),
     ResourceType(
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingadmissionpolicies",
+        "validatingadmissionpolicy",
+        "ValidatingAdmissionPolicy",
+        namespaced=False,
+        subresources=(_status("ValidatingAdmissionPolicy"),),
+    ),
+    ResourceType(
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingadmissionpolicybindings",
+        "validatingadmissionpolicybinding",
+        "ValidatingAdmissionPolicyBinding",
+        namespaced=False,
+    ),
+    ResourceType(
         "events.k8s.io",
         "v1",
         "events",
@@ -210,6 +242,7 @@ GROUP_ORDER = (
     "networking.k8s.io",
     "policy",
     "storage.k8s.io",
+    "admissionregistration.k8s.io",
     "coordination.k8s.io",
     "events.k8s.io",
     "authorization.k8s.io",

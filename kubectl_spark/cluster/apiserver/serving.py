@@ -15,6 +15,7 @@ from .errors import (
 )
 from .resources import ResourceType
 from .storedata import Stored, without_type_meta
+from .tokens import BoundToken
 
 ANONYMOUS_PATHS = ("/version", "/healthz", "/livez", "/readyz")
 JSON = "application/json"
@@ -78,6 +79,7 @@ class Route:
 @dataclass
 class ServerConfig:
     tokens: dict[str, str] = field(default_factory=dict)  # token → user name
+    bound_tokens: dict[str, BoundToken] = field(default_factory=dict)  # TokenRequest's tokens
     admin_users: frozenset[str] = frozenset()
     require_auth: bool = True
     min_request_timeout: float = 1800.0

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_spark.knowledge.times import rfc3339
 
-from . import kinds
+from . import admission, kinds
 from .errors import (
     conflict,
     invalid,
@@ -41,6 +41,10 @@ def delete(
     meta = current.obj["metadata"]
     policy = _checked_policy(rt, storage.rt, meta, name, opts)
     grace = kinds.grace_period_for_delete(storage.rt, current.obj, opts.grace_period_seconds)
+    admission.admit(
+        self,
+        admission.Request("DELETE", rt, namespace, name, "", None, current.obj, opts.dry_run),
+    )
     if opts.dry_run:
         return kinds.from_storage(rt, current.obj), False
     if storage.rt.plural == "namespaces":
@@ -197,12 +201,13 @@ def _collect_if_orphaned(self: Store, storage_key: str, key: Key) -> None:
     if stored.obj["metadata"].get("deletionTimestamp"):
         return
     meta = stored.obj["metadata"]
-    self.delete(
-        storage.rt,
-        meta.get("namespace", ""),
-        meta["name"],
-        DeleteOptions(propagation_policy="Background"),
-    )
+    with admission.as_cluster():  # the garbage collector's delete, not the requester's
+        self.delete(
+            storage.rt,
+            meta.get("namespace", ""),
+            meta["name"],
+            DeleteOptions(propagation_policy="Background"),
+        )
 
 
 def _on_removed(self: Store, storage: Storage, final: dict[str, Any]) -> None:
@@ -261,12 +266,13 @@ def _process_deleting(self: Store, storage: Storage, key: Key) -> None:
                 continue
             dmeta = dep.obj["metadata"]
             if not dmeta.get("deletionTimestamp"):
-                self.delete(
-                    dstorage.rt,
-                    dmeta.get("namespace", ""),
-                    dmeta["name"],
-                    DeleteOptions(propagation_policy="Background"),
-                )
+                with admission.as_cluster():
+                    self.delete(
+                        dstorage.rt,
+                        dmeta.get("namespace", ""),
+                        dmeta["name"],
+                        DeleteOptions(propagation_policy="Background"),
+                    )
             if dkey in dstorage.objects and any(
                 r.get("uid") == uid and r.get("blockOwnerDeletion")
                 for r in dmeta.get("ownerReferences") or []
@@ -320,7 +326,8 @@ def _delete_namespace(self: Store, storage: Storage, current: Stored) -> dict[st
             stored = other.objects.get(key)
             if stored is None or stored.obj["metadata"].get("deletionTimestamp"):
                 continue
-            self.delete(other.rt, name, key[1], DeleteOptions())
+            with admission.as_cluster():  # the namespace controller's
+                self.delete(other.rt, name, key[1], DeleteOptions())
     return storage.objects[("", name)].obj
 
 

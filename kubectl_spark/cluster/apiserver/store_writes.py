@@ -7,7 +7,7 @@ import random
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from . import kinds
+from . import admission, kinds
 from .errors import (
     STALE_OBJECT,
     ApiError,
@@ -63,9 +63,11 @@ def create(
     causes += kinds.validate_create(storage_rt, obj)
     if causes:
         raise invalid(storage_rt.kind, storage_rt.group, name, causes)
+    admission.check_policy(storage_rt, obj)
     key = self._key(rt, namespace, name)
     if key in storage.objects:
         raise already_exists(storage_rt.plural, storage_rt.group, name)
+    admission.admit(self, admission.Request("CREATE", rt, namespace, name, "", obj, None, dry_run))
     if rt.plural == "services":
         self._allocate_cluster_ip(obj)
     if dry_run:
@@ -78,7 +80,20 @@ def create(
     if storage_rt.plural == "events":
         self._schedule_expiry(rt.key, key, self.rv)
     self._collect_if_orphaned(rt.key, key)
+    if storage_rt.plural == "namespaces":
+        _default_service_account(self, name)
     return kinds.from_storage(rt, obj)
+
+
+def _default_service_account(self: Store, namespace: str) -> None:
+    """The "default" ServiceAccount of a new namespace, as kube-controller-manager makes it.
+
+    Pods run as it unless they name another; a TokenRequest needs it to exist.
+    """
+    accounts = self.registry.lookup("", "v1", "serviceaccounts")
+    if accounts is not None:
+        with admission.as_cluster():
+            create(self, accounts, namespace, {"metadata": {"name": "default"}})
 
 
 def _typed(
@@ -337,6 +352,20 @@ def _write(
     causes += kinds.validate_update(srt, old, result)
     if causes:
         raise invalid(srt.kind, srt.group, old_meta["name"], causes)
+    admission.check_policy(srt, result)
+    admission.admit(
+        self,
+        admission.Request(
+            "UPDATE",
+            rt,
+            old_meta.get("namespace", ""),
+            old_meta["name"],
+            subresource or "",
+            result,
+            old,
+            dry_run,
+        ),
+    )
     if "generation" in old_meta:
         strip = ("metadata", "status")
         if {k: v for k, v in old.items() if k not in strip} != {

@@ -28,13 +28,6 @@ FORCE_DELETE_WARNING = (
     "Immediate deletion does not wait for confirmation that the running resource has been terminated. "
     "The resource may continue to run on the cluster indefinitely."
 )
-NETWORK_POLICY_CAVEAT = (
-    "a NetworkPolicy only isolates pods where the cluster's CNI enforces NetworkPolicies, and only once the "
-    "node receives it: a partitioned node may not see it until the partition heals"
-)
-LEASE_CAVEAT = (
-    "the fencing Lease only stops drivers that check it before they act; Spark itself does not"
-)
 
 
 @dataclass(frozen=True)
@@ -92,6 +85,8 @@ class Plan:
     refusal: str = ""
     noop: str = ""
     created: tuple[dict[str, Any], ...] = field(default_factory=tuple)  # objects a resubmit creates
+    # Per mechanism, what the action guarantees and what it does not (a fence's).
+    guarantees: tuple[str, ...] = ()
 
     def permissions(self) -> list[tuple[str, str, str, str, str]]:
         """(verb, group, resource, subresource, namespace) for a SelfSubjectAccessReview each."""
@@ -112,6 +107,7 @@ class Plan:
             "noop": self.noop or None,
             "warnings": list(self.warnings),
             "notes": list(self.notes),
+            "guarantees": list(self.guarantees),
             "operations": [o.to_json() for o in self.operations],
         }
 

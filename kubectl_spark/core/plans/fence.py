@@ -2,17 +2,16 @@
 
 import copy
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubectl_spark.core import raw
 from kubectl_spark.core.model import App, Attempt
 from kubectl_spark.knowledge.labels import FENCE_LABEL, FENCED_DRIVER
 
+from . import fence_guard
 from .base import (
     FENCE_ID,
-    LEASE_CAVEAT,
-    NETWORK_POLICY_CAVEAT,
     Operation,
     Plan,
     already_over,
@@ -36,7 +35,16 @@ def fence_plan(
     actor: str,
     node_reachable: bool = True,
     force: bool = False,
+    admission: bool = False,
+    network_policies: Sequence[Mapping[str, Any]] = (),
+    attempt_pods: Sequence[Mapping[str, Any]] = (),
 ) -> Plan:
+    """Cut a zombie attempt off from the API server, the network and the Lease.
+
+    ``admission``: the API server serves ValidatingAdmissionPolicy (v1) and it may be made;
+    ``network_policies``: the namespace's, to say which still let traffic through;
+    ``attempt_pods``: the attempt's pods as read (their labels).
+    """
     base = Plan("fence", app.namespace, app.name, attempt.number)
     not_ours = driver_not_ours(attempt, "fence", "cut off")
     if not_ours:
@@ -93,7 +101,12 @@ def fence_plan(
         allowed = candidates[-1] if candidates else None
     epoch = (raw.number(lease, "spec", "leaseTransitions") or 0) + 1 if lease else 1
     stamp = stamp_of(actor, now, "fence", epoch)
-    ops: list[Operation] = [
+    prefix = fence_guard.own_prefix(app, attempt)
+    # The API server's refusal first: it stops a zombie that still reaches it soonest.
+    ops: list[Operation] = (
+        fence_guard.admission_ops(app, attempt, prefix, stamp) if admission else []
+    )
+    ops += [
         patch_pod(
             app,
             pod,
@@ -196,13 +209,25 @@ def fence_plan(
             actor,
         )
     )
-    warnings = [NETWORK_POLICY_CAVEAT, LEASE_CAVEAT]
+    warnings = fence_guard.open_paths(network_policies, attempt_pods)
+    if not admission:
+        warnings.append(
+            "no admission policy can be made here: a zombie driver that reaches the API server "
+            "can still create executors and delete the live attempt's"
+        )
     if not node_reachable:
         warnings.append(
             f"node {attempt.node} is unreachable: the policy reaches it only when it reconnects; "
             f"force-kill {app.name}/{attempt.number} removes the pods from the API"
         )
-    return dataclasses.replace(base, operations=tuple(ops), warnings=tuple(warnings))
+    return dataclasses.replace(
+        base,
+        operations=tuple(ops),
+        warnings=tuple(warnings),
+        guarantees=fence_guard.guarantees(
+            admission=admission, by_prefix=bool(prefix), node_reachable=node_reachable
+        ),
+    )
 
 
 def unfence_plan(
@@ -212,13 +237,19 @@ def unfence_plan(
     now: str,
     actor: str,
     policies: Sequence[dict[str, Any]] = (),
+    admission: Sequence[Mapping[str, Any]] = (),
 ) -> Plan:
     """Undo a fence; or, when its pods are gone (force-killed), remove what it left behind.
 
     ``policies``: the namespace's fence NetworkPolicies (labelled FENCE_ID), to find those of
-    an attempt whose pods, and so whose uid, are gone.
+    an attempt whose pods, and so whose uid, are gone; ``admission``: the fences'
+    ValidatingAdmissionPolicies and bindings (labelled FENCE_ID).
     """
     base = Plan("unfence", app.namespace, app.name, attempt.number)
+    guards = fence_guard.removal_ops(
+        fence_guard.of_attempt(admission, app, attempt),
+        f"let the driver of attempt {attempt.number} write again",
+    )
     if not attempt.fenced or not attempt.uid:
         left = [
             p
@@ -229,11 +260,12 @@ def unfence_plan(
                 and raw.annotation_map(p).get(FENCED_DRIVER) == attempt.driver_pod
             )
         ]
-        if not left:
+        if not left and not guards:
             return dataclasses.replace(base, noop=f"attempt {attempt.number} is not fenced")
         return dataclasses.replace(
             base,
-            operations=tuple(
+            operations=tuple(guards)
+            + tuple(
                 Operation(
                     "delete",
                     "networking.k8s.io/v1",
@@ -248,7 +280,7 @@ def unfence_plan(
             ),
             notes=("the fencing Lease keeps its epoch; it is not handed back",),
         )
-    ops = [
+    ops = guards + [
         patch_pod(
             app,
             pod,

@@ -1,0 +1,162 @@
+"""S2's split brain, and (issue 24) a fence the API server enforces, on both backends.
+
+Spark's drivers act here with their own identity: a service-account token bound to the
+driver pod (TokenRequest), as the kubelet mounts it. After ``fence``, the zombie driver of s2
+(attempt 1, its node partitioned) is refused (403) by the fence's ValidatingAdmissionPolicy
+when it creates an executor or deletes the live attempt's; the live driver is not; ``unfence``
+takes the refusal away.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_spark.sim.client import SimApiError
+from tests.beds import Bed
+from tests.stages import Stage, alerts
+
+pytestmark = pytest.mark.slow
+APP = "networkwordcount"
+POLICIES = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
+BINDINGS = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
+
+
+@pytest.fixture
+def stage(bed: Bed, tmp_path: Path) -> Iterator[Stage]:
+    s = Stage(bed, "s2-partition", tmp_path)
+    yield s
+    s.close()
+
+
+def _drivers_may_act(s: Stage) -> None:
+    """The drivers act as themselves; on the real control plane their account needs a role."""
+    s.world.driver_identity = True
+    if s.kind == "real":
+        s.world.client.create(
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+            {
+                "metadata": {"name": "spark-driver"},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": "edit",
+                },
+                "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "default"}],
+            },
+        )
+
+
+def _executor_of(s: Stage, driver: dict[str, Any], exec_id: str) -> dict[str, Any]:
+    """The executor pod Spark's allocator would ask for next (the simulator's own body)."""
+    state = s.world.spark.drivers[driver["metadata"]["uid"]]
+    return s.world.spark._executor(driver, state, exec_id)
+
+
+def _owned_by(s: Stage, driver: dict[str, Any]) -> list[dict[str, Any]]:
+    uid = driver["metadata"]["uid"]
+    return [
+        p
+        for p in s.running(spark_role="executor")
+        if any(r["uid"] == uid for r in p["metadata"].get("ownerReferences") or [])
+    ]
+
+
+def _refused(call: Callable[[], Any]) -> SimApiError | None:
+    try:
+        call()
+    except SimApiError as err:
+        return err
+    return None
+
+
+def _eventually_refused(s: Stage, call: Callable[[], Any]) -> SimApiError:
+    """kube-apiserver puts a new policy to work within a second or so (its informer)."""
+    deadline = time.monotonic() + 15
+    while True:
+        err = _refused(call)
+        if err is not None and err.status == 403:
+            return err
+        if time.monotonic() > deadline:
+            pytest.fail(f"the fenced driver was not refused on the {s.kind} backend: {err}")
+        time.sleep(0.3)
+
+
+def test_a_fenced_zombie_driver_is_refused_by_the_api_server(stage: Stage, capsys) -> None:
+    s = stage
+    _drivers_may_act(s)
+    s.do("submit", APP)
+    s.until(
+        "the driver and its two executors running",
+        lambda: (
+            len(s.running(spark_role="driver")) == 1 and len(s.running(spark_role="executor")) == 2
+        ),
+    )
+    (zombie,) = s.running(spark_role="driver")
+    zombie_client = s.world.driver_client(zombie)  # its token, mounted when it started
+    s.do("partition", zombie["spec"]["nodeName"])
+    s.until(
+        "attempt 2's driver running",
+        lambda: any(
+            d["metadata"]["uid"] != zombie["metadata"]["uid"]
+            for d in s.running(spark_role="driver")
+        ),
+    )
+    (live,) = [
+        d
+        for d in s.running(spark_role="driver")
+        if d["metadata"]["uid"] != zombie["metadata"]["uid"]
+    ]
+    # S2's split brain, as test_scenarios_on_both reads S1 and S2b.
+    app = s.app(capsys, APP)
+    assert alerts(app)["SplitBrain"] == [1, 2]
+    assert "ZombieDriver" in alerts(app)
+    first, second = app["attempts"]
+    assert (first["state"], first["node"], second["state"]) == (
+        "Lost",
+        zombie["spec"]["nodeName"],
+        "Running",
+    )
+    assert alerts(app)["SharedAppId"] == [1, 2]  # one app id: each counts the other's
+    assert "NameCollision" not in alerts(app)
+
+    code, out, err = s.cli(capsys, "fence", f"{APP}/1", "--dry-run", "-o", "json")
+    assert code == 0, err
+    plan = json.loads(out)
+    kinds = [o["resource"] for o in plan["operations"]]
+    assert kinds[:2] == ["validatingadmissionpolicies", "validatingadmissionpolicybindings"], kinds
+    assert any(
+        g.startswith("admission policy (enforced by the API server") for g in plan["guarantees"]
+    )
+    assert any("reads pass no admission" in g for g in plan["guarantees"])
+    code, out, err = s.cli(capsys, "fence", f"{APP}/1", "--yes")
+    assert code == 0, out + err
+    assert len(s.world.client.list(POLICIES)) == 1 and len(s.world.client.list(BINDINGS)) == 1
+
+    ns = "/api/v1/namespaces/default/pods"
+    # Probed with server-side dry runs (admission runs for them too): a real create made
+    # before the policy is at work would start an executor.
+    body = _executor_of(s, zombie, "90")
+    _eventually_refused(s, lambda: zombie_client.request("POST", ns, body, query={"dryRun": "All"}))
+    denied = _refused(lambda: zombie_client.create(ns, body))
+    assert denied is not None and denied.status == 403, denied
+    assert "ValidatingAdmissionPolicy" in str(denied) and "fenced" in str(denied)
+
+    # The live driver is not refused. Both attempts share one app id, so attempt 2 counted
+    # attempt 1's running executors as its own; the fence deleted them, and attempt 2 replaces
+    # them itself, with its own identity.
+    s.until("attempt 2's own executors running", lambda: len(_owned_by(s, live)) >= 1)
+    victim = _owned_by(s, live)[0]
+    victim_path = f"{ns}/{victim['metadata']['name']}"
+    denied = _refused(lambda: zombie_client.delete(victim_path, uid=victim["metadata"]["uid"]))
+    assert denied is not None and denied.status == 403, denied
+    assert s.world.client.get(victim_path)["metadata"]["uid"] == victim["metadata"]["uid"]
+
+    code, out, err = s.cli(capsys, "unfence", f"{APP}/1", "--yes")
+    assert code == 0, out + err
+    assert s.world.client.list(POLICIES) == [] and s.world.client.list(BINDINGS) == []

@@ -8,10 +8,12 @@ from kubectl_spark.cli.commands import (
     completion,
     demo,
     describe,
+    doctor,
     events,
     fence,
     force_kill,
     history,
+    job,
     logs,
     ls,
     record,
@@ -61,6 +63,12 @@ def build_app() -> typer.Typer:
     app.command(
         "resubmit", help="Start a fresh attempt of an application.", rich_help_panel="Actions"
     )(resubmit.run)
+    app.command("doctor", help="List the split-brain hazards of an application's driver Job.")(
+        doctor.run
+    )
+    app.command(
+        "job", help="Print a driver Job that avoids the split-brain hazards by construction."
+    )(job.run)
     app.command("demo", help="Run the embedded cluster with a simulated failure scenario.")(
         demo.run
     )

@@ -124,6 +124,28 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
             "-o",
         ],
     ),
+    "doctor": (
+        "List the split-brain hazards of an application's driver Job.",
+        [
+            "--output",
+            "-o",
+            "--no-headers",
+        ],
+    ),
+    "job": (
+        "Print a driver Job that avoids the split-brain hazards by construction.",
+        [
+            "--image",
+            "--class",
+            "--executors",
+            "--backoff-limit",
+            "--service-account",
+            "--storage-class",
+            "--conf",
+            "--output",
+            "-o",
+        ],
+    ),
     "demo": (
         "Run the embedded cluster with a simulated failure scenario.",
         [
@@ -179,6 +201,8 @@ TOP_HELP = (
     "  unfence     Undo a fence.\n"
     "  force-kill  Delete exactly one attempt's pods, now, by UID.\n"
     "  resubmit    Start a fresh attempt of an application.\n"
+    "  doctor      List the split-brain hazards of an application's driver Job.\n"
+    "  job         Print a driver Job that avoids the split-brain hazards by...\n"
     "  demo        Run the embedded cluster with a simulated failure scenario.\n"
     "  completion  Shell completion: bash, zsh or fish scripts, or install it...\n"
     "  version     Print the kubectl spark version.\n"

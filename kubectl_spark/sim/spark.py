@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -77,16 +78,46 @@ class DriverState:
     ui: SparkUI | None = None
 
 
-def configured_prefix(driver: dict[str, Any]) -> str:
-    """``--conf spark.kubernetes.executor.podNamePrefix=...`` in the driver's args wins, as in Spark."""
+def configured(driver: dict[str, Any], key: str) -> str:
+    """``--conf key=value`` in the driver's args ("" when absent), as its JVM sees it.
+
+    The kubelet expands ``$(VAR)`` in args from the container's environment, the downward
+    API's fields included (``metadata.name``, ``metadata.uid``, ``status.podIP``): a Job's
+    template can so give each of its pods its own app id and executor prefix.
+    """
     for container in driver["spec"].get("containers") or []:
         args = [str(a) for a in container.get("args") or []]
         for i, arg in enumerate(args[:-1]):
-            if arg == "--conf" and args[i + 1].startswith(
-                "spark.kubernetes.executor.podNamePrefix="
-            ):
-                return args[i + 1].split("=", 1)[1]
+            if arg == "--conf" and args[i + 1].startswith(key + "="):
+                return _expanded(args[i + 1].split("=", 1)[1], driver, container)
     return ""
+
+
+def _expanded(value: str, pod: dict[str, Any], container: dict[str, Any]) -> str:
+    fields = {
+        "metadata.name": pod["metadata"].get("name", ""),
+        "metadata.namespace": pod["metadata"].get("namespace", ""),
+        "metadata.uid": pod["metadata"].get("uid", ""),
+        "status.podIP": (pod.get("status") or {}).get("podIP", ""),
+    }
+    env: dict[str, str] = {}
+    for item in container.get("env") or []:
+        path = ((item.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath")
+        env[str(item.get("name"))] = fields.get(path, "") if path else str(item.get("value", ""))
+    return re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m[1], m[0]), value)
+
+
+def configured_prefix(driver: dict[str, Any]) -> str:
+    """``--conf spark.kubernetes.executor.podNamePrefix=...`` in the driver's args wins, as in Spark."""
+    return configured(driver, "spark.kubernetes.executor.podNamePrefix")
+
+
+def app_id_of(driver: dict[str, Any]) -> str:
+    """spark.app.id: the conf when given, else the label spark-submit wrote from it.
+
+    Spark's KubernetesClusterSchedulerBackend.applicationId takes the conf first.
+    """
+    return configured(driver, "spark.app.id") or objects.labels(driver).get(spark_labels.APP_ID, "")
 
 
 def resource_prefix(name: str, salt: str) -> str:
@@ -198,7 +229,7 @@ class SparkDrivers:
             if uid not in live:
                 del self.drivers[uid]
         for driver in drivers:
-            app_id = objects.labels(driver).get(spark_labels.APP_ID, "")
+            app_id = app_id_of(driver)
             app = self.apps.get(app_id) or self._adopted(driver, app_id)
             if app is None:
                 continue

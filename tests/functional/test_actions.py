@@ -115,15 +115,14 @@ def test_s3_force_kill_with_detach_volumes_unblocks_attempt_2(cluster, capsys) -
     assert va["spec"]["nodeName"] == app["attempts"][-1]["node"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 24: the resubmitted copy keeps the app id, so Spark (which selects executors by "
-    "app id) counts attempt 1's fenced executors as its own and asks for none",
-)
 def test_s7_resubmit_gets_executors_without_collision(cluster, capsys) -> None:
+    """The resubmitted Job's pods each take spark.app.id and the executor prefix from their own
+    name ($(POD_NAME)): Spark does not count attempt 1's fenced executors as its own, and no
+    later retry of the new Job reuses a fixed prefix."""
     c = cluster("s7-name-collision")
     c.player.play()
-    assert "NameCollision" in {a["type"] for a in app_of(capsys, c)["alerts"]}
+    # One app id and one fixed prefix across attempts: attempt 2 counts attempt 1's executors.
+    assert "SharedAppId" in {a["type"] for a in app_of(capsys, c)["alerts"]}
     assert run(capsys, c, "fence", "networkwordcount/1", "--keep-executors", "--yes")[0] == 0
     assert (
         run(capsys, c, "force-kill", "networkwordcount/2", "--force", "--no-replace", "--yes")[0]
@@ -132,22 +131,24 @@ def test_s7_resubmit_gets_executors_without_collision(cluster, capsys) -> None:
     c.world.step(2)  # the Job controller drops the job-tracking finalizer of the killed driver
     code, out, err = run(capsys, c, "resubmit", "networkwordcount", "--dry-run", "-o", "yaml")
     assert code == 0, err
-    assert "kind: Job" in out and "spark.kubernetes.executor.podNamePrefix=" in out
+    assert "kind: Job" in out and "spark.kubernetes.executor.podNamePrefix=$(POD_NAME)" in out
+    assert "spark.app.id=$(POD_NAME)" in out and "fieldPath: metadata.name" in out
+    assert "spark-app-selector" not in out  # a label cannot be per pod
     code, out, err = run(capsys, c, "resubmit", "networkwordcount", "--yes")
     assert code == 0, err
     c.world.step(8)
-    old = [
-        p
-        for p in c.world.find_pods("default", spark_role="executor")
-        if p["metadata"]["labels"].get("kubectl-spark.io/fenced")
-    ]
-    assert len(old) == 2  # attempt 1's executors are still there...
     fresh = app_of(capsys, c)
-    assert fresh["attempts"][-1]["state"] == "Running"
-    assert (
-        len([e for e in fresh["attempts"][-1]["executors"] if e["state"] == "Running"]) == 2
-    )  # ...and no collision
-    assert "NameCollision" not in {a["type"] for a in fresh["alerts"]}
+    last = fresh["attempts"][-1]
+    assert last["state"] == "Running"
+    running = [e for e in last["executors"] if e["state"] == "Running"]
+    assert len(running) == 2  # asked for, and created without a collision
+    # Named, and selected by Spark, after the new driver pod itself.
+    assert all(e["pod"].startswith(last["driverPod"] + "-exec-") for e in running)
+    pods = {p["metadata"]["name"]: p for p in c.world.find_pods("default", spark_role="executor")}
+    assert {pods[e["pod"]]["metadata"]["labels"]["spark-app-selector"] for e in running} == {
+        last["driverPod"]
+    }
+    assert not {"NameCollision", "SharedAppId"} & {a["type"] for a in fresh["alerts"]}
 
 
 def test_resubmit_refuses_while_the_old_job_can_still_start_attempts(cluster, capsys) -> None:

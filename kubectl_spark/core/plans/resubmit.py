@@ -47,20 +47,59 @@ def _clean_meta(meta: dict[str, Any]) -> dict[str, Any]:
     return {k: copy.deepcopy(v) for k, v in meta.items() if k not in _RUNTIME_META}
 
 
-def with_prefix(args: list[Any], prefix: str) -> list[Any]:
-    """Driver container args with ``--conf spark.kubernetes.executor.podNamePrefix=<prefix>``."""
+def with_conf(args: list[Any], key: str, value: str) -> list[Any]:
+    """Driver container args with ``--conf key=value`` (any earlier value of ``key`` replaced)."""
     out: list[Any] = []
     skip = False
     for i, arg in enumerate(args):
         if skip:
             skip = False
             continue
-        if arg == "--conf" and i + 1 < len(args) and str(args[i + 1]).startswith(PREFIX_CONF + "="):
+        if arg == "--conf" and i + 1 < len(args) and str(args[i + 1]).startswith(key + "="):
             skip = True
             continue
         out.append(arg)
     position = 1 if out and out[0] == "driver" else 0
-    return [*out[:position], "--conf", f"{PREFIX_CONF}={prefix}", *out[position:]]
+    return [*out[:position], "--conf", f"{key}={value}", *out[position:]]
+
+
+def with_prefix(args: list[Any], prefix: str) -> list[Any]:
+    """Driver container args with ``--conf spark.kubernetes.executor.podNamePrefix=<prefix>``."""
+    return with_conf(args, PREFIX_CONF, prefix)
+
+
+# Each pod of a resubmitted Job gets its own identity from its name, through the downward API:
+# the kubelet expands $(POD_NAME) in args. A fixed value in the template would be shared by the
+# Job's later automatic retries: the name collisions and the shared app id would come back.
+PER_POD = "$(POD_NAME)"
+PER_POD_CONF = ("spark.app.id", PREFIX_CONF, "spark.kubernetes.driver.pod.name")
+
+
+def _per_pod_identity(pod_spec: dict[str, Any]) -> dict[str, Any]:
+    spec = copy.deepcopy(pod_spec)
+    for container in spec.get("containers") or []:
+        if not isinstance(container, dict) or container.get("name") != "spark-kubernetes-driver":
+            continue
+        args = list(container.get("args") or [])
+        for key in reversed(PER_POD_CONF):
+            args = with_conf(args, key, PER_POD)
+        container["args"] = args
+        env = [e for e in container.get("env") or [] if isinstance(e, dict)]
+        by_name = {"metadata.name": ("POD_NAME", "SPARK_APPLICATION_ID")}
+        names = {n for names in by_name.values() for n in names}
+        env = [e for e in env if e.get("name") not in names]
+        env.insert(
+            0, {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+        )
+        if any(e.get("name") == "SPARK_APPLICATION_ID" for e in container.get("env") or []):
+            env.append(
+                {
+                    "name": "SPARK_APPLICATION_ID",
+                    "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}},
+                }
+            )
+        container["env"] = env
+    return spec
 
 
 def _with_new_prefix(pod_spec: dict[str, Any], prefix: str) -> dict[str, Any]:
@@ -209,10 +248,10 @@ def resubmit_plan(
         labels = {
             k: v
             for k, v in raw.mapping(template, "metadata", "labels").items()
-            if k not in _JOB_LABELS
+            if k not in _JOB_LABELS and k != APP_ID  # a label cannot be per pod; the conf is
         }
         template["metadata"] = {**raw.mapping(template, "metadata"), "labels": labels}
-        template["spec"] = _with_new_prefix(raw.mapping(template, "spec"), prefix)
+        template["spec"] = _per_pod_identity(raw.mapping(template, "spec"))
         spec.pop("suspend", None)
         name = f"{re.sub(r'-r[a-z0-9]{5,}$', '', raw.name(job))}-r{suffix}"[:63].rstrip("-")
         body = {
@@ -232,7 +271,9 @@ def resubmit_plan(
             "jobs",
             app.namespace,
             name,
-            f"a new driver Job from {raw.name(job)}'s template, with a new executor name prefix {prefix}",
+            f"a new driver Job from {raw.name(job)}'s template; each of its pods takes its "
+            "spark.app.id, executor name prefix and driver pod name from its own name "
+            "($(POD_NAME), the downward API), so its later retries collide with nothing",
             body,
         )
         target = (

@@ -73,6 +73,13 @@ def _apply(self: SparkTUI, plan: Any) -> None:
                     timeout=10,
                 )
                 return
+            if plan.keep:
+                from kubectl_spark.app.act import now_text
+                from kubectl_spark.app.kept import keep
+
+                kept = keep(api, plan, now_text(api))
+                if kept:
+                    self.call_from_thread(self.notify, kept, severity="warning", timeout=10)
             report = actions.apply(api, plan)
     except Exception as exc:  # noqa: BLE001 - shown to the user
         self.call_from_thread(

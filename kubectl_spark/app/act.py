@@ -7,6 +7,7 @@ front ends' part.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import time
@@ -19,6 +20,7 @@ from kubectl_spark.core.model import App, Attempt
 from kubectl_spark.core.plans import KillContext, Plan, fence_plan, force_kill_plan, resubmit_plan
 from kubectl_spark.core.plans.base import FENCE_ID
 from kubectl_spark.errors import ApiRequestError, NotFound
+from kubectl_spark.knowledge.labels import SOURCE
 from kubectl_spark.kube.client import Api
 
 
@@ -168,9 +170,19 @@ def kill_context(app: App, attempt: Attempt, snapshot: Any) -> Any:
 
 
 def resubmit_inputs(api: Any, app: App, snapshot: Any) -> dict[str, Any]:
-    """The objects a resubmit copies (the CLI and the TUI build the same plan)."""
+    """The objects a resubmit copies (the CLI and the TUI build the same plan).
+
+    A bare driver that force-kill deleted is copied from what it kept in the history store.
+    """
     last = next((a for a in reversed(app.attempts) if a.uid), None)
     bare = app.source == "pod" and last is not None
+    seen = raw_pod(snapshot, last.uid) if last is not None else None
+    if bare and last is not None and (seen is None or SOURCE in raw.annotation_map(seen)):
+        from kubectl_spark.app.kept import kept_sources
+
+        found = kept_sources(api, app, last.uid)
+        if found:
+            return {"job": None, "sparkapp": None, **found}
     return {
         "driver": raw_pod(snapshot, last.uid) if last else None,
         "job": raw_named(snapshot.jobs, app.owner) if app.source == "job" else None,
@@ -233,10 +245,17 @@ def plan_fence(
 def plan_force_kill(
     api: Api, snapshot: Snapshot, app: App, attempt: Attempt, options: KillOptions
 ) -> Plan:
+    ctx = kill_context(app, attempt, snapshot)
+    if app.source == "pod" and ctx.driver is not None:
+        ctx = dataclasses.replace(
+            ctx,
+            owned=tuple(("configmap", c) for c in owned_by(api, app, attempt, "configmaps"))
+            + tuple(("service", s) for s in owned_by(api, app, attempt, "services")),
+        )
     return force_kill_plan(
         app,
         attempt,
-        kill_context(app, attempt, snapshot),
+        ctx,
         force=options.force,
         detach_volumes=options.detach_volumes,
         out_of_service=options.out_of_service,

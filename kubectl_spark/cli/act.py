@@ -74,6 +74,13 @@ def execute(api: Any, plan: Plan, *, dry_run: str, yes: bool, output: str) -> No
             status=403,
             reason="Forbidden",
         )
+    if dry_run == "none" and plan.keep:
+        from kubectl_spark.app.act import now_text
+        from kubectl_spark.app.kept import keep
+
+        kept = keep(api, plan, now_text(api))
+        if kept:
+            sys.stderr.write(escape(f"Warning: {kept}") + "\n")
     report = actions.apply(api, plan, server_dry_run=dry_run == "server")
     prefix = "(server dry run) " if dry_run == "server" else ""
     for op in report.applied:

@@ -180,3 +180,25 @@ def test_a_fence_says_what_it_does_not_guarantee(played, capsys) -> None:
     prefix = first["executors"][0]["pod"].rsplit("-exec-", 1)[0]
     assert any(f"startsWith('{prefix}-exec-')" in r for r in rules), rules
     assert all(v["reason"] == "Forbidden" for v in policy["spec"]["validations"])
+
+
+def test_a_force_killed_bare_driver_can_still_be_resubmitted(cluster, capsys) -> None:
+    """A spark-submit driver pod is the only copy of its spec: force-kill keeps it (and its
+    ConfigMaps and Service) in the history store first, and resubmit starts it again from them."""
+    c = cluster("s6-driver-restarts")
+    c.player.play_until(30)
+    code, out, err = run(capsys, c, "force-kill", "restarting-driver/1", "--force", "--dry-run")
+    assert code == 0 and "kept in the local history store" in out, out + err
+    code, out, err = run(capsys, c, "force-kill", "restarting-driver/1", "--force", "--yes")
+    assert code == 0, out + err
+    c.world.step(2)
+    assert c.world.find_pods("default", spark_role="driver") == []
+    rows = app_named(ls_json(capsys, c), "restarting-driver")["attempts"]
+    assert [a["state"] for a in rows] == ["Gone"]  # still listed: resubmit finds it
+    code, out, err = run(capsys, c, "resubmit", "restarting-driver", "--yes")
+    assert code == 0, out + err
+    assert "copied from what force-kill kept in the local history store" in out
+    assert "create configmaps" in out and "create services" in out
+    c.world.step(8)
+    new = app_named(ls_json(capsys, c), "restarting-driver")["attempts"][-1]
+    assert new["state"] == "Running" and len(new["executors"]) == 2

@@ -7,6 +7,7 @@ import typer
 from kubectl_spark.app.act import plan_resubmit
 from kubectl_spark.cli import act, common
 from kubectl_spark.cli.commands.action_options import DryRun, Yes, plan_output
+from kubectl_spark.errors import NotFound
 
 
 def run(
@@ -27,6 +28,16 @@ def run(
     """Start a fresh attempt: a new Job, a new driver pod (with a new executor name prefix), or an operator re-run."""
     mode = act.check_dry_run(dry_run)
     with common.session() as loaded:
-        app = common.find_app(loaded.analysis, app_ref)
+        try:
+            app = common.find_app(loaded.analysis, app_ref)
+        except NotFound:
+            app = None
+        if app is not None:
+            plan = plan_resubmit(loaded.api, loaded.snapshot, app, force=force)
+            act.execute(loaded.api, plan, dry_run=mode, yes=yes, output=output)
+            return
+    # Gone from the cluster: a bare driver force-kill deleted is known from the history store,
+    # where it kept what resubmit copies.
+    with common.one_app(app_ref, spark_api=False) as (loaded, app):
         plan = plan_resubmit(loaded.api, loaded.snapshot, app, force=force)
         act.execute(loaded.api, plan, dry_run=mode, yes=yes, output=output)

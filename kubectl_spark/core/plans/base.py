@@ -87,6 +87,9 @@ class Plan:
     created: tuple[dict[str, Any], ...] = field(default_factory=tuple)  # objects a resubmit creates
     # Per mechanism, what the action guarantees and what it does not (a fence's).
     guarantees: tuple[str, ...] = ()
+    # Objects to keep in the local history store before anything is applied (a bare driver's
+    # spec and ConfigMaps, which resubmit copies once force-kill deleted them).
+    keep: tuple[tuple[str, dict[str, Any]], ...] = ()  # (role: driver|configmap|service, object)
 
     def permissions(self) -> list[tuple[str, str, str, str, str]]:
         """(verb, group, resource, subresource, namespace) for a SelfSubjectAccessReview each."""

@@ -33,6 +33,9 @@ class KillContext:
     sparkapp: dict[str, Any] | None = None
     volumeattachments: tuple[dict[str, Any], ...] = ()
     pvcs: tuple[dict[str, Any], ...] = ()
+    # The ConfigMaps and Services the driver pod owns (a bare driver's), as (role, object):
+    # kept with its spec.
+    owned: tuple[tuple[str, dict[str, Any]], ...] = ()
 
 
 def force_kill_plan(
@@ -89,6 +92,15 @@ def force_kill_plan(
     )
     if detach_volumes:
         _detach_volumes(attempt, ctx, ops, notes, warnings)
+    keep: tuple[tuple[str, dict[str, Any]], ...] = ()
+    if app.source == "pod" and ctx.driver is not None:
+        # Nothing else holds a bare driver's spec: once deleted, resubmit has nothing to copy.
+        keep = (("driver", ctx.driver), *ctx.owned)
+        notes.append(
+            f"the driver pod's spec and the {len(ctx.owned)} ConfigMap(s) and Service(s) it owns "
+            "are first kept in the local history store: kubectl spark resubmit "
+            f"{app.name} can start it again from them"
+        )
     if ctx.sparkapp is not None:
         restart = raw.text(ctx.sparkapp, "spec", "restartPolicy", "type") or "Never"
         warnings.append(
@@ -96,7 +108,7 @@ def force_kill_plan(
             "its executors also name the SparkApplication as owner (spark-operator#2961), so they are deleted explicitly"
         )
     return dataclasses.replace(
-        base, operations=tuple(ops), warnings=tuple(warnings), notes=tuple(notes)
+        base, operations=tuple(ops), warnings=tuple(warnings), notes=tuple(notes), keep=keep
     )
 
 

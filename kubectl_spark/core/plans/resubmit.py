@@ -162,7 +162,9 @@ def resubmit_plan(
     suffix: str,
     now: str,
     actor: str,
+    kept_at: str = "",
 ) -> Plan:
+    """``kept_at``: when force-kill kept the (now gone) driver pod copied here, if it is."""
     base = Plan("resubmit", app.namespace, app.name, None)
     client_mode = client_mode_refusal(app, driver) if app.source == "pod" else ""
     if client_mode:
@@ -416,5 +418,15 @@ def resubmit_plan(
                 "spark.kubernetes.driver.pod.name and spark.driver.host name the new driver"
             ),
             "the copies of the ConfigMap and Service have no owner until you delete the old driver's",
+            *(
+                (
+                    (
+                        f"the driver pod {raw.name(driver)} is gone: copied from what "
+                        f"force-kill kept in the local history store at {kept_at}"
+                    ),
+                )
+                if kept_at
+                else ()
+            ),
         ),
     )

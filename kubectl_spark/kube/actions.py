@@ -8,6 +8,7 @@ failure stops the plan: what was applied and what was not is reported. A write i
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,34 @@ def _path(op: Operation) -> str:
         if op.verb == "create"
         else f"{scoped}/{op.name}" + (f"/{op.subresource}" if op.subresource else "")
     )
+
+
+WAIT_POLL_SECONDS = 0.5
+
+
+def _wait(api: Api, op: Operation) -> None:
+    """Poll the object until a field holds (``equals``) or changes (``differsFrom``).
+
+    What an operator does next is not the answer to a write: a plan that needs it (suspend,
+    then resume) waits for it, within ``timeoutSeconds``, and says so if it does not come.
+    """
+    body = op.body or {}
+    path = [str(p) for p in body.get("path") or []]
+    deadline = time.monotonic() + float(body.get("timeoutSeconds") or 120)
+    while True:
+        found: Any = api.request("GET", _path(op), what=op.summary())
+        for key in path:
+            found = found.get(key) if isinstance(found, dict) else None
+        if ("equals" in body and found == body["equals"]) or (
+            "differsFrom" in body and found not in (None, "", body["differsFrom"])
+        ):
+            return
+        if time.monotonic() > deadline:
+            raise errors.KubectlSparkError(
+                f"{op.target()}: {'.'.join(path)} is {found!r} after "
+                f"{body.get('timeoutSeconds') or 120} s: {op.reason} did not happen"
+            )
+        time.sleep(WAIT_POLL_SECONDS)
 
 
 def can(
@@ -109,6 +138,9 @@ def apply(api: Api, plan: Plan, *, server_dry_run: bool = False) -> Report:
                     "resourceVersion": op.resource_version,
                 }
                 api.request("PUT", _path(op), body=body, query=query, what=op.summary())
+            elif op.verb == "wait":
+                if not server_dry_run:  # nothing was changed, so nothing will come of it
+                    _wait(api, op)
             else:
                 api.request("POST", _path(op), body=op.body, query=query, what=op.summary())
         except errors.KubectlSparkError as exc:

@@ -21,7 +21,7 @@ class SparkOperator:
         self.world = world
         self.drivers = drivers
         self.templates: dict[tuple[str, str], AppConfig] = {}
-        self.generations: dict[str, int] = {}  # app uid → the spec generation last acted on
+        self.specs: dict[str, str] = {}  # app uid → the spec (less suspend) last acted on
 
     def tick(self) -> None:
         client = self.world.client
@@ -63,12 +63,19 @@ class SparkOperator:
         status = app.get("status") or {}
         state = (status.get("applicationState") or {}).get("state", "")
         driver_name = f"{name}-driver"
-        generation = int(app["metadata"].get("generation") or 1)
-        seen = self.generations.setdefault(app["metadata"]["uid"], generation)
-        if generation > seen:
+        # The spec as the operator compares it: without suspend and timeToLiveSeconds, which
+        # change without invalidating the run (event_filter.go).
+        spec = {
+            k: v
+            for k, v in (app.get("spec") or {}).items()
+            if k not in ("suspend", "timeToLiveSeconds")
+        }
+        key = hashlib.sha256(repr(sorted(spec.items())).encode()).hexdigest()
+        seen = self.specs.setdefault(app["metadata"]["uid"], key)
+        if key != seen:
             # A changed spec invalidates the current run: the operator deletes its resources and
             # submits anew with fresh counters (INVALIDATING).
-            self.generations[app["metadata"]["uid"]] = generation
+            self.specs[app["metadata"]["uid"]] = key
             old = client.get(pod(ns, driver_name))
             if old is not None:
                 client.delete(pod(ns, driver_name), uid=old["metadata"]["uid"], grace=0)
@@ -84,6 +91,8 @@ class SparkOperator:
                     "terminationTime": None,
                 },
             )
+            return
+        if self._suspension(app, state, driver_name):
             return
         if state == "INVALIDATING":
             state = ""
@@ -118,6 +127,55 @@ class SparkOperator:
             )
         elif state == "FAILING":
             self._failing(app, status, driver, driver_name)
+
+    def _suspension(self, app: dict[str, Any], state: str, driver_name: str) -> bool:
+        """spec.suspend, as controller.go runs it; True when this tick was about it.
+
+        Any state but COMPLETED, FAILED and SUSPENDED goes SUSPENDING; then the driver is
+        deleted and the state is SUSPENDED (app id, driver and executor state cleared, the
+        attempt counters kept); once suspend is false and the driver gone, RESUMING, then a new
+        submission.
+        """
+        client = self.world.client
+        ns, name = app["metadata"]["namespace"], app["metadata"]["name"]
+        suspend = bool((app.get("spec") or {}).get("suspend"))
+        if suspend and state not in ("COMPLETED", "FAILED", "SUSPENDED", "SUSPENDING"):
+            self._status(app, {"applicationState": {"state": "SUSPENDING"}})
+            self.world.recorder.event(
+                app, "SparkApplicationSuspending", f"SparkApplication {name} is suspending",
+                component="spark-operator",
+            )  # fmt: skip
+            return True
+        driver = client.get(pod(ns, driver_name))
+        if state == "SUSPENDING":
+            if driver is not None:
+                client.delete(pod(ns, driver_name), uid=driver["metadata"]["uid"])
+            self._status(
+                app,
+                {
+                    "applicationState": {"state": "SUSPENDED"},
+                    "sparkApplicationId": None,
+                    "driverInfo": None,
+                    "executorState": None,
+                },
+            )
+            self.world.recorder.event(
+                app, "SparkApplicationSuspended", f"SparkApplication {name} is suspended",
+                component="spark-operator",
+            )  # fmt: skip
+            return True
+        if state == "SUSPENDED":
+            if driver is None and not suspend:
+                self._status(app, {"applicationState": {"state": "RESUMING"}})
+                self.world.recorder.event(
+                    app, "SparkApplicationResuming", f"SparkApplication {name} is resuming",
+                    component="spark-operator",
+                )  # fmt: skip
+            return True
+        if state == "RESUMING":
+            self._submit(app, app.get("status") or {}, driver_name)
+            return True
+        return False
 
     def _follow_driver(
         self,

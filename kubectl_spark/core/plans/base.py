@@ -95,7 +95,8 @@ class Plan:
         """(verb, group, resource, subresource, namespace) for a SelfSubjectAccessReview each."""
         seen: dict[tuple[str, str, str, str, str], None] = {}
         for op in self.operations:
-            seen[(op.verb, op.group, op.resource, op.subresource, op.namespace or "")] = None
+            verb = "get" if op.verb == "wait" else op.verb  # a wait reads the object
+            seen[(verb, op.group, op.resource, op.subresource, op.namespace or "")] = None
         return list(seen)
 
     def to_json(self) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from .base import (
     job_may_start_attempts,
     stamp_of,
 )
+from .resubmit_operator import operator_resubmit
 
 _RUNTIME_META = (
     "uid",
@@ -184,44 +185,8 @@ def resubmit_plan(
             return dataclasses.replace(
                 base, refusal=f"SparkApplication {app.name} no longer exists: nothing to re-run"
             )
-        conf = {
-            **raw.mapping(sparkapp, "spec", "sparkConf"),
-            "spark.kubectl-spark.io/resubmitted-at": now,
-            PREFIX_CONF: prefix,
-        }
-        op = Operation(
-            "patch",
-            "sparkoperator.k8s.io/v1beta2",
-            "sparkapplications",
-            app.namespace,
-            app.name,
-            "change the spec (sparkConf) so that the operator re-runs the application, with fresh executor names",
-            {
-                "metadata": {"uid": raw.uid(sparkapp), "annotations": stamp},
-                "spec": {"sparkConf": conf},
-            },
-            uid=raw.uid(sparkapp),
-        )
-        event = event_on(
-            app.namespace,
-            "SparkApplication",
-            "sparkoperator.k8s.io/v1beta2",
-            app.name,
-            raw.uid(sparkapp),
-            "Resubmitted",
-            f"{app.name} resubmitted by {actor} (executor name prefix {prefix})",
-            now,
-            actor,
-        )
-        return dataclasses.replace(
-            base,
-            operations=(op, event),
-            notes=(
-                (
-                    "the spark-operator re-submits a SparkApplication whose spec changed (it invalidates the current run and "
-                    "submits again); a changed sparkConf entry is the least intrusive spec change"
-                ),
-            ),
+        return operator_resubmit(
+            base, app, sparkapp, prefix=prefix, now=now, actor=actor, stamp=stamp
         )
     if app.source == "job":
         if job is None:

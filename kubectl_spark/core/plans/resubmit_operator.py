@@ -1,0 +1,117 @@
+"""Resubmitting a SparkApplication of the Kubeflow spark-operator.
+
+From its controller (``internal/controller/sparkapplication/controller.go`` and
+``event_filter.go``, spark-operator v2):
+
+- ``spec.suspend: true`` moves any state but COMPLETED, FAILED and SUSPENDED to SUSPENDING: the
+  operator deletes the driver and its resources, then SUSPENDED (app id, driver and executor
+  state cleared; the attempt counters kept). ``spec.suspend: false`` then RESUMING: a new
+  submission, with a new ``status.submissionID``. Changing ``suspend`` does not invalidate the
+  run (the event filter leaves it out of the spec comparison).
+- Any other spec change invalidates the run (INVALIDATING): resources deleted, the attempt
+  counters reset to 0, submitted again. The operator calls its change detection best effort.
+  A finished application (COMPLETED or FAILED) is not suspended: a spec change is then the way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from kubectl_spark.core import raw
+from kubectl_spark.core.model import App
+
+from .base import PREFIX_CONF, Operation, Plan, event_on
+
+API = "sparkoperator.k8s.io/v1beta2"
+TERMINATED = ("COMPLETED", "FAILED")
+WAIT_SECONDS = 180
+
+
+def operator_resubmit(
+    base: Plan, app: App, sparkapp: dict[str, Any], *, prefix: str, now: str, actor: str,
+    stamp: dict[str, str],
+) -> Plan:  # fmt: skip
+    state = raw.text(sparkapp, "status", "applicationState", "state")
+    uid = raw.uid(sparkapp)
+    event = event_on(
+        app.namespace, "SparkApplication", API, app.name, uid, "Resubmitted",
+        f"{app.name} resubmitted by {actor}", now, actor,
+    )  # fmt: skip
+    if state in TERMINATED:
+        return _by_spec_change(base, app, sparkapp, prefix, now, stamp, event, state)
+    submission = raw.text(sparkapp, "status", "submissionID")
+    fixed = raw.mapping(sparkapp, "spec", "sparkConf").get(PREFIX_CONF)
+
+    def suspend(value: bool, why: str) -> Operation:
+        return Operation(
+            "patch", API, "sparkapplications", app.namespace, app.name, why,
+            {"metadata": {"uid": uid, "annotations": stamp}, "spec": {"suspend": value}},
+            uid=uid,
+        )  # fmt: skip
+
+    def wait(body: dict[str, Any], why: str) -> Operation:
+        return Operation(
+            "wait", API, "sparkapplications", app.namespace, app.name, why,
+            {**body, "timeoutSeconds": WAIT_SECONDS},
+        )  # fmt: skip
+
+    state_path = ["status", "applicationState", "state"]
+    ops = (
+        suspend(True, "suspend it: the operator deletes the driver and its resources, keeping "
+                "the attempt counters (SUSPENDING, then SUSPENDED)"),
+        wait({"path": state_path, "equals": "SUSPENDED"}, "the operator suspends it"),
+        suspend(False, "resume it: the operator submits a new run (RESUMING)"),
+        wait({"path": ["status", "submissionID"], "differsFrom": submission},
+             "the operator makes a new submission (a new status.submissionID)"),
+        event,
+    )  # fmt: skip
+    warnings: tuple[str, ...] = ()
+    if fixed:
+        warnings = (
+            (
+                f"spec.sparkConf fixes {PREFIX_CONF}={fixed}: every run names its executors the "
+                "same, and a run's executors still there make the next one's creates fail (409); "
+                "removing it is a spec change, which re-runs the application and resets its counters"
+            ),
+        )
+    return dataclasses.replace(
+        base,
+        operations=ops,
+        warnings=warnings,
+        notes=(
+            (
+                "suspend and resume, not a spec change: a spec change invalidates the run and resets "
+                "its attempt counters; the resubmission is checked by its new submissionID"
+            ),
+        ),
+    )
+
+
+def _by_spec_change(
+    base: Plan, app: App, sparkapp: dict[str, Any], prefix: str, now: str,
+    stamp: dict[str, str], event: Operation, state: str,
+) -> Plan:  # fmt: skip
+    conf = {
+        **raw.mapping(sparkapp, "spec", "sparkConf"),
+        "spark.kubectl-spark.io/resubmitted-at": now,
+        PREFIX_CONF: prefix,
+    }
+    op = Operation(
+        "patch", API, "sparkapplications", app.namespace, app.name,
+        "change the spec (sparkConf) so that the operator re-runs the application, with fresh "
+        "executor names",
+        {"metadata": {"uid": raw.uid(sparkapp), "annotations": stamp}, "spec": {"sparkConf": conf}},
+        uid=raw.uid(sparkapp),
+    )  # fmt: skip
+    return dataclasses.replace(
+        base,
+        operations=(op, event),
+        notes=(
+            (
+                f"the application is {state}: the operator does not suspend or resume a finished "
+                "one, but re-runs one whose spec changed (it invalidates the run and submits again, "
+                "its attempt counters reset to 0); a sparkConf entry is the least intrusive change"
+            ),
+        ),
+    )

@@ -41,7 +41,23 @@ ADVICE_BY_CATEGORY = {
 }
 
 
+# A lost node's attempt whose pods are gone from the API: there is nothing left to fence or kill.
+NODE_LOST_KILLED = (
+    "already force-killed: its pods are gone from the API; if the node comes back, its kubelet "
+    "stops what still runs there"
+)
+NODE_LOST_GONE = (
+    "its pod is gone from the API: nothing is left to fence or kill here; if the node may come "
+    "back with the process running, keep it powered off or tainted out-of-service until then"
+)
+
+
 def advice(reason: Reason | None) -> str | None:
     if reason is None:
         return None
+    if reason.code == "NodeLost":
+        if any(e.startswith("event ForceKilled") for e in reason.evidence):
+            return NODE_LOST_KILLED
+        if "the pod is gone" in reason.message:
+            return NODE_LOST_GONE
     return ADVICE_BY_CATEGORY.get((reason.code, reason.category)) or ADVICE.get(reason.code)

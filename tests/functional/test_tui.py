@@ -859,3 +859,19 @@ async def test_the_tui_keeps_a_stopped_executors_last_lines_itself(
         await press_l_on_the_first_executor(pilot, app)
         lines = [str(line.text) for line in app.screen.query_one("#text-body").lines]
         assert "java.lang.OutOfMemoryError: GC overhead limit exceeded" in lines
+
+
+async def test_a_refusal_that_needs_a_flag_says_to_use_the_command_line(cluster) -> None:
+    """s2: attempt 1's node is only unreachable; K is refused until the node is said down,
+    which takes a flag the TUI's keys do not pass."""
+    c = cluster("s2-partition")
+    c.player.play()
+    app = live_app(c)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
+        await to_first_attempt(pilot, app)
+        await pilot.press("K")
+        await until(pilot, lambda: isinstance(app.screen, PlanScreen))
+        shown = text_of(app.screen.query_one("#plan-text"))
+        assert "Refused:" in shown and "--node-down" in shown
+        assert "The TUI passes no flags: run kubectl spark force-kill networkwordcount/1" in shown

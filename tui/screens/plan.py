@@ -27,6 +27,15 @@ class PlanScreen(ModalScreen[bool]):
         text.append_text(safe(f"{plan.action} {where} in namespace {plan.namespace}\n\n", "bold"))
         if plan.refusal:
             text.append_text(safe(f"Refused: {plan.refusal}", "bold red"))
+            if "pass --" in plan.refusal:
+                # The keys here take no flags: the command line does.
+                text.append_text(
+                    safe(
+                        f"\n\nThe TUI passes no flags: run kubectl spark {plan.action} {where} "
+                        f"-n {plan.namespace} with the flag named above.",
+                        "yellow",
+                    )
+                )
         elif plan.noop:
             text.append_text(safe(f"Nothing to do: {plan.noop}", "bold green"))
         else:

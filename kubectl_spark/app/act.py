@@ -19,6 +19,7 @@ from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import App, Attempt
 from kubectl_spark.core.plans import KillContext, Plan, fence_plan, force_kill_plan, resubmit_plan
 from kubectl_spark.core.plans.base import FENCE_ID
+from kubectl_spark.core.plans.force_kill import executor_controllers
 from kubectl_spark.errors import ApiRequestError, NotFound
 from kubectl_spark.knowledge.labels import SOURCE
 from kubectl_spark.kube.client import Api
@@ -140,6 +141,29 @@ def network_policies(api: Any, app: App) -> list[dict[str, Any]]:
     return [i for i in items if isinstance(i, dict)]
 
 
+def replicasets_of(api: Any, app: App, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ReplicaSets that own these pods (to find their Deployments); none when unreadable."""
+    names = {
+        raw.text(ref, "name")
+        for pod in pods
+        for ref in raw.items(pod, "metadata", "ownerReferences")
+        if raw.text(ref, "kind") == "ReplicaSet"
+    }
+    found = []
+    for name in sorted(names):
+        try:
+            found.append(
+                api.request(
+                    "GET",
+                    f"/apis/apps/v1/namespaces/{app.namespace}/replicasets/{name}",
+                    what="get the ReplicaSet that owns executors",
+                )
+            )
+        except ApiRequestError:
+            continue
+    return [f for f in found if isinstance(f, dict)]
+
+
 def attempt_pods(snapshot: Any, attempt: Attempt) -> list[dict[str, Any]]:
     uids = {attempt.uid} | {e.uid for e in attempt.executors}
     return [p for p in snapshot.pods if isinstance(p, dict) and raw.uid(p) in uids - {None}]
@@ -246,6 +270,10 @@ def plan_force_kill(
     api: Api, snapshot: Snapshot, app: App, attempt: Attempt, options: KillOptions
 ) -> Plan:
     ctx = kill_context(app, attempt, snapshot)
+    pods = attempt_pods(snapshot, attempt)
+    ctx = dataclasses.replace(
+        ctx, controllers=executor_controllers(pods, replicasets_of(api, app, pods))
+    )
     if app.source == "pod" and ctx.driver is not None:
         ctx = dataclasses.replace(
             ctx,

@@ -33,6 +33,7 @@ def _path(op: Operation) -> str:
 
 
 WAIT_POLL_SECONDS = 0.5
+GARBAGE_COLLECTED_FIRST = ("statefulsets", "deployments")
 
 
 def _wait(api: Api, op: Operation) -> None:
@@ -121,7 +122,13 @@ def apply(api: Api, plan: Plan, *, server_dry_run: bool = False) -> Report:
                     options["preconditions"] = {"uid": op.uid}
                 if server_dry_run:
                     options["dryRun"] = ["All"]
-                api.request("DELETE", _path(op), body=options, query=query, what=op.summary())
+                try:
+                    api.request("DELETE", _path(op), body=options, query=query, what=op.summary())
+                except errors.NotFound:
+                    # A controller the driver pod owned: deleting the driver may have let the
+                    # garbage collector remove it first, which is what was wanted.
+                    if op.resource not in GARBAGE_COLLECTED_FIRST:
+                        raise
             elif op.verb == "patch":
                 api.request(
                     "PATCH",

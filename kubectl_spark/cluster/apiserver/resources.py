@@ -168,6 +168,41 @@ BUILTIN: tuple[ResourceType, ...] = (
         subresources=(_status("Job"),),
     ),
     ResourceType("coordination.k8s.io", "v1", "leases", "lease", "Lease", namespaced=True),
+    # Served and stored, with no controller behind them: Spark 3.3+'s StatefulSet and 4.2's
+    # Deployment allocators own executors through them (tests create the pods themselves).
+    ResourceType(
+        "apps",
+        "v1",
+        "statefulsets",
+        "statefulset",
+        "StatefulSet",
+        namespaced=True,
+        short_names=("sts",),
+        categories=("all",),
+        subresources=(_status("StatefulSet"),),
+    ),
+    ResourceType(
+        "apps",
+        "v1",
+        "deployments",
+        "deployment",
+        "Deployment",
+        namespaced=True,
+        short_names=("deploy",),
+        categories=("all",),
+        subresources=(_status("Deployment"),),
+    ),
+    ResourceType(
+        "apps",
+        "v1",
+        "replicasets",
+        "replicaset",
+        "ReplicaSet",
+        namespaced=True,
+        short_names=("rs",),
+        categories=("all",),
+        subresources=(_status("ReplicaSet"),),
+    ),
     ResourceType(
         "policy",
         "v1",
@@ -238,6 +273,7 @@ BUILTIN: tuple[ResourceType, ...] = (
 # kube-apiserver lists groups in this order in /apis; kubectl resolves ambiguous short names
 # (e.g. "events") by it, preferring the core group.
 GROUP_ORDER = (
+    "apps",
     "batch",
     "networking.k8s.io",
     "policy",

@@ -1,6 +1,7 @@
 """``force-kill``: exactly one attempt's pods, now, by UID; and what unblocks its replacement."""
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,35 @@ class KillContext:
     # The ConfigMaps and Services the driver pod owns (a bare driver's), as (role, object):
     # kept with its spec.
     owned: tuple[tuple[str, dict[str, Any]], ...] = ()
+    # The controllers that own the attempt's executors and would recreate them (Spark 3.3+'s
+    # StatefulSet allocator, 4.2's Deployment allocator): (resource, name, uid).
+    controllers: tuple[tuple[str, str, str], ...] = ()
+
+
+def executor_controllers(
+    pods: Sequence[Mapping[str, Any]], replicasets: Sequence[Mapping[str, Any]]
+) -> tuple[tuple[str, str, str], ...]:
+    """(resource, name, uid) of the StatefulSets and Deployments that own these pods.
+
+    A ReplicaSet is not one: its Deployment makes it again; the Deployment is read from the
+    ReplicaSet's own owner.
+    """
+    found: dict[str, tuple[str, str, str]] = {}
+    by_uid = {raw.uid(rs): rs for rs in replicasets}
+    for pod in pods:
+        for ref in raw.items(pod, "metadata", "ownerReferences"):
+            kind, uid = raw.text(ref, "kind"), raw.text(ref, "uid")
+            if kind == "StatefulSet" and uid:
+                found[uid] = ("statefulsets", raw.text(ref, "name"), uid)
+            elif kind == "ReplicaSet" and uid in by_uid:
+                for owner in raw.items(by_uid[uid], "metadata", "ownerReferences"):
+                    if raw.text(owner, "kind") == "Deployment" and raw.text(owner, "uid"):
+                        found[raw.text(owner, "uid")] = (
+                            "deployments",
+                            raw.text(owner, "name"),
+                            raw.text(owner, "uid"),
+                        )
+    return tuple(found.values())
 
 
 def force_kill_plan(
@@ -86,20 +116,42 @@ def force_kill_plan(
     )
     message = f"attempt {attempt.number} force-killed by {actor}"
     ops.append(event(app, attempt, "ForceKilled", message, now, actor))
-    ops.extend(
+    deletes = [
         delete_pod_now(app, pod, uid, f"delete the {role} now, only if it is still this pod")
         for pod, uid, role in pods
-    )
+    ]
+    # A controller that owns executors makes each one it loses again: it goes before them
+    # (Background: it is removed at once; its pods are the explicit deletes that follow).
+    controllers = [
+        Operation(
+            "delete",
+            "apps/v1",
+            resource,
+            app.namespace,
+            name,
+            f"delete the {resource[:-1]} that owns the attempt's executors (it would recreate "
+            "each one deleted), only if it is still this one",
+            {"propagationPolicy": "Background"},
+            uid=uid,
+        )
+        for resource, name, uid in ctx.controllers
+    ]
+    first = 1 if pods and pods[0][2] == "driver" else 0
+    ops.extend([*deletes[:first], *controllers, *deletes[first:]])
     if detach_volumes:
         _detach_volumes(attempt, ctx, ops, notes, warnings)
     keep: tuple[tuple[str, dict[str, Any]], ...] = ()
     if app.source == "pod" and ctx.driver is not None:
         # Nothing else holds a bare driver's spec: once deleted, resubmit has nothing to copy.
         keep = (("driver", ctx.driver), *ctx.owned)
+        owned = (
+            f" and the {len(ctx.owned)} ConfigMap(s) and Service(s) it owns are"
+            if ctx.owned
+            else " is"
+        )
         notes.append(
-            f"the driver pod's spec and the {len(ctx.owned)} ConfigMap(s) and Service(s) it owns "
-            "are first kept in the local history store: kubectl spark resubmit "
-            f"{app.name} can start it again from them"
+            f"the driver pod's spec{owned} first kept in the local history store: kubectl spark "
+            f"resubmit {app.name} can start it again from what is kept"
         )
     if ctx.sparkapp is not None:
         restart = raw.text(ctx.sparkapp, "spec", "restartPolicy", "type") or "Never"

@@ -157,6 +157,17 @@ def test_a_fenced_zombie_driver_is_refused_by_the_api_server(stage: Stage, capsy
     assert denied is not None and denied.status == 403, denied
     assert s.world.client.get(victim_path)["metadata"]["uid"] == victim["metadata"]["uid"]
 
-    code, out, err = s.cli(capsys, "unfence", f"{APP}/1", "--yes")
+    # A fenced zombie may be force-killed without --node-down (the fence cut it off); its pods
+    # go, the fence's policies stay; unfence then removes what the fence left.
+    code, out, err = s.cli(capsys, "force-kill", f"{APP}/1", "--yes")
     assert code == 0, out + err
+    s.settle(2)
+    assert zombie["metadata"]["uid"] not in {
+        d["metadata"]["uid"] for d in s.pods(spark_role="driver")
+    }
+    netpols = "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies"
+    assert len(s.world.client.list(POLICIES)) == 1 and len(s.world.client.list(netpols)) == 1
+    code, out, err = s.cli(capsys, "unfence", f"{APP}/1", "--yes")
+    assert code == 0 and "not fenced" not in out, out + err
     assert s.world.client.list(POLICIES) == [] and s.world.client.list(BINDINGS) == []
+    assert s.world.client.list(netpols) == []

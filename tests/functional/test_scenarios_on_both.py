@@ -353,3 +353,60 @@ def _attempt_executors(s: Stage, number: int) -> int:
 def _executors_on(s: Stage, node: str, *, running: bool) -> int:
     pods = s.running(spark_role="executor") if running else s.pods(spark_role="executor")
     return sum(1 for p in pods if p["spec"].get("nodeName") == node)
+
+
+def test_resubmit_suspends_and_resumes_a_running_spark_application(stage, capsys) -> None:
+    """Issue 24: the spark-operator re-runs on suspend/resume, with no spec change (which would
+    reset its attempt counters); the plan waits for SUSPENDED, then for a new submissionID.
+    The world runs on beside the command, as a cluster would."""
+    import threading
+
+    doc = {
+        "name": "operator-resubmit",
+        "title": "a running SparkApplication",
+        "description": "resubmitted while it runs",
+        "nodes": [{"name": "node-a"}, {"name": "node-b"}],
+        "apps": [{"name": "pi", "launch": "operator", "executors": 1}],
+        "steps": [{"at": 0, "submit": "pi"}],
+    }
+    s = stage(scenarios.parse(doc, "operator-resubmit"))
+    s.do("submit", "pi")
+    path = "/apis/sparkoperator.k8s.io/v1beta2/namespaces/default/sparkapplications/pi"
+
+    def state() -> str:
+        app = s.world.client.get(path) or {}
+        return str(((app.get("status") or {}).get("applicationState") or {}).get("state"))
+
+    s.until("the application RUNNING", lambda: state() == "RUNNING")
+    before = s.world.client.get(path)
+    stop = threading.Event()
+
+    def cluster_runs() -> None:
+        while not stop.is_set():
+            if s.kind == "real":
+                s.world.tick()
+                stop.wait(0.2)
+            else:
+                s.world.step(1)
+                stop.wait(0.02)
+
+    runner = threading.Thread(target=cluster_runs, daemon=True)
+    runner.start()
+    try:
+        code, out, err = s.cli(capsys, "resubmit", "pi", "--force", "--yes")
+    finally:
+        stop.set()
+        runner.join()
+    assert code == 0, out + err
+    assert "done: wait sparkapplications.sparkoperator.k8s.io default/pi" in out
+    after = s.world.client.get(path)
+    assert after["status"]["submissionID"] != before["status"]["submissionID"]
+    assert after["spec"].get("suspend") is False
+    assert after["spec"].get("sparkConf") == before["spec"].get("sparkConf")  # no spec change
+    assert after["status"]["executionAttempts"] == before["status"]["executionAttempts"] + 1
+    reasons = {
+        e["reason"]
+        for e in s.world.client.list("/api/v1/namespaces/default/events")
+        if e["involvedObject"]["name"] == "pi"
+    }
+    assert {"SparkApplicationSuspended", "SparkApplicationResuming", "Resubmitted"} <= reasons

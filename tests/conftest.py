@@ -57,6 +57,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+    # Longest first (xdist's workers take the queue in order and steal from its tail): a
+    # 90-second test that starts last would make the whole run wait for it.
+    items.sort(key=lambda item: LONGEST.index(item.name) if item.name in LONGEST else len(LONGEST))
+
+
+# The longest tests, slowest first (from --durations; the rest keep their order).
+LONGEST = (
+    "test_krew_archive_installs_and_runs_through_kubectl",
+    "test_install_from_source_into_a_clean_virtualenv",
+    "test_the_tuis_model_converges_after_a_simulated_hour_of_faults",
+    "test_s1_a_lost_node_brings_attempt_2_and_a_zombie[real]",
+    "test_s2b_a_blocked_job_and_the_advice_that_unblocks_it[real]",
+    "test_a_fenced_zombie_driver_is_refused_by_the_api_server[real]",
+    "test_hostile_text_never_crashes_and_never_reaches_the_terminal_raw",
+    "test_s4_executor_losses_of_every_kind[real]",
+)
 
 
 @pytest.fixture

@@ -127,7 +127,7 @@ def test_force_kill_deletes_the_statefulset_before_its_executors(
     assert client.list(STS) == []
     # Nothing makes the executors again (on the real control plane, the StatefulSet controller
     # would have, had its StatefulSet stayed).
-    for _ in range(10):
+    for _ in range(4):
         world.tick()
         time.sleep(0.2)
     assert client.list(NS, labelSelector="spark-role=executor") == []

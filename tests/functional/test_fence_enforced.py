@@ -161,7 +161,6 @@ def test_a_fenced_zombie_driver_is_refused_by_the_api_server(stage: Stage, capsy
     # go, the fence's policies stay; unfence then removes what the fence left.
     code, out, err = s.cli(capsys, "force-kill", f"{APP}/1", "--yes")
     assert code == 0, out + err
-    s.settle(2)
     assert zombie["metadata"]["uid"] not in {
         d["metadata"]["uid"] for d in s.pods(spark_role="driver")
     }

@@ -106,6 +106,14 @@ async def test_split_brain_banner_attempt_reason_and_fence(cluster) -> None:
             and "failed attempt" in detail
             and "evidence" in detail
         )
+        # K first: refused until the node is said down, a flag the keys cannot pass.
+        await pilot.press("K")
+        await until(pilot, lambda: isinstance(app.screen, PlanScreen))
+        shown = text_of(app.screen.query_one("#plan-text"))
+        assert "Refused:" in shown and "--node-down" in shown
+        assert "The TUI passes no flags: run kubectl spark force-kill networkwordcount/1" in shown
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, PlanScreen))
         await pilot.press("f")
         await until(pilot, lambda: isinstance(app.screen, PlanScreen))
         assert "fence networkwordcount/1" in text_of(app.screen.query_one("#plan-text"))
@@ -859,19 +867,3 @@ async def test_the_tui_keeps_a_stopped_executors_last_lines_itself(
         await press_l_on_the_first_executor(pilot, app)
         lines = [str(line.text) for line in app.screen.query_one("#text-body").lines]
         assert "java.lang.OutOfMemoryError: GC overhead limit exceeded" in lines
-
-
-async def test_a_refusal_that_needs_a_flag_says_to_use_the_command_line(cluster) -> None:
-    """s2: attempt 1's node is only unreachable; K is refused until the node is said down,
-    which takes a flag the TUI's keys do not pass."""
-    c = cluster("s2-partition")
-    c.player.play()
-    app = live_app(c)
-    async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
-        await to_first_attempt(pilot, app)
-        await pilot.press("K")
-        await until(pilot, lambda: isinstance(app.screen, PlanScreen))
-        shown = text_of(app.screen.query_one("#plan-text"))
-        assert "Refused:" in shown and "--node-down" in shown
-        assert "The TUI passes no flags: run kubectl spark force-kill networkwordcount/1" in shown

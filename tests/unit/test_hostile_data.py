@@ -132,7 +132,7 @@ def clusters(draw: Any) -> Snapshot:
 
 
 @settings(
-    max_examples=1500, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=600, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
 @given(clusters())
 def test_hostile_text_never_crashes_and_never_reaches_the_terminal_raw(snapshot: Snapshot) -> None:

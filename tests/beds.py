@@ -113,6 +113,23 @@ class RealBed:
         self.kubelets.stop()
 
 
+def grant_edit_to_default_account(client: Client, name: str) -> None:
+    """RBAC on the real control plane (the emulator allows by default): the default service
+    account of "default" may edit, as a Spark driver's account may create and delete pods."""
+    client.create(
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+        {
+            "metadata": {"name": name},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "edit",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "default"}],
+        },
+    )
+
+
 def _create_node(client: Client, name: str, endpoint: tuple[str, int] | None) -> None:
     address, port = endpoint or ("10.0.0.9", 10250)
     try:

@@ -8,6 +8,7 @@ front ends' part.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import os
 import time
@@ -237,7 +238,9 @@ def plan_fence(
     keep_executors: bool = False,
     force: bool = False,
 ) -> Plan:
-    plan = fence_plan(
+    # Read once: the second plan differs only by what it asks of the server beyond them.
+    planned = functools.partial(
+        fence_plan,
         app,
         attempt,
         lease=lease(api, app),
@@ -248,18 +251,10 @@ def plan_fence(
         node_reachable=node_reachable(snapshot, attempt.node),
         force=force,
     )
+    plan = planned()
     if plan.refusal or plan.noop:
         return plan  # asked nothing more of the server: a refused action leaves no trace
-    return fence_plan(
-        app,
-        attempt,
-        lease=lease(api, app),
-        allow=allow,
-        keep_executors=keep_executors,
-        now=now_text(api),
-        actor=actor(api),
-        node_reachable=node_reachable(snapshot, attempt.node),
-        force=force,
+    return planned(
         admission=admission_usable(api),
         network_policies=network_policies(api, app),
         attempt_pods=attempt_pods(snapshot, attempt),

@@ -180,3 +180,24 @@ def sparkapps(namespace: str) -> str:
 
 NODES = "/api/v1/nodes"
 VOLUME_ATTACHMENTS = "/apis/storage.k8s.io/v1/volumeattachments"
+
+
+def request_token(client: Client, namespace: str, account: str, pod_name: str, pod_uid: str) -> str:
+    """A token of ``account`` bound to one pod (TokenRequest), as the kubelet mounts it."""
+    answer = client.create(
+        f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
+        {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {
+                "boundObjectRef": {
+                    "kind": "Pod",
+                    "apiVersion": "v1",
+                    "name": pod_name,
+                    "uid": pod_uid,
+                },
+                "expirationSeconds": 3600,
+            },
+        },
+    )
+    return str(answer["status"]["token"])

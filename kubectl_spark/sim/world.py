@@ -19,7 +19,7 @@ from kubectl_spark.knowledge.times import rfc3339
 
 from . import objects
 from .attach import AttachDetach
-from .client import Client, SimApiError, pod, pods
+from .client import Client, SimApiError, pod, pods, request_token
 from .jobs import JobController
 from .kubelet import Kubelet
 from .nodelifecycle import OUT_OF_SERVICE, NodeLifecycle
@@ -102,23 +102,9 @@ class World:
         found = self._driver_clients.get(meta["uid"])
         if found is None:
             account = (driver.get("spec") or {}).get("serviceAccountName") or "default"
-            answer = self.client.create(
-                f"/api/v1/namespaces/{meta['namespace']}/serviceaccounts/{account}/token",
-                {
-                    "apiVersion": "authentication.k8s.io/v1",
-                    "kind": "TokenRequest",
-                    "spec": {
-                        "boundObjectRef": {
-                            "kind": "Pod",
-                            "apiVersion": "v1",
-                            "name": meta["name"],
-                            "uid": meta["uid"],
-                        },
-                        "expirationSeconds": 3600,
-                    },
-                },
+            token = request_token(
+                self.client, meta["namespace"], account, meta["name"], meta["uid"]
             )
-            token = answer["status"]["token"]
             found = self._driver_clients[meta["uid"]] = Client(
                 self.client.url, token, self.client.ca_pem
             )

@@ -15,8 +15,8 @@ import pytest
 
 from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
 from kubectl_spark.knowledge.clock import ManualClock
-from kubectl_spark.sim.client import Client, SimApiError
-from tests.beds import Bed
+from kubectl_spark.sim.client import Client, SimApiError, request_token
+from tests.beds import Bed, grant_edit_to_default_account
 
 ADMISSION = "/apis/admissionregistration.k8s.io/v1"
 PODS = "/api/v1/namespaces/default/pods"
@@ -124,37 +124,12 @@ def test_a_bound_token_carries_its_pod_and_a_policy_can_refuse_it(bed: Bed, admi
         for name in ("zombie", "live")
     ]
     if bed.kind == "real":
-        admin.create(
-            "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
-            {
-                "metadata": {"name": "pods-edit"},
-                "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "ClusterRole",
-                    "name": "edit",
-                },
-                "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "default"}],
-            },
-        )
+        grant_edit_to_default_account(admin, "pods-edit")
     clients = {}
     for pod in made:
         meta = pod["metadata"]
-        answer = admin.create(
-            "/api/v1/namespaces/default/serviceaccounts/default/token",
-            {
-                "apiVersion": "authentication.k8s.io/v1",
-                "kind": "TokenRequest",
-                "spec": {
-                    "boundObjectRef": {
-                        "kind": "Pod",
-                        "apiVersion": "v1",
-                        "name": meta["name"],
-                        "uid": meta["uid"],
-                    }
-                },
-            },
-        )
-        clients[meta["name"]] = Client(bed.url, answer["status"]["token"], bed.ca_pem)
+        token = request_token(admin, "default", "default", meta["name"], meta["uid"])
+        clients[meta["name"]] = Client(bed.url, token, bed.ca_pem)
     try:
         uid = made[0]["metadata"]["uid"]
         extra = "request.userInfo.extra"
@@ -181,23 +156,7 @@ def test_a_bound_token_carries_its_pod_and_a_policy_can_refuse_it(bed: Bed, admi
         clients["live"].create(CONFIGMAPS, {"metadata": {"name": "from-live"}})
         admin.create(CONFIGMAPS, {"metadata": {"name": "from-admin"}})
         # A mismatched uid in the TokenRequest is a conflict, as token.go answers.
-        err = _error(
-            lambda: admin.create(
-                "/api/v1/namespaces/default/serviceaccounts/default/token",
-                {
-                    "apiVersion": "authentication.k8s.io/v1",
-                    "kind": "TokenRequest",
-                    "spec": {
-                        "boundObjectRef": {
-                            "kind": "Pod",
-                            "apiVersion": "v1",
-                            "name": "live",
-                            "uid": uid,
-                        }
-                    },
-                },
-            )
-        )
+        err = _error(lambda: request_token(admin, "default", "default", "live", uid))
         assert err.status == 409
     finally:
         for client in clients.values():
@@ -217,22 +176,8 @@ def test_a_deleted_pods_token_stops_working_a_minute_after_its_deletion() -> Non
                 "spec": {"containers": [{"name": "c", "image": "spark"}]},
             },
         )
-        answer = admin.create(
-            "/api/v1/namespaces/default/serviceaccounts/default/token",
-            {
-                "apiVersion": "authentication.k8s.io/v1",
-                "kind": "TokenRequest",
-                "spec": {
-                    "boundObjectRef": {
-                        "kind": "Pod",
-                        "apiVersion": "v1",
-                        "name": "d",
-                        "uid": pod["metadata"]["uid"],
-                    }
-                },
-            },
-        )
-        mine = Client(server.url, answer["status"]["token"], server.ca_pem)
+        token = request_token(admin, "default", "default", "d", pod["metadata"]["uid"])
+        mine = Client(server.url, token, server.ca_pem)
         mine.create(CONFIGMAPS, {"metadata": {"name": "before"}})
         admin.delete(f"{PODS}/d", grace=0)  # held by its finalizer: Terminating
         clock.advance(59)

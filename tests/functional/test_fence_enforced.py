@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from kubectl_spark.sim.client import SimApiError
-from tests.beds import Bed
+from tests.beds import Bed, grant_edit_to_default_account
 from tests.stages import Stage, alerts
 
 pytestmark = pytest.mark.slow
@@ -38,18 +38,7 @@ def _drivers_may_act(s: Stage) -> None:
     """The drivers act as themselves; on the real control plane their account needs a role."""
     s.world.driver_identity = True
     if s.kind == "real":
-        s.world.client.create(
-            "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
-            {
-                "metadata": {"name": "spark-driver"},
-                "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "ClusterRole",
-                    "name": "edit",
-                },
-                "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "default"}],
-            },
-        )
+        grant_edit_to_default_account(s.world.client, "spark-driver")
 
 
 def _executor_of(s: Stage, driver: dict[str, Any], exec_id: str) -> dict[str, Any]:

@@ -55,41 +55,6 @@ def test_force_kill_suspends_first_and_deletes_the_driver_before_its_executors(p
     assert taint["preconditions"]["resourceVersion"] == node["metadata"]["resourceVersion"]
 
 
-def test_a_stale_taint_is_refused_not_written_over(cluster, capsys) -> None:
-    """The out-of-service taint replaces the whole taint list: a node changed since it was read
-    is not patched (409), so no taint set meanwhile is lost."""
-    c = cluster("s2b-partition-replacement-blocked")
-    c.player.play()
-    node = c.world.client.get("/api/v1/nodes/node-a")
-    stale = node["metadata"]["resourceVersion"]
-    c.world.client.patch("/api/v1/nodes/node-a", {"metadata": {"labels": {"touched": "yes"}}})
-    from kubectl_spark.sim.client import SimApiError
-
-    with pytest.raises(SimApiError) as caught:
-        c.world.client.patch(
-            "/api/v1/nodes/node-a", {"metadata": {"resourceVersion": stale}, "spec": {"taints": []}}
-        )
-    assert caught.value.status == 409
-
-
-def test_orphaned_executors_are_what_force_kill_deletes(cluster, capsys) -> None:
-    """s8: etl/1's driver pod is gone and its two executors run; describe's advice works."""
-    c = cluster("s8-orphans-and-churn")
-    c.player.play()
-    code, out, err = run(capsys, c, "fence", "etl/1", "--yes")
-    assert code == 0 and "force-kill etl/1" in out, out + err
-    code, out, err = run(capsys, c, "force-kill", "etl/1", "--yes")
-    assert code == 0 and "done" in out, out + err
-    c.world.step(2)
-    running = [
-        p
-        for p in c.world.find_pods("default", spark_role="executor")
-        if p["metadata"]["labels"].get("spark-app-name") == "etl"
-        and not p["metadata"].get("deletionTimestamp")
-    ]
-    assert running == []
-
-
 def test_unfence_cleans_what_a_force_kill_left(cluster, capsys) -> None:
     """Fence, then force-kill: the pods are gone, the deny-all policy stayed; unfence removes it."""
     c = cluster("s2-partition")
@@ -180,28 +145,6 @@ def test_a_fence_says_what_it_does_not_guarantee(played, capsys) -> None:
     prefix = first["executors"][0]["pod"].rsplit("-exec-", 1)[0]
     assert any(f"startsWith('{prefix}-exec-')" in r for r in rules), rules
     assert all(v["reason"] == "Forbidden" for v in policy["spec"]["validations"])
-
-
-def test_a_force_killed_bare_driver_can_still_be_resubmitted(cluster, capsys) -> None:
-    """A spark-submit driver pod is the only copy of its spec: force-kill keeps it (and its
-    ConfigMaps and Service) in the history store first, and resubmit starts it again from them."""
-    c = cluster("s6-driver-restarts")
-    c.player.play_until(30)
-    code, out, err = run(capsys, c, "force-kill", "restarting-driver/1", "--force", "--dry-run")
-    assert code == 0 and "kept in the local history store" in out, out + err
-    code, out, err = run(capsys, c, "force-kill", "restarting-driver/1", "--force", "--yes")
-    assert code == 0, out + err
-    c.world.step(2)
-    assert c.world.find_pods("default", spark_role="driver") == []
-    rows = app_named(ls_json(capsys, c), "restarting-driver")["attempts"]
-    assert [a["state"] for a in rows] == ["Gone"]  # still listed: resubmit finds it
-    code, out, err = run(capsys, c, "resubmit", "restarting-driver", "--yes")
-    assert code == 0, out + err
-    assert "copied from what force-kill kept in the local history store" in out
-    assert "create configmaps" in out and "create services" in out
-    c.world.step(8)
-    new = app_named(ls_json(capsys, c), "restarting-driver")["attempts"][-1]
-    assert new["state"] == "Running" and len(new["executors"]) == 2
 
 
 def test_resubmit_plan_of_a_running_spark_application_suspends_then_resumes(

@@ -114,9 +114,19 @@ def test_a_fenced_zombie_driver_is_refused_by_the_api_server(stage: Stage, capsy
     assert alerts(app)["SharedAppId"] == [1, 2]  # one app id: each counts the other's
     assert "NameCollision" not in alerts(app)
 
+    # NetworkPolicies add up: an allow-all beside the fence's deny-all keeps allowing, and the
+    # plan says so (what it still allows is read from the policy, test_action_safety.py).
+    s.world.client.create(
+        "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies",
+        {
+            "metadata": {"name": "allow-all"},
+            "spec": {"podSelector": {}, "ingress": [{}], "policyTypes": ["Ingress"]},
+        },
+    )
     code, out, err = s.cli(capsys, "fence", f"{APP}/1", "--dry-run", "-o", "json")
     assert code == 0, err
     plan = json.loads(out)
+    assert any(w.startswith("NetworkPolicy allow-all also selects") for w in plan["warnings"])
     kinds = [o["resource"] for o in plan["operations"]]
     assert kinds[:2] == ["validatingadmissionpolicies", "validatingadmissionpolicybindings"], kinds
     assert any(
@@ -153,9 +163,13 @@ def test_a_fenced_zombie_driver_is_refused_by_the_api_server(stage: Stage, capsy
     assert zombie["metadata"]["uid"] not in {
         d["metadata"]["uid"] for d in s.pods(spark_role="driver")
     }
-    netpols = "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies"
-    assert len(s.world.client.list(POLICIES)) == 1 and len(s.world.client.list(netpols)) == 1
+
+    def netpols() -> list[str]:
+        path = "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies"
+        return sorted(p["metadata"]["name"] for p in s.world.client.list(path))
+
+    assert len(s.world.client.list(POLICIES)) == 1 and len(netpols()) == 2
     code, out, err = s.cli(capsys, "unfence", f"{APP}/1", "--yes")
     assert code == 0 and "not fenced" not in out, out + err
     assert s.world.client.list(POLICIES) == [] and s.world.client.list(BINDINGS) == []
-    assert s.world.client.list(netpols) == []
+    assert netpols() == ["allow-all"]  # the fence's own, and nothing it did not make

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from kubectl_spark.sim import scenario as scenarios
+from kubectl_spark.sim.client import SimApiError
 from tests.beds import Bed
 from tests.stages import Stage, alerts
 
@@ -130,6 +131,9 @@ def test_s2b_a_blocked_job_and_the_advice_that_unblocks_it(stage, capsys) -> Non
     blocked = next(a for a in app["alerts"] if a["type"] == "ReplacementBlocked")
     advice = f"kubectl spark force-kill {APP}/1 --out-of-service"
     assert advice in blocked["message"], blocked["message"]
+    # Its node is unreachable: a kill needs the person to say it is down (test_action_safety).
+    code, out, err = s.cli(capsys, "force-kill", f"{APP}/1", "--yes")
+    assert code == 1 and out == "" and "--node-down" in err, out + err
     code, out, err = s.cli(capsys, "force-kill", f"{APP}/1", "--node-down", "--yes")  # old advice
     assert code == 0, out + err
     s.settle(5)
@@ -137,6 +141,16 @@ def test_s2b_a_blocked_job_and_the_advice_that_unblocks_it(stage, capsys) -> Non
     assert driver["metadata"]["deletionTimestamp"]
     assert driver["metadata"]["finalizers"] == ["batch.kubernetes.io/job-tracking"]
     assert "ReplacementBlocked" in alerts(s.app(capsys, APP))
+    # The taint is written with the node's resourceVersion as read (test_action_safety checks
+    # the plan): a node changed since then is refused, so no taint set meanwhile is lost.
+    stale = s.world.client.get(f"/api/v1/nodes/{node}")["metadata"]["resourceVersion"]
+    s.world.client.patch(f"/api/v1/nodes/{node}", {"metadata": {"labels": {"touched": "yes"}}})
+    with pytest.raises(SimApiError) as refused:
+        s.world.client.patch(
+            f"/api/v1/nodes/{node}",
+            {"metadata": {"resourceVersion": stale}, "spec": {"taints": []}},
+        )
+    assert refused.value.status == 409
     code, out, err = s.cli(capsys, "force-kill", f"{APP}/1", "--out-of-service", "--yes")
     assert code == 0, out + err
     first = driver["metadata"]["uid"]

@@ -209,6 +209,7 @@ def _remove_objects(client: Client) -> None:
         "/apis/networking.k8s.io/v1/networkpolicies",
         "/apis/coordination.k8s.io/v1/leases",
         "/api/v1/nodes",
+        "/api/v1/persistentvolumes",
     ]
     policies = 0
     for path in paths:

@@ -72,6 +72,7 @@ LONGEST = (
     "test_a_fenced_zombie_driver_is_refused_by_the_api_server[real]",
     "test_hostile_text_never_crashes_and_never_reaches_the_terminal_raw",
     "test_s4_executor_losses_of_every_kind[real]",
+    "test_a_readwriteoncepod_claim_blocks_attempt_2_until_attempt_1_is_killed[real]",
 )
 
 

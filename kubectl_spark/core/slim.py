@@ -36,6 +36,8 @@ _NODE_SPEC = ("taints", "unschedulable")
 # Of the containers' specs only their names and ports: the driver's spark-ui port is where its
 # executor list is asked for (``kube.sparkapi``).
 _CONTAINER = ("name", "ports")
+# Of the volumes only the claims (``core.alerts`` reads which claim two attempts share).
+_VOLUME = ("name", "persistentVolumeClaim")
 
 
 def _pick(obj: Any, keys: tuple[str, ...]) -> dict[str, Any]:
@@ -68,6 +70,12 @@ def pod(obj: Any) -> Any:
         isinstance(c, dict) and "ports" in c for c in containers
     ):
         spec["containers"] = [_pick(c, _CONTAINER) for c in containers]
+    volumes = obj["spec"].get("volumes") if isinstance(obj.get("spec"), dict) else None
+    if isinstance(volumes, list):
+        # Claims only: a ReadWriteOncePod claim an earlier attempt holds is why a new one waits.
+        claims = [_pick(v, _VOLUME) for v in volumes if isinstance(v, dict) and _VOLUME[1] in v]
+        if claims:
+            spec["volumes"] = claims
     return {"metadata": _metadata(obj), "spec": spec, "status": status}
 
 

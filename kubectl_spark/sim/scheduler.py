@@ -1,7 +1,9 @@
 """kube-scheduler: binds pending pods to Ready nodes with room, or says why it cannot.
 
-Filters (Ready, schedulable, taints, nodeSelector, cpu/memory requests), least-allocated
-scoring with the node name as tie-break (deterministic), and preemption of lower-priority pods.
+Filters (Ready, schedulable, taints, nodeSelector, cpu/memory requests, ReadWriteOncePod claims),
+least-allocated scoring with the node name as tie-break (deterministic), and preemption of
+lower-priority pods. Messages are kube-scheduler's (``pkg/scheduler/framework/types.go``,
+``FitError.Error``; the preemption part from ``framework/preemption``).
 """
 
 from __future__ import annotations
@@ -17,9 +19,21 @@ if TYPE_CHECKING:
     from .world import World
 
 
+# volumerestrictions.ErrReasonReadWriteOncePodConflict: a ReadWriteOncePod claim admits one pod
+# in the whole cluster, whichever node it is on (the pod may be Terminating on a lost node).
+RWOP_CONFLICT = (
+    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+)
+# Filter failures that evicting lower-priority pods could cure (Unschedulable, not
+# UnschedulableAndUnresolvable): preemption looks for victims there.
+RESOLVABLE = ("Insufficient cpu", "Insufficient memory", RWOP_CONFLICT)
+
+
 class Scheduler:
     def __init__(self, world: World) -> None:
         self.world = world
+        self.rwop_claims: set[tuple[str, str]] = set()
+        self.claim_users: dict[tuple[str, str], set[str]] = {}
 
     def tick(self) -> None:
         client = self.world.client
@@ -50,8 +64,32 @@ class Scheduler:
                 cpu, mem = objects.requests(p)
                 used[node][0] += cpu
                 used[node][1] += mem
+        self._read_claims(all_pods)
         for item in pending:
             self._schedule(item, nodes, used, all_pods)
+
+    def _read_claims(self, all_pods: list[dict[str, Any]]) -> None:
+        self.rwop_claims = {
+            (c["metadata"]["namespace"], c["metadata"]["name"])
+            for c in self.world.client.list("/api/v1/persistentvolumeclaims")
+            if "ReadWriteOncePod" in ((c.get("spec") or {}).get("accessModes") or [])
+        }
+        self.claim_users = {}
+        for p in all_pods:
+            if p["spec"].get("nodeName") and not objects.is_terminal(p):
+                self._use_claims(p)
+
+    def _rwop_claims_of(self, item: dict[str, Any]) -> list[tuple[str, str]]:
+        ns = item["metadata"]["namespace"]
+        names = [
+            (v.get("persistentVolumeClaim") or {}).get("claimName")
+            for v in item["spec"].get("volumes") or []
+        ]
+        return [(ns, n) for n in names if n and (ns, n) in self.rwop_claims]
+
+    def _use_claims(self, item: dict[str, Any]) -> None:
+        for claim in self._rwop_claims_of(item):
+            self.claim_users.setdefault(claim, set()).add(item["metadata"]["uid"])
 
     def _fits(
         self, item: dict[str, Any], node: dict[str, Any], used: dict[str, list[float]]
@@ -79,6 +117,9 @@ class Scheduler:
             return "Insufficient cpu"
         if used[name][1] + mem > objects.quantity(alloc.get("memory")) + 1e-9:
             return "Insufficient memory"
+        uid = item["metadata"]["uid"]
+        if any(self.claim_users.get(c, set()) - {uid} for c in self._rwop_claims_of(item)):
+            return RWOP_CONFLICT
         return None
 
     def _schedule(
@@ -124,6 +165,7 @@ class Scheduler:
             cpu, mem = objects.requests(item)
             used[target][0] += cpu
             used[target][1] += mem
+            self._use_claims(item)
             self.world.recorder.event(
                 item,
                 "Scheduled",
@@ -133,8 +175,16 @@ class Scheduler:
             return
         if self._preempt(item, nodes, used, all_pods):
             return
-        detail = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items(), key=lambda kv: kv[0]))
-        message = f"0/{len(nodes)} nodes are available: {detail}. preemption: 0/{len(nodes)} nodes are available: {len(nodes)} Preemption is not helpful for scheduling."
+        detail = ", ".join(sorted(f"{n} {r}" for r, n in reasons.items()))
+        no_victims = sum(n for r, n in reasons.items() if r in RESOLVABLE)
+        preemption = ", ".join(
+            sorted(
+                [f"{no_victims} No preemption victims found for incoming pod"] * bool(no_victims)
+                + [f"{len(nodes) - no_victims} Preemption is not helpful for scheduling"]
+                * bool(len(nodes) - no_victims)
+            )
+        )
+        message = f"0/{len(nodes)} nodes are available: {detail}. preemption: 0/{len(nodes)} nodes are available: {preemption}."
         cond = objects.condition(item, "PodScheduled")
         if cond is None or cond.get("message") != message:
             conditions = objects.with_condition(

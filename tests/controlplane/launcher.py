@@ -267,6 +267,9 @@ class ControlPlane:
                 f"--root-ca-file={d / 'ca.crt'}",
                 f"--node-monitor-grace-period={o.node_monitor_grace_seconds}s",
                 "--node-monitor-period=1s",
+                # A claim made just after its volume can reach the binder before the volume
+                # does; it is bound on the next full sync (15 s by default).
+                "--pvclaimbinder-sync-period=1s",
                 "--controllers=*",
                 "--v=0",
             ],

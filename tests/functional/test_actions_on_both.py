@@ -10,7 +10,7 @@ resubmitted Job. The simulator plays the kubelets, Spark and the spark-operator.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 def stage(bed: Bed, tmp_path: Path) -> Iterator[Any]:
     made: list[Stage] = []
 
-    def start(app: dict[str, Any]) -> Stage:
+    def start(app: dict[str, Any], *, before: Callable[[Stage], None] | None = None) -> Stage:
         doc = {
             "name": f"{app['name']}-alone",
             "title": app["name"],
@@ -37,6 +37,8 @@ def stage(bed: Bed, tmp_path: Path) -> Iterator[Any]:
             "steps": [],
         }
         made.append(Stage(bed, scenarios.parse(doc, doc["name"]), tmp_path))
+        if before is not None:
+            before(made[-1])
         made[-1].do("submit", app["name"])
         return made[-1]
 
@@ -169,3 +171,89 @@ def _owned_objects(s: Stage, driver: dict[str, Any]) -> list[str]:
             if any(r.get("uid") == uid for r in item["metadata"].get("ownerReferences") or []):
                 found.append(f"{kind}/{item['metadata']['name']}")
     return found
+
+
+# Of kube-scheduler's message (v1.33 on the test bed: "0/2 nodes are available: 1 node has pod
+# using …, 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }. preemption: 0/2
+# nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not
+# helpful for scheduling."), what the simulator's scheduler must say the same way.
+RWOP_UNSCHEDULABLE = (
+    "0/2 nodes are available: ",
+    "1 node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode",
+    "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod",
+)
+
+
+def _rwop_claim(s: Stage) -> None:
+    """A ReadWriteOncePod claim bound to a volume made for it (Spark 4's default access mode)."""
+    s.world.client.create(
+        "/api/v1/persistentvolumes",
+        {
+            "metadata": {"name": "checkpoint-pv"},
+            "spec": {
+                "capacity": {"storage": "1Gi"},
+                "accessModes": ["ReadWriteOncePod"],
+                "storageClassName": "",
+                "hostPath": {"path": "/tmp/checkpoint"},
+                "claimRef": {"namespace": "default", "name": "checkpoint"},
+            },
+        },
+    )
+    claims = "/api/v1/namespaces/default/persistentvolumeclaims"
+    s.world.client.create(
+        claims,
+        {
+            "metadata": {"name": "checkpoint"},
+            "spec": {
+                "accessModes": ["ReadWriteOncePod"],
+                "storageClassName": "",
+                "volumeName": "checkpoint-pv",
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+        },
+    )
+    if s.kind == "emulator":  # no persistentvolume-binder there: bind as it would
+        s.world.client.patch(f"{claims}/checkpoint/status", {"status": {"phase": "Bound"}})
+    s.until(
+        "the claim bound",
+        lambda: s.world.client.get(f"{claims}/checkpoint")["status"].get("phase") == "Bound",
+    )
+
+
+def test_a_readwriteoncepod_claim_blocks_attempt_2_until_attempt_1_is_killed(stage, capsys):
+    """One pod in the cluster may use a ReadWriteOncePod claim (kube-scheduler's
+    VolumeRestrictions plugin): attempt 2 stays Pending while attempt 1's driver pod, on its
+    lost node, still exists. The alert says so and names the kill that frees it."""
+    app = "streaming"
+    s = stage(
+        {"name": app, "launch": "job", "executors": 1, "pvc": "checkpoint"}, before=_rwop_claim
+    )
+    old = _until_running(s, app, executors=1)
+    s.do("shutdown", old["spec"]["nodeName"])
+
+    def attempt_2_unschedulable() -> bool:
+        return any(
+            "ReadWriteOncePod" in (c.get("message") or "")
+            for p in s.pods(spark_role="driver")
+            for c in (p.get("status") or {}).get("conditions") or []
+            if c.get("type") == "PodScheduled" and c.get("status") == "False"
+        )
+
+    s.until("attempt 2 kept off every node by the claim", attempt_2_unschedulable)
+    # kube-scheduler's own words, which the simulator's scheduler writes the same way.
+    (waiting,) = [p for p in s.pods(spark_role="driver") if not p["spec"].get("nodeName")]
+    said = next(c for c in waiting["status"]["conditions"] if c["type"] == "PodScheduled")
+    for words in RWOP_UNSCHEDULABLE:
+        assert words in said["message"], said["message"]
+    listed = s.app(capsys, app)
+    blocked = next(a for a in listed["alerts"] if a["type"] == "ReplacementBlocked")
+    assert "claim checkpoint is ReadWriteOncePod" in blocked["message"], blocked["message"]
+    assert f"kubectl spark force-kill {app}/1 --node-down" in blocked["message"]
+    code, out, err = s.cli(capsys, "force-kill", f"{app}/1", "--node-down", "--yes")
+    assert code == 0, out + err
+    gone = old["metadata"]["uid"]
+    s.until(
+        "attempt 2 running",
+        lambda: any(d["metadata"]["uid"] != gone for d in _running(s, app, "driver")),
+    )
+    assert "ReplacementBlocked" not in alerts(s.app(capsys, app))

@@ -207,6 +207,10 @@ def apply_defaults(rt: ResourceType, obj: dict[str, Any], uid: str) -> None:
     elif rt.plural == "persistentvolumeclaims" and isinstance(spec, dict):
         spec.setdefault("volumeMode", "Filesystem")
         obj.setdefault("status", {"phase": "Pending"})
+    elif rt.plural == "persistentvolumes" and isinstance(spec, dict):
+        spec.setdefault("volumeMode", "Filesystem")
+        spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
+        obj.setdefault("status", {"phase": "Pending"})
     elif rt.plural == "networkpolicies" and isinstance(spec, dict) and "policyTypes" not in spec:
         spec["policyTypes"] = ["Ingress"] + (["Egress"] if spec.get("egress") else [])
 

@@ -157,6 +157,18 @@ BUILTIN: tuple[ResourceType, ...] = (
         short_names=("pvc",),
         subresources=(_status("PersistentVolumeClaim"),),
     ),
+    # Stored with no binder behind them (kube-controller-manager's persistentvolume-binder):
+    # what binds a claim is the simulator's provisioner, or a test.
+    ResourceType(
+        "",
+        "v1",
+        "persistentvolumes",
+        "persistentvolume",
+        "PersistentVolume",
+        namespaced=False,
+        short_names=("pv",),
+        subresources=(_status("PersistentVolume"),),
+    ),
     ResourceType(
         "batch",
         "v1",

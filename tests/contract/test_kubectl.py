@@ -231,7 +231,8 @@ def test_delete_job_cascades_to_owned_pods(kubectl, api) -> None:
     while "pi-driver-job-aaaaa" in pods and time.monotonic() < deadline:
         time.sleep(0.2)
         pods = listed()
-    assert "pi-driver-job-aaaaa" not in pods  # never scheduled: deleted at once
+    # never scheduled: deleted at once
+    assert "pi-driver-job-aaaaa" not in pods, pods["pi-driver-job-aaaaa"]["metadata"]
     assert pods["pi-driver-job-bbbbb"]["metadata"][
         "deletionTimestamp"
     ]  # running: graceful, Terminating

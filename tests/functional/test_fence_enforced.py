@@ -123,6 +123,11 @@ def test_a_fenced_zombie_driver_is_refused_by_the_api_server(stage: Stage, capsy
             "spec": {"podSelector": {}, "ingress": [{}], "policyTypes": ["Ingress"]},
         },
     )
+    # An action names its attempt: the app alone is refused, the attempts listed, nothing written.
+    code, out, err = s.cli(capsys, "fence", APP, "--yes")
+    assert code == 1 and out == "" and "fence needs the attempt to act on" in err, out + err
+    assert f"{APP}/1 (Lost on {zombie['spec']['nodeName']})" in err
+    assert s.world.client.list(POLICIES) == []
     code, out, err = s.cli(capsys, "fence", f"{APP}/1", "--dry-run", "-o", "json")
     assert code == 0, err
     plan = json.loads(out)

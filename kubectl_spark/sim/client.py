@@ -15,6 +15,8 @@ from urllib.parse import urlencode
 import orjson
 import urllib3
 
+from . import podlists
+
 MERGE = "application/merge-patch+json"
 
 
@@ -48,24 +50,43 @@ class Client:
             "User-Agent": SIMULATOR_AGENT,
         }
         self._cache: dict[str, bytes] | None = None  # this tick's reads (tick_cache)
+        self._kept: dict[str, bytes] = {}  # the last tick's reads, while nothing was written
+        self._kept_at: str | None = None  # the server's resourceVersion they were read at
 
     def close(self) -> None:
         self.http.clear()
 
     @contextlib.contextmanager
-    def tick_cache(self) -> Iterator[None]:
+    def tick_cache(self, *, across_ticks: bool = False) -> Iterator[None]:
         """Within one tick, a read asked again before anything was written is answered again.
 
         Each controller of a tick lists the pods (the kubelets, the scheduler, the node
         lifecycle, Spark): as real ones read a shared informer cache, not the API server each
         time. Any write empties it. The answer's bytes are kept and parsed again, so no caller
-        sees another's changes to what it was given.
+        sees another's changes to what it was given. Pod lists by label are cut from the full
+        one (``podlists``), as an informer's indexers answer them.
+
+        ``across_ticks``: where the simulator is the only writer but the tests (the emulator), a
+        tick whose server has written nothing since the last one (its resourceVersion, asked
+        first) starts with the last tick's reads, as an informer that got no event would.
         """
-        self._cache = {}
+        if across_ticks:
+            now = self._resource_version()
+            if now is None or now != self._kept_at:
+                self._kept, self._kept_at = {}, now
+        else:
+            self._kept, self._kept_at = {}, None
+        self._cache = self._kept
         try:
             yield
         finally:
             self._cache = None
+
+    def _resource_version(self) -> str | None:
+        """The server's current resourceVersion: a list's is the store's latest write."""
+        answer = self.request("GET", "/api/v1/namespaces", query={"limit": 1})
+        meta = answer.get("metadata") if isinstance(answer, dict) else None
+        return str(meta.get("resourceVersion") or "") or None if isinstance(meta, dict) else None
 
     def request(
         self,
@@ -81,8 +102,11 @@ class Client:
         if cache is not None:
             if method != "GET":
                 cache.clear()
+                self._kept_at = None  # written since: the next tick reads again
             elif url in cache:
                 return orjson.loads(cache[url])
+            elif (narrow := podlists.narrowing(path, query)) and narrow != ("", []):
+                return podlists.cut(self.request("GET", podlists.ALL_PODS), *narrow)
         headers = dict(self.headers)
         data = None
         if body is not None:

@@ -122,8 +122,8 @@ class World:
         return (self.clock.now() - self.started).total_seconds()
 
     def tick(self) -> None:
-        with self.lock, self.client.tick_cache():
-            stand_ins = not self.side.real_controllers
+        stand_ins = not self.side.real_controllers
+        with self.lock, self.client.tick_cache(across_ticks=stand_ins):
             if stand_ins:
                 self.lifecycle.tick()
                 self.scheduler.tick()

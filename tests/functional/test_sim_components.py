@@ -350,3 +350,23 @@ def test_generator_builds_applications_through_the_api(world: World) -> None:
         }
     )
     assert reasons == ["Error", "Evicted", "OOMKilled", "run"]
+
+
+def test_a_tick_reads_again_what_another_client_wrote(world: World) -> None:
+    """Quiet ticks keep the last tick's reads (the server's resourceVersion unchanged); a write
+    by anyone else (a person's kubectl, a command under test) is seen at the next tick."""
+    from kubectl_spark.sim.client import Client
+
+    world.add_node("node-a")
+    world.step(3)
+    server = world.server  # type: ignore[attr-defined]
+    other = Client(server.url, server.token, server.ca_pem)
+    try:
+        other.create(pods("default"), plain_pod("from-outside"))
+        world.step(1)
+        assert get(world, "from-outside")["spec"].get("nodeName") == "node-a"  # scheduled
+        other.delete(pod("default", "from-outside"), grace=0)
+        world.step(1)
+        assert world.client.get(pod("default", "from-outside")) is None
+    finally:
+        other.close()

@@ -45,6 +45,9 @@ def _wait(api: Api, op: Operation) -> None:
     body = op.body or {}
     path = [str(p) for p in body.get("path") or []]
     deadline = time.monotonic() + float(body.get("timeoutSeconds") or 120)
+    if "refusedCreate" in body:
+        _wait_refused(api, op, body["refusedCreate"], deadline)
+        return
     while True:
         found: Any = api.request("GET", _path(op), what=op.summary())
         for key in path:
@@ -57,6 +60,35 @@ def _wait(api: Api, op: Operation) -> None:
             raise errors.KubectlSparkError(
                 f"{op.target()}: {'.'.join(path)} is {found!r} after "
                 f"{body.get('timeoutSeconds') or 120} s: {op.reason} did not happen"
+            )
+        time.sleep(WAIT_POLL_SECONDS)
+
+
+def _wait_refused(api: Api, op: Operation, probe: Any, deadline: float) -> None:
+    """Dry-run creates until an admission policy refuses one (a fence put to work).
+
+    A dry run passes every admission step and stores nothing (``dryRun=All``). A refusal by
+    anything else (RBAC, a quota) is an answer too, but not the one waited for: it is said.
+    """
+    collection = f"/api/v1/namespaces/{op.namespace}/pods"
+    while True:
+        try:
+            api.request(
+                "POST",
+                collection,
+                body=probe,
+                query=[("dryRun", "All")],
+                what=op.summary(),
+                retry=False,
+            )
+        except errors.ApiRequestError as err:
+            if err.status == 403 and "ValidatingAdmissionPolicy" in str(err):
+                return
+            raise
+        if time.monotonic() > deadline:
+            raise errors.KubectlSparkError(
+                f"{op.target()}: a new pod of the fenced attempt is still admitted after "
+                f"{(op.body or {}).get('timeoutSeconds')} s: the admission policy is not at work"
             )
         time.sleep(WAIT_POLL_SECONDS)
 

@@ -317,14 +317,21 @@ def test_plan_as_json_and_unfence(cluster, capsys) -> None:
     c.player.play()
     code, out, _ = run(capsys, c, "fence", "networkwordcount/1", "--dry-run", "-o", "json")
     plan = json.loads(out)
-    assert plan["kind"] == "ActionPlan" and [o["verb"] for o in plan["operations"]][:5] == [
+    assert plan["kind"] == "ActionPlan" and [o["verb"] for o in plan["operations"]][:6] == [
         "create",  # the admission policy and its binding first: they stop API writes at once
         "create",
+        "wait",  # until the server refuses a dry-run pod of the attempt: the policy is at work
         "patch",
         "patch",
         "patch",
     ]
-    assert all(o["preconditions"]["uid"] for o in plan["operations"] if o["resource"] == "pods")
+    probe = plan["operations"][2]["body"]["refusedCreate"]
+    assert (
+        probe["metadata"]["ownerReferences"][0]["uid"]
+        == plan["operations"][0]["body"]["metadata"]["labels"]["kubectl-spark.io/fence-id"]
+    )
+    writes = [o for o in plan["operations"] if o["verb"] != "wait"]
+    assert all(o["preconditions"]["uid"] for o in writes if o["resource"] == "pods")
     assert run(capsys, c, "fence", "networkwordcount/1", "--keep-executors", "--yes")[0] == 0
     code, out, err = run(capsys, c, "unfence", "networkwordcount/1", "--yes")
     assert code == 0, err

@@ -95,7 +95,8 @@ class Plan:
         """(verb, group, resource, subresource, namespace) for a SelfSubjectAccessReview each."""
         seen: dict[tuple[str, str, str, str, str], None] = {}
         for op in self.operations:
-            verb = "get" if op.verb == "wait" else op.verb  # a wait reads the object
+            # A wait reads the object; one that waits for a refusal sends a dry-run create.
+            verb = op.verb if op.verb != "wait" else ("create" if _probes(op) else "get")
             seen[(verb, op.group, op.resource, op.subresource, op.namespace or "")] = None
         return list(seen)
 
@@ -312,3 +313,7 @@ def alive(attempt: Attempt) -> bool:
         and bool(attempt.uid)
         and not attempt.fenced
     )
+
+
+def _probes(op: Operation) -> bool:
+    return isinstance(op.body, dict) and "refusedCreate" in op.body

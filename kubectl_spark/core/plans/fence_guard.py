@@ -192,7 +192,7 @@ def _enforced(app: App, attempt: Attempt) -> Operation:
         raw.name(probe),
         "until the API server refuses a new pod of the fenced attempt (a dry run: nothing is "
         "made); it puts a new policy to work a second or two after it is made",
-        {"refusedCreate": probe, "timeoutSeconds": ENFORCED_WITHIN_SECONDS},
+        {"refusedCreate": probe, "by": policy_name(uid), "timeoutSeconds": ENFORCED_WITHIN_SECONDS},
     )
 
 

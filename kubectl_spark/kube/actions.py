@@ -9,6 +9,7 @@ failure stops the plan: what was applied and what was not is reported. A write i
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,58 +44,64 @@ def _wait(api: Api, op: Operation) -> None:
     then resume) waits for it, within ``timeoutSeconds``, and says so if it does not come.
     """
     body = op.body or {}
-    path = [str(p) for p in body.get("path") or []]
-    deadline = time.monotonic() + float(body.get("timeoutSeconds") or 120)
-    if "refusedCreate" in body:
-        _wait_refused(api, op, body["refusedCreate"], deadline)
-        return
+    seconds = float(body.get("timeoutSeconds") or 120)
+    check = _refused(api, op, body) if "refusedCreate" in body else _field(api, op, body)
+    deadline = time.monotonic() + seconds
     while True:
-        found: Any = api.request("GET", _path(op), what=op.summary())
-        for key in path:
-            found = found.get(key) if isinstance(found, dict) else None
-        if ("equals" in body and found == body["equals"]) or (
-            "differsFrom" in body and found not in (None, "", body["differsFrom"])
-        ):
+        held, seen = check()
+        if held:
             return
         if time.monotonic() > deadline:
             raise errors.KubectlSparkError(
-                f"{op.target()}: {'.'.join(path)} is {found!r} after "
-                f"{body.get('timeoutSeconds') or 120} s: {op.reason} did not happen"
+                f"{op.target()}: {seen} after {seconds:g} s: {op.reason} did not happen"
             )
         time.sleep(WAIT_POLL_SECONDS)
 
 
-def _wait_refused(api: Api, op: Operation, probe: Any, deadline: float) -> None:
-    """Dry-run creates until an admission policy refuses one (a fence put to work).
+def _field(api: Api, op: Operation, body: dict[str, Any]) -> Callable[[], tuple[bool, str]]:
+    """The object's field at ``path`` holds ``equals`` or differs from ``differsFrom``."""
+    path = [str(p) for p in body.get("path") or []]
 
-    A dry run passes every admission step and stores nothing (``dryRun=All``). A refusal by
-    anything else (RBAC, a quota) is an answer too, but not the one waited for: it is said.
+    def check() -> tuple[bool, str]:
+        found: Any = api.request("GET", _path(op), what=op.summary())
+        for key in path:
+            found = found.get(key) if isinstance(found, dict) else None
+        held = ("equals" in body and found == body["equals"]) or (
+            "differsFrom" in body and found not in (None, "", body["differsFrom"])
+        )
+        return held, f"{'.'.join(path)} is {found!r}"
+
+    return check
+
+
+def _refused(api: Api, op: Operation, body: dict[str, Any]) -> Callable[[], tuple[bool, str]]:
+    """A dry-run create of ``refusedCreate`` is refused by the policy ``by`` (a fence at work).
+
+    A dry run passes every admission step and stores nothing (``dryRun=All``). Only this
+    fence's own policy counts (kube-apiserver names it: another policy of the cluster refusing
+    the probe proves nothing about this one); any other error is raised.
     """
+    by = body.get("by")
+    said = f"ValidatingAdmissionPolicy '{by}'" if by else "ValidatingAdmissionPolicy"
     collection = f"/api/v1/namespaces/{op.namespace}/pods"
-    while True:
+
+    def check() -> tuple[bool, str]:
         try:
             api.request(
                 "POST",
                 collection,
-                body=probe,
+                body=body["refusedCreate"],
                 query=[("dryRun", "All")],
                 what=op.summary(),
                 retry=False,
             )
         except errors.ApiRequestError as err:
-            # Refused by this fence's own policy (kube-apiserver names it: another policy of
-            # the cluster refusing the probe proves nothing about this one).
-            by = (op.body or {}).get("by")
-            said = f"ValidatingAdmissionPolicy '{by}'" if by else "ValidatingAdmissionPolicy"
             if err.status == 403 and said in str(err):
-                return
+                return True, ""
             raise
-        if time.monotonic() > deadline:
-            raise errors.KubectlSparkError(
-                f"{op.target()}: a new pod of the fenced attempt is still admitted after "
-                f"{(op.body or {}).get('timeoutSeconds')} s: the admission policy is not at work"
-            )
-        time.sleep(WAIT_POLL_SECONDS)
+        return False, "a new pod of the fenced attempt is still admitted"
+
+    return check
 
 
 def can(

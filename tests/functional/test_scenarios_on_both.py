@@ -310,8 +310,7 @@ def test_s5_operator_retries(stage, capsys) -> None:
     path = "/apis/sparkoperator.k8s.io/v1beta2/namespaces/default/sparkapplications/pi"
 
     def state() -> str:
-        app = s.world.client.get(path) or {}
-        return str(((app.get("status") or {}).get("applicationState") or {}).get("state"))
+        return _operator_state(s, path)
 
     s.until("the application FAILED after its retries", lambda: state() == "FAILED")
     code, out, err = s.cli(capsys, "ls", "-A", "-o", "json")
@@ -329,6 +328,12 @@ def test_s5_operator_retries(stage, capsys) -> None:
 
 
 # ------------------------------------------------------------------------------ helpers
+def _operator_state(s: Stage, path: str) -> str:
+    """The SparkApplication's ``status.applicationState.state`` as the operator wrote it."""
+    app = s.world.client.get(path) or {}
+    return str(((app.get("status") or {}).get("applicationState") or {}).get("state"))
+
+
 def _drivers_by_age(s: Stage) -> list[dict[str, Any]]:
     return sorted(
         s.pods(spark_role="driver"),
@@ -388,8 +393,7 @@ def test_resubmit_suspends_and_resumes_a_running_spark_application(stage, capsys
     path = "/apis/sparkoperator.k8s.io/v1beta2/namespaces/default/sparkapplications/pi"
 
     def state() -> str:
-        app = s.world.client.get(path) or {}
-        return str(((app.get("status") or {}).get("applicationState") or {}).get("state"))
+        return _operator_state(s, path)
 
     s.until("the application RUNNING", lambda: state() == "RUNNING")
     before = s.world.client.get(path)

@@ -29,9 +29,21 @@ class ConfigError(KubectlSparkError):
 class ClusterUnreachable(KubectlSparkError):
     """The API server could not be reached or did not answer in time."""
 
-    def __init__(self, message: str, *, lasting: bool = False) -> None:
+    def __init__(self, message: str, *, lasting: bool = False, unsent: bool = False) -> None:
         super().__init__(message)
         self.lasting = lasting  # refused, or an untrusted certificate: retrying will not help
+        self.unsent = unsent  # it failed before the request left (no connection was made)
+
+
+class DeadlineExceeded(ClusterUnreachable):
+    """No whole answer within --request-timeout (or the command's deadline): not retried."""
+
+
+class OutcomeUnknown(ClusterUnreachable):
+    """A write was sent but its answer never came: it may or may not have been applied.
+
+    An action re-reads the object to learn which (kube/outcome.py); nothing re-sends it.
+    """
 
 
 class ApiRequestError(KubectlSparkError):

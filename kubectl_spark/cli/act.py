@@ -66,6 +66,7 @@ def execute(api: Any, plan: Plan, *, dry_run: str, yes: bool, output: str) -> No
         sys.stderr.flush()
         if sys.stdin.readline().strip().lower() not in ("y", "yes"):
             raise UsageError("not confirmed: nothing was changed")
+    api.lift_deadline()  # from here each write and each wait has its own --request-timeout
     missing = actions.missing_permissions(api, plan)
     if missing:
         raise Forbidden(
@@ -85,6 +86,8 @@ def execute(api: Any, plan: Plan, *, dry_run: str, yes: bool, output: str) -> No
     prefix = "(server dry run) " if dry_run == "server" else ""
     for op in report.applied:
         sys.stdout.write(escape(f"{prefix}done: {op.summary()}") + "\n")
+    for note in report.notes:
+        sys.stderr.write(escape(f"Warning: {note}") + "\n")
     if report.failed is not None:
         op, exc = report.failed
         for skipped in report.skipped:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,13 +22,29 @@ Loaded = ClusterView  # the name the commands know it by
 def connection() -> Connection:
     """The connection the global flags describe: each Connection field is the flag of its name."""
     g = cli_globals.current()
-    return Connection(**{f.name: getattr(g, f.name) for f in dataclasses.fields(Connection)})
+    return Connection(
+        **{f.name: getattr(g, f.name) for f in dataclasses.fields(Connection) if hasattr(g, f.name)}
+    )
 
 
 def connect() -> Api:
+    """A connection for one command.
+
+    Its reads share one --request-timeout (``Api.deadline``); what was set aside while reading
+    is said on stderr, as kubectl says a server's warnings.
+    """
     from kubectl_spark.kube.client import connect as open_connection
 
-    return open_connection(connection())
+    api = open_connection(connection())
+    api.start_deadline()
+    api.on_note = warn
+    return api
+
+
+def warn(text: str) -> None:
+    from kubectl_spark.app.text import escape
+
+    sys.stderr.write(escape(f"Warning: {text}") + "\n")
 
 
 def history_path() -> Path:

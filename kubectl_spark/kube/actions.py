@@ -3,7 +3,9 @@
 Before writing anything, every (verb, resource, namespace) the plan needs is checked with a
 SelfSubjectAccessReview; a refusal names the missing permissions and writes nothing. Then the
 operations run in order, each with its preconditions (UID, resourceVersion), and the first
-failure stops the plan: what was applied and what was not is reported. A write is never retried.
+failure stops the plan: what was applied and what was not is reported. A write is never retried:
+when its answer is lost, the object is re-read (core/plans/outcome.py) and the plan goes on if
+the write took effect, or stops saying it did not, or that it cannot tell.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from kubectl_spark import errors
 from kubectl_spark.core.plans import Operation, Plan
+from kubectl_spark.core.plans.outcome import took_effect
 
 from .client import Api
 
@@ -31,6 +34,33 @@ def _path(op: Operation) -> str:
         if op.verb == "create"
         else f"{scoped}/{op.name}" + (f"/{op.subresource}" if op.subresource else "")
     )
+
+
+def _object_path(op: Operation) -> str:
+    """Where the object an operation writes can be read back."""
+    path = _path(op)
+    if op.verb == "create":
+        return f"{path}/{op.name}"
+    return path.removesuffix(f"/{op.subresource}") if op.subresource else path
+
+
+def _settle(api: Api, op: Operation, lost: errors.OutcomeUnknown) -> str:
+    """After a write whose answer was lost: a note if it took effect, else an error.
+
+    Nothing is re-sent: the object as it is now says whether the write happened.
+    """
+    try:
+        found: Any = api.request("GET", _object_path(op), what=f"re-read {op.target()}")
+    except errors.NotFound:
+        found = None
+    except errors.KubectlSparkError as again:
+        raise errors.OutcomeUnknown(
+            f"{lost.message}; re-reading it failed too ({again.message}): "
+            f"look at {op.target()} before acting again"
+        ) from again
+    if took_effect(op, found if isinstance(found, dict) else None):
+        return f"the answer to step {op.verb} {op.target()} was lost; re-read: it took effect"
+    raise errors.OutcomeUnknown(f"{lost.message}; re-read: it did not take effect (not re-sent)")
 
 
 WAIT_POLL_SECONDS = 0.5
@@ -94,6 +124,7 @@ def _refused(api: Api, op: Operation, body: dict[str, Any]) -> Callable[[], tupl
                 query=[("dryRun", "All")],
                 what=op.summary(),
                 retry=False,
+                idempotent=True,  # a dry run stores nothing
             )
         except errors.ApiRequestError as err:
             if err.status == 403 and said in str(err):
@@ -126,6 +157,7 @@ def can(
         "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
         body=review,
         what="check permissions (SelfSubjectAccessReview)",
+        idempotent=True,  # a review is answered, never stored
     )
     return bool((answer or {}).get("status", {}).get("allowed"))
 
@@ -148,6 +180,7 @@ class Report:
     applied: list[Operation] = field(default_factory=list)
     failed: tuple[Operation, errors.KubectlSparkError] | None = None
     skipped: list[Operation] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # a lost answer, and what the re-read said
 
 
 def apply(api: Api, plan: Plan, *, server_dry_run: bool = False) -> Report:
@@ -155,47 +188,57 @@ def apply(api: Api, plan: Plan, *, server_dry_run: bool = False) -> Report:
     query: list[tuple[str, Any]] = [("dryRun", "All")] if server_dry_run else []
     for index, op in enumerate(plan.operations):
         try:
-            if op.verb == "delete":
-                options: dict[str, Any] = {
-                    "apiVersion": "v1",
-                    "kind": "DeleteOptions",
-                    **(op.body or {}),
-                }
-                if op.uid:
-                    options["preconditions"] = {"uid": op.uid}
+            try:
+                _step(api, op, query, server_dry_run)
+            except errors.OutcomeUnknown as lost:
                 if server_dry_run:
-                    options["dryRun"] = ["All"]
-                try:
-                    api.request("DELETE", _path(op), body=options, query=query, what=op.summary())
-                except errors.NotFound:
-                    # A controller the driver pod owned: deleting the driver may have let the
-                    # garbage collector remove it first, which is what was wanted.
-                    if op.resource not in GARBAGE_COLLECTED_FIRST:
-                        raise
-            elif op.verb == "patch":
-                api.request(
-                    "PATCH",
-                    _path(op),
-                    body=op.body,
-                    query=query,
-                    content_type="application/merge-patch+json",
-                    what=op.summary(),
-                )
-            elif op.verb == "update":
-                body = dict(op.body or {})
-                body["metadata"] = {
-                    **body.get("metadata", {}),
-                    "resourceVersion": op.resource_version,
-                }
-                api.request("PUT", _path(op), body=body, query=query, what=op.summary())
-            elif op.verb == "wait":
-                if not server_dry_run:  # nothing was changed, so nothing will come of it
-                    _wait(api, op)
-            else:
-                api.request("POST", _path(op), body=op.body, query=query, what=op.summary())
+                    raise  # a dry run stores nothing: there is nothing to re-read
+                report.notes.append(_settle(api, op, lost))
         except errors.KubectlSparkError as exc:
             report.failed = (op, exc)
             report.skipped = list(plan.operations[index + 1 :])
             return report
         report.applied.append(op)
     return report
+
+
+def _step(api: Api, op: Operation, query: list[tuple[str, Any]], server_dry_run: bool) -> None:
+    """One operation of a plan, sent once."""
+    if op.verb == "delete":
+        options: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "DeleteOptions",
+            **(op.body or {}),
+        }
+        if op.uid:
+            options["preconditions"] = {"uid": op.uid}
+        if server_dry_run:
+            options["dryRun"] = ["All"]
+        try:
+            api.request("DELETE", _path(op), body=options, query=query, what=op.summary())
+        except errors.NotFound:
+            # A controller the driver pod owned: deleting the driver may have let the
+            # garbage collector remove it first, which is what was wanted.
+            if op.resource not in GARBAGE_COLLECTED_FIRST:
+                raise
+    elif op.verb == "patch":
+        api.request(
+            "PATCH",
+            _path(op),
+            body=op.body,
+            query=query,
+            content_type="application/merge-patch+json",
+            what=op.summary(),
+        )
+    elif op.verb == "update":
+        body = dict(op.body or {})
+        body["metadata"] = {
+            **body.get("metadata", {}),
+            "resourceVersion": op.resource_version,
+        }
+        api.request("PUT", _path(op), body=body, query=query, what=op.summary())
+    elif op.verb == "wait":
+        if not server_dry_run:  # nothing was changed, so nothing will come of it
+            _wait(api, op)
+    else:
+        api.request("POST", _path(op), body=op.body, query=query, what=op.summary())

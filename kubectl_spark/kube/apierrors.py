@@ -9,6 +9,7 @@ from http.client import RemoteDisconnected
 
 import orjson
 from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import ConnectTimeoutError
 from urllib3.exceptions import HTTPError as Urllib3Error
 
 from kubectl_spark import errors
@@ -73,8 +74,20 @@ def translated(what: str) -> Iterator[None]:
     except (Urllib3Error, OSError) as exc:
         why, lasting = _short(exc)
         raise errors.ClusterUnreachable(
-            f"{what}: cannot reach the API server: {why}", lasting=lasting
+            f"{what}: cannot reach the API server: {why}",
+            lasting=lasting,
+            unsent=lasting or _before_sending(exc),
         ) from exc
+
+
+def _before_sending(exc: BaseException) -> bool:
+    """Whether the request never left: no connection was made (refused, unresolved, timed out).
+
+    urllib3's NewConnectionError and NameResolutionError are ConnectTimeoutErrors; every other
+    failure (a read timed out, the connection closed mid-answer) may follow a request the
+    server received, and for a write that means its outcome is unknown.
+    """
+    return any(isinstance(e, ConnectTimeoutError) for e in _chain(exc))
 
 
 def _short(exc: BaseException) -> tuple[str, bool]:
@@ -104,6 +117,12 @@ def _short(exc: BaseException) -> tuple[str, bool]:
 
 def _innermost(exc: BaseException) -> BaseException:
     """The error under urllib3's wrappers (MaxRetryError's reason, ProtocolError's last arg)."""
+    return _chain(exc)[-1]
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The error and those under it, outermost first."""
+    chain = [exc]
     seen: set[int] = set()
     while id(exc) not in seen:
         seen.add(id(exc))
@@ -116,4 +135,5 @@ def _innermost(exc: BaseException) -> BaseException:
             exc = exc.__cause__
         else:
             break
-    return exc
+        chain.append(exc)
+    return chain

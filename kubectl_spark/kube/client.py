@@ -7,9 +7,11 @@ and parsed with orjson: the client's model classes are an order of magnitude slo
 from __future__ import annotations
 
 import builtins
+import contextlib
 import dataclasses
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -28,7 +30,7 @@ from urllib3 import HTTPHeaderDict
 from kubectl_spark import errors
 from kubectl_spark.memory import collector_paused
 
-from . import trace
+from . import credentials, jsondeep, trace
 from .apierrors import translate, translated
 from .config import Resolved, Selection, load
 
@@ -50,6 +52,8 @@ class Connection:
     impersonate_groups: tuple[str, ...] = ()
     impersonate_uid: str | None = None
     verbosity: int = 0  # -v: at trace.REQUESTS every request is printed
+    # Whether a credential plugin may talk to the user on the terminal (not under the TUI).
+    interactive: bool = True
 
     def selection(self) -> Selection:
         """What the kubeconfig loader applies: the fields both have, by name."""
@@ -75,6 +79,13 @@ class Api:
     # The server's clock less this machine's, from the last answer's Date header (zero when
     # they agree to the second).
     skew: timedelta = timedelta(0)
+    # When set (time.monotonic()), every request of the command shares it: a one-shot read
+    # command ends within --request-timeout, however many requests and pages it takes.
+    deadline: float | None = None
+    # What was set aside while reading (an object too deeply nested, a malformed watch line):
+    # kept, and passed to ``on_note`` when a front end wants to show it as it comes.
+    notes: builtins.list[str] = field(default_factory=list)
+    on_note: Callable[[str], None] | None = field(default=None, repr=False)
     _closed: bool = field(default=False, repr=False)
 
     @property
@@ -100,6 +111,19 @@ class Api:
         skew = server - datetime.now(UTC)
         self.skew = skew if abs(skew) >= SKEW_NOTICED else timedelta(0)
 
+    def start_deadline(self) -> None:
+        """From now on, the command's requests share one --request-timeout (none without it)."""
+        self.deadline = time.monotonic() + self.timeout if self.timeout else None
+
+    def lift_deadline(self) -> None:
+        """Each request its own --request-timeout again (an action's writes and waits)."""
+        self.deadline = None
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+        if self.on_note is not None:
+            self.on_note(text)
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
@@ -123,22 +147,32 @@ class Api:
         what: str = "",
         timeout: float | None = None,
         retry: bool = True,
+        idempotent: bool = False,
     ) -> Any:
         """One request; JSON answers are parsed, ``stream=True`` returns the response.
 
-        Reads (GET) are retried on 429, 5xx and network errors, with backoff and jitter,
-        honouring Retry-After, within --request-timeout; the last error says how many attempts
-        were made. Writes are never retried: one may have been applied, and a plan re-reads
-        the cluster rather than guessing. ``timeout`` caps this request below --request-timeout;
-        ``retry=False`` for answers that are not transient (a pod proxy's "connection refused").
+        The product's one HTTP policy. Reads (GET, and ``idempotent`` POSTs such as access
+        reviews and dry runs, which store nothing) are retried on 429, 5xx and network errors,
+        with backoff and jitter, honouring Retry-After, all within one budget: --request-timeout,
+        ``timeout`` when shorter, and the command's deadline (``deadline``) when one is set. The
+        budget bounds the answer's body too, as kubectl's does (a server trickling bytes is cut
+        off). Writes are sent exactly once, by this layer and every layer under it (urllib3's own
+        retries are off, see ``connect``): a write whose answer never came raises OutcomeUnknown,
+        and an action re-reads the object to learn whether it took effect. ``retry=False`` for
+        answers that are not transient (a pod proxy's "connection refused").
         """
-        if method != "GET" or not retry:
-            return self._once(method, path, query, body, content_type, stream, what, timeout)
-        budget = _shorter(self.timeout, timeout)
-        deadline = time.monotonic() + budget if budget else None
-        for attempt in range(1, READ_ATTEMPTS + 1):
+        what = what or f"{method} {path}"
+        if method != "GET" and not idempotent:
+            return self._write(method, path, query, body, content_type, what, timeout)
+        budget = self._budget(timeout, what)
+        end = time.monotonic() + budget if budget is not None else None
+        attempts = READ_ATTEMPTS if retry else 1
+        for attempt in range(1, attempts + 1):
+            left = None if end is None else end - time.monotonic()
             try:
-                return self._once(method, path, query, body, content_type, stream, what, timeout)
+                return self._once(method, path, query, body, content_type, stream, what, left)
+            except errors.DeadlineExceeded:
+                raise
             except (errors.ServerError, errors.ApiRequestError, errors.ClusterUnreachable) as exc:
                 status = getattr(exc, "status", 0)
                 if isinstance(exc, errors.ClusterUnreachable):
@@ -149,12 +183,49 @@ class Api:
                 delay = getattr(exc, "retry_after", None) or min(
                     0.2 * 2 ** (attempt - 1), 3.0
                 ) * random.uniform(0.5, 1.5)
-                late = deadline is not None and time.monotonic() + delay > deadline
-                if attempt == READ_ATTEMPTS or late:
-                    exc.message += f" (gave up after {attempt} attempt{'s' if attempt > 1 else ''})"
+                late = end is not None and time.monotonic() + delay > end
+                if attempt == attempts or late:
+                    if attempts > 1:
+                        exc.message += (
+                            f" (gave up after {attempt} attempt{'s' if attempt > 1 else ''})"
+                        )
                     raise
                 time.sleep(delay)
         raise AssertionError("unreachable")
+
+    def _write(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, Any]] | None,
+        body: Any,
+        content_type: str,
+        what: str,
+        timeout: float | None,
+    ) -> Any:
+        """A write, sent once; an answer that never came makes its outcome unknown."""
+        budget = self._budget(timeout, what)
+        try:
+            return self._once(method, path, query, body, content_type, False, what, budget)
+        except errors.ClusterUnreachable as exc:
+            if exc.unsent:
+                raise  # no connection was made: nothing reached the server
+            raise errors.OutcomeUnknown(
+                f"{exc.message}; the write was sent once and may or may not have been applied"
+            ) from exc
+
+    def _budget(self, timeout: float | None, what: str) -> float | None:
+        """Seconds this request may take: --request-timeout, ``timeout``, the command's deadline."""
+        budget = _shorter(self.timeout, timeout)
+        if self.deadline is None:
+            return budget
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise errors.DeadlineExceeded(
+                f"{what}: not sent: the command's --request-timeout "
+                f"({_seconds(self.timeout)}) has run out"
+            )
+        return left if budget is None else min(budget, left)
 
     def _once(
         self,
@@ -165,26 +236,30 @@ class Api:
         content_type: str,
         stream: bool,
         what: str,
-        timeout: float | None,
+        budget: float | None,
     ) -> Any:
-        with translated(what or f"{method} {path}"):
-            raw = self._send(
-                method,
-                path,
-                query or [],
-                body,
-                content_type,
-                None if stream else _shorter(self.timeout, timeout),  # a stream has no deadline
+        started = time.monotonic()
+        try:
+            with translated(what):
+                # A stream has no deadline: a watch or a followed log ends when its server does.
+                raw = self._send(
+                    method, path, query or [], body, content_type, None if stream else budget
+                )
+                if stream:
+                    return raw
+                data = _read_body(raw, None if budget is None else started + budget)
+        except errors.ClusterUnreachable as exc:
+            spent = budget is not None and time.monotonic() - started >= budget - TIMER_SLACK
+            if spent and not exc.unsent:
+                raise errors.DeadlineExceeded(
+                    f"{what}: no answer within {_seconds(budget)} (--request-timeout)"
+                ) from exc
+            raise
+        if data is None:
+            raise errors.DeadlineExceeded(
+                f"{what}: no whole answer within {_seconds(budget)} (--request-timeout)"
             )
-            if stream:
-                return raw
-            data = raw.data
-            if not data:
-                return None
-            try:
-                return orjson.loads(data)
-            except orjson.JSONDecodeError:
-                return data.decode("utf-8", "replace")
+        return _parse(data) if data else None
 
     def _send(
         self,
@@ -195,7 +270,10 @@ class Api:
         content_type: str,
         request_timeout: float | None,
     ) -> Any:
-        """The client's raw response (headers read, body not); with -v=6 its line is printed."""
+        """The client's raw response (headers read, body not); with -v=6 its line is printed.
+
+        Every attempt is one line, so a test (or a person) can count what was sent.
+        """
         start = time.monotonic()
         status: int | None = None  # none: no answer came
         try:
@@ -231,17 +309,39 @@ class Api:
         resourceVersion); an ERROR event is yielded as is (410: list again).
         """
         response = self.request("GET", path, query=query, stream=True, what=what)
+        free_form = _free_form(path)
         buffer = b""
         try:
             with translated(what or f"watch {path}"):
                 for chunk in response.stream(65536):
                     buffer += chunk
                     *lines, buffer = buffer.split(b"\n")
-                    batch = [orjson.loads(line) for line in lines if line.strip()]
-                    if batch:
-                        yield [e for e in batch if isinstance(e, dict)]
+                    batch = [
+                        self._event(line, what or path, free_form) for line in lines if line.strip()
+                    ]
+                    events = [e for e in batch if e is not None]
+                    if events:
+                        yield events
         finally:
             response.release_conn()
+
+    def _event(self, line: bytes, what: str, free_form: bool) -> dict[str, Any] | None:
+        """One watch line as an event, or None (with a note) for a line that is not one.
+
+        One bad line must not end the watch: the rest of the stream is still the cluster's.
+        """
+        event = _parse(line)
+        if not isinstance(event, dict) or not isinstance(event.get("object"), dict):
+            self.note(f"{what}: skipped a watch line that is not an event ({len(line)} bytes)")
+            return None
+        if event.get("type") in ("ERROR", "BOOKMARK"):
+            return event
+        found = event["object"]
+        problem = _unusable(found, deep=free_form)
+        if problem:
+            self.note(f"{what}: skipped {_named(found)} in a watch: {problem}")
+            return None
+        return event
 
     def list(
         self,
@@ -278,10 +378,13 @@ class Api:
         what: str,
         keep: Callable[[dict[str, Any]], Any] | None,
     ) -> tuple[builtins.list[Any], str]:
+        what = what or path
         items: builtins.list[Any] = []
+        uids: set[str] = set()
         token = ""
         rv = ""
-        while True:
+        empty = 0  # pages in a row with no item and a continue token
+        for _ in range(MAX_PAGES):
             query: builtins.list[tuple[str, Any]] = [("limit", limit)]
             if label_selector:
                 query.append(("labelSelector", label_selector))
@@ -289,18 +392,143 @@ class Api:
                 query.append(("fieldSelector", field_selector))
             if token:
                 query.append(("continue", token))
-            doc = self.request("GET", path, query=query, what=what)
-            if not isinstance(doc, dict):
-                raise errors.ServerError(
-                    f"{what or path}: the server's answer is not a list", status=0
-                )
-            page = doc.get("items") or []
-            items.extend(keep(i) if keep else i for i in page if isinstance(i, dict))
-            meta = doc.get("metadata") or {}
+            page, meta = _page(self.request("GET", path, query=query, what=what), what)
+            free_form = _free_form(path)
+            for item in page:
+                problem = _unusable(item, deep=free_form)
+                if problem:
+                    self.note(f"{what}: set aside {_named(item)}: {problem}")
+                    continue
+                uid = item["metadata"]["uid"]
+                if uid in uids:
+                    # One snapshot never lists an object twice: the pages are not one list.
+                    raise errors.ServerError(
+                        f"{what}: the server's pages repeat {_named(item)} "
+                        "(its continue tokens do not page through one list)",
+                        status=0,
+                    )
+                uids.add(uid)
+                items.append(keep(item) if keep else item)
             rv = rv or str(meta.get("resourceVersion") or "")
-            token = str(meta.get("continue") or "")
-            if not token:
+            next_token = str(meta.get("continue") or "")
+            if not next_token:
                 return items, rv
+            if next_token == token:
+                raise errors.ServerError(
+                    f"{what}: the server answered the same continue token again", status=0
+                )
+            empty = 0 if page else empty + 1
+            if empty >= EMPTY_PAGES:
+                raise errors.ServerError(
+                    f"{what}: {EMPTY_PAGES} empty pages in a row, each with a continue token: "
+                    "stopped reading",
+                    status=0,
+                )
+            token = next_token
+        raise errors.ServerError(
+            f"{what}: more than {MAX_PAGES} pages of {limit}: stopped reading", status=0
+        )
+
+
+TIMER_SLACK = 0.05  # a socket timeout fires this close to the budget, or later
+MAX_PAGES = 10_000  # 5 million objects at 500 a page: more is a server paging in circles
+# kube-apiserver fills a page before it answers (storage/etcd3/store.go GetList reads on
+# until ``limit`` items match or none are left): pages that keep coming empty go nowhere.
+EMPTY_PAGES = 50
+DEEPEST = 100  # levels of nesting: a Spark object needs about 20; orjson writes at most 254
+# Built-in groups whose objects the API server validates against a fixed schema; a custom
+# resource (the operators' SparkApplication) may hold anything, nested as deep as 10,000.
+BUILT_IN = ("/api/v1", "/apis/batch/", "/apis/apps/", "/apis/coordination.k8s.io/")
+
+
+def _free_form(path: str) -> bool:
+    return not path.startswith(BUILT_IN)
+
+
+def _page(doc: Any, what: str) -> tuple[builtins.list[Any], dict[str, Any]]:
+    """A list answer's items and metadata, or a clear error for an answer that is not a list."""
+    if not isinstance(doc, dict):
+        raise errors.ServerError(f"{what}: the server's answer is not a list", status=0)
+    if doc.get("kind") == "Status":
+        said = " ".join(str(doc.get("message") or doc.get("reason") or "").split())[:200]
+        raise errors.ServerError(
+            f"{what}: the server answered a Status, not a list" + (f": {said}" if said else ""),
+            status=0,
+        )
+    items = doc.get("items")
+    if items is not None and not isinstance(items, builtins.list):
+        raise errors.ServerError(f"{what}: the server's answer has no list of items", status=0)
+    meta = doc.get("metadata")
+    return items or [], meta if isinstance(meta, dict) else {}
+
+
+def _unusable(item: Any, *, deep: bool = True) -> str:
+    """Why an object from the server cannot be used ("" when it can)."""
+    if not isinstance(item, dict):
+        return "not an object"
+    meta = item.get("metadata")
+    if not isinstance(meta, dict) or not isinstance(meta.get("uid"), str) or not meta["uid"]:
+        return "it has no metadata.uid"
+    if deep and jsondeep.deeper_than(item, DEEPEST):
+        return f"nested deeper than {DEEPEST} levels"
+    return ""
+
+
+def _named(item: Any) -> str:
+    """``Kind namespace/name`` of an object from the server, for a note."""
+    if not isinstance(item, dict):
+        return "an item"
+    found = item.get("metadata")
+    meta: dict[str, Any] = found if isinstance(found, dict) else {}
+    name = "/".join(str(meta.get(k)) for k in ("namespace", "name") if meta.get(k))
+    return f"{item.get('kind') or 'object'} {name or '(no name)'}"
+
+
+def _read_body(raw: Any, end: float | None) -> bytes | None:
+    """The whole body, or None when ``end`` (time.monotonic()) came first.
+
+    urllib3's read timeout is per socket read: a server sending one byte every half second
+    never trips it. A timer shuts the socket at the deadline instead, which ends a read blocked
+    in another thread at once.
+    """
+    if end is None:
+        return bytes(raw.data)
+    timer = threading.Timer(max(end - time.monotonic(), 0.0), _cut, (raw,))
+    timer.daemon = True
+    timer.start()
+    chunks: builtins.list[bytes] = []
+    try:
+        for chunk in raw.stream(65536):
+            chunks.append(chunk)
+            if time.monotonic() >= end:
+                break
+    except (urllib3.exceptions.HTTPError, OSError):
+        if time.monotonic() < end:
+            raise
+    finally:
+        timer.cancel()
+    if time.monotonic() >= end:
+        raw.close()  # never back to the pool: the rest of that answer is still on its way
+        return None
+    return b"".join(chunks)
+
+
+def _cut(raw: Any) -> None:
+    with contextlib.suppress(RuntimeError, ValueError, OSError):
+        raw.shutdown()  # unless already released or closed: the read is over then anyway
+
+
+def _parse(data: bytes) -> Any:
+    """JSON at any depth kube-apiserver stores; text that is not JSON as text."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        deep = jsondeep.loads(data)  # orjson stops at 1,024 levels; kube-apiserver at 10,000
+        return data.decode("utf-8", "replace") if deep is jsondeep.NOT_JSON else deep
+
+
+def _seconds(value: float | None) -> str:
+    return "none" if value is None else f"{value:g}s"
 
 
 def _shorter(a: float | None, b: float | None) -> float | None:
@@ -327,11 +555,27 @@ def connect(conn: Connection) -> Api:
     if conn.verbosity >= trace.REQUESTS:
         for path in resolved.files:
             trace.line("config.py", f"Config loaded from file:  {path}")
+    user = resolved.user_entry
+    user_name = str((resolved.config.get("users") or [{}])[0].get("name") or "")
+    credentials.check_plugin(user, user_name)
     captured = _Captured()
     root = logging.getLogger()
     root.addHandler(captured)
+    configuration = type.__call__(k8s_client.Configuration)  # the class's call copies a default
+    # urllib3 retries PUT and DELETE on a read timeout by default (Retry(3)): a write the
+    # server applied but answered late would be sent again. Our one policy (Api.request)
+    # retries reads only; nothing under it retries anything.
+    configuration.retries = urllib3.Retry(total=0, redirect=False)
+    if resolved.proxy_url:
+        # kubectl sends through the cluster's proxy-url whatever NO_PROXY says (client-go
+        # tools/clientcmd/client_config.go: http.ProxyURL).
+        configuration.proxy = resolved.proxy_url
+        configuration.no_proxy = None
     try:
-        client = k8s_config.new_client_from_config_dict(resolved.config, context=resolved.context)
+        with credentials.plugin_quiet(user, interactive=conn.interactive):
+            client = k8s_config.new_client_from_config_dict(
+                resolved.config, context=resolved.context, client_configuration=configuration
+            )
     except (ConfigException, OSError, TypeError, ValueError, KeyError) as exc:
         raise errors.ConfigError(
             f"cannot use the kubeconfig context {resolved.context!r}: {exc}"
@@ -345,6 +589,7 @@ def connect(conn: Connection) -> Api:
             f"the kubeconfig's exec credential plugin failed (context {resolved.context!r}): "
             f"{detail}"
         )
+    credentials.check_tls_material(client.configuration, user, user_name)
     acting_as = _impersonate(client, conn, resolved)
     if client.configuration.verify_ssl is False:
         # Asked for (flag or kubeconfig): kubectl does not warn on every request either.

@@ -11,6 +11,7 @@ Relative file paths in a kubeconfig are resolved against the file that names the
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,14 @@ class Resolved:
     cluster: str
     namespace: str
     files: tuple[str, ...]
+
+    @property
+    def proxy_url(self) -> str:
+        """The cluster's ``proxy-url`` (checked by ``load``), "" for none."""
+        clusters = self.config.get("clusters") or [{}]
+        cluster = clusters[0].get("cluster")
+        value = cluster.get("proxy-url") if isinstance(cluster, dict) else None
+        return value if isinstance(value, str) else ""
 
     @property
     def user_entry(self) -> dict[str, Any]:
@@ -92,6 +101,7 @@ def load(selection: Selection) -> Resolved:
         "--server" if selection.server else f'the kubeconfig\'s cluster "{cluster_name}": server'
     )
     _check_server(cluster.get("server"), where)
+    _check_proxy(cluster.get("proxy-url"), cluster_name)
     config = {
         "apiVersion": "v1",
         "kind": "Config",
@@ -132,19 +142,52 @@ def _merge(files: list[Path], selection: Selection) -> tuple[Merged, str, list[s
     return merged, current, read
 
 
+MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024  # far beyond any real kubeconfig; /dev/zero is not one
+
+
 def _read(path: Path, *, named: bool) -> dict[str, Any] | None:
-    """One kubeconfig file (None: missing, and not named by --kubeconfig)."""
+    """One kubeconfig file (None: missing, and not named by --kubeconfig).
+
+    An error names the file and the line, never the content: a kubeconfig holds tokens and
+    keys, and a YAML error's usual quote of the offending line would print one (kubectl
+    prints the line number only).
+    """
     if not path.exists():
         if named:
             raise ConfigError(f"kubeconfig {path} does not exist")
         return None
     try:
-        doc = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read kubeconfig {path}: {exc}") from exc
+        with path.open("rb") as handle:
+            data = handle.read(MAX_KUBECONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read kubeconfig {path}: {exc.strerror or exc}") from exc
+    if len(data) > MAX_KUBECONFIG_BYTES:
+        raise ConfigError(f"kubeconfig {path} is larger than 16 MiB: it is not a kubeconfig")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"kubeconfig {path} is not UTF-8 text (byte {exc.start + 1} of {len(data)})"
+        ) from None
+    try:
+        doc = yaml.safe_load(text) or {}
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
+        raise ConfigError(
+            f"kubeconfig {path} is not valid YAML at {where}: {_problem(exc.problem)}"
+        ) from None
+    except yaml.YAMLError:
+        raise ConfigError(f"kubeconfig {path} is not valid YAML") from None
     if not isinstance(doc, dict):
         raise ConfigError(f"kubeconfig {path} is not a mapping")
     return doc
+
+
+def _problem(text: str | None) -> str:
+    """PyYAML's description of a problem with what it quotes from the file taken out."""
+    plain = re.sub(r"'[^']*'|\"[^\"]*\"", "…", text or "a syntax error")
+    return " ".join(plain.split())[:120]
 
 
 def _context(merged: Merged, name: str, selection: Selection) -> tuple[str, dict[str, Any]]:
@@ -184,6 +227,28 @@ def _check_server(server: Any, where: str) -> None:
             problem = "no host"
     if problem:
         raise ConfigError(f"{where} {str(server)!r}: {problem}")
+
+
+def _check_proxy(proxy: Any, cluster: str) -> None:
+    """A ``proxy-url`` the client can send through: http or https.
+
+    SOCKS would need a library the Kubernetes client does not use.
+    """
+    if proxy is None or proxy == "":
+        return
+    where = f'the kubeconfig\'s cluster "{cluster}": proxy-url'
+    try:
+        parts = urlsplit(str(proxy))
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        raise ConfigError(f"{where} is not a URL") from None
+    if parts.scheme not in ("http", "https"):
+        raise ConfigError(
+            f'{where}: unsupported proxy scheme "{parts.scheme}" (kubectl spark sends through '
+            "http and https proxies; SOCKS is not supported)"
+        )
+    if not parts.hostname:
+        raise ConfigError(f"{where} has no host")
 
 
 def _cluster(entry: dict[str, Any], selection: Selection) -> dict[str, Any]:

@@ -205,7 +205,9 @@ def demo_app(path: Path, clock: Any) -> Any:
 
     def make_source(namespace: str | None, context: str | None, all_namespaces: bool) -> Any:
         return LiveSource(
-            Connection(kubeconfig=str(path), context=context, namespace=namespace),
+            Connection(
+                kubeconfig=str(path), context=context, namespace=namespace, interactive=False
+            ),
             all_namespaces=all_namespaces,
             clock=clock.now,
         )

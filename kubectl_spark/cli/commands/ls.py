@@ -221,6 +221,8 @@ def _watch(loaded: common.Loaded, view: _WatchView) -> None:
     wake = threading.Event()
     from kubectl_spark.kube.client import connect
 
+    loaded.api.lift_deadline()  # the first answer is printed: following has no end
+
     connection = common.connection()  # the flags are this thread's: the watches have their own
     live = LiveCluster(lambda: connect(connection), loaded.namespace, pod_selector=view.selector)
     live.seed_snapshot(loaded.snapshot)

@@ -50,7 +50,10 @@ def source_maker(
 
     def make(namespace: str | None, context: str | None, all_namespaces: bool) -> Any:
         conn = dataclasses.replace(
-            base, context=context or base.context, namespace=namespace or base.namespace
+            base,
+            context=context or base.context,
+            namespace=namespace or base.namespace,
+            interactive=False,  # a credential plugin must not write over the screen
         )
         # The TUI records into the history store while it is open (--no-history: it does not).
         return source(conn, all_namespaces=all_namespaces, history=history)

@@ -1,0 +1,77 @@
+"""Whether a write whose answer never came took effect, read from the object as it is now.
+
+A write is sent once (kube/client.py): when its answer is lost, re-sending could apply it
+twice (a second Lease transition, a second copy of a driver), so the action re-reads the object
+and decides from what it sees. Pure: the object (or None when it is gone) in, a verdict out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Operation
+
+# What the server adds or rewrites in an object it stores: never part of what was asked.
+SERVER_SET = ("resourceVersion", "uid", "creationTimestamp", "generation", "managedFields")
+
+
+def took_effect(op: Operation, found: dict[str, Any] | None) -> bool:
+    """Whether ``op`` shows in ``found`` (the object at its path now; None: not found)."""
+    if op.verb == "delete":
+        if found is None:
+            return True
+        meta = found.get("metadata") or {}
+        replaced = bool(op.uid) and meta.get("uid") != op.uid
+        return replaced or bool(meta.get("deletionTimestamp"))
+    if found is None:
+        return False
+    wanted = op.body or {}
+    if op.verb == "patch":
+        return _merged(wanted, found)
+    if op.verb == "create":
+        # A created object is defaulted (a pod's tolerations, a container's pull policy):
+        # its name with the labels and annotations asked for is what marks it as this one.
+        meta = _asked(wanted).get("metadata") or {}
+        asked = {k: meta[k] for k in ("labels", "annotations") if k in meta}
+        return _holds(asked, found.get("metadata") or {})
+    if op.verb == "update":
+        return _holds(_asked(wanted), found)
+    return False
+
+
+def _asked(body: dict[str, Any]) -> dict[str, Any]:
+    """The body without what the server sets (a create's or update's own metadata fields)."""
+    meta = {k: v for k, v in (body.get("metadata") or {}).items() if k not in SERVER_SET}
+    meta.pop("generateName", None)
+    out = {k: v for k, v in body.items() if k not in ("status", "metadata")}
+    return {**out, "metadata": meta} if meta else out
+
+
+def _holds(wanted: Any, found: Any) -> bool:
+    """Every field asked for is there with its value (the server may add fields)."""
+    if isinstance(wanted, dict):
+        return isinstance(found, dict) and all(
+            k in found and _holds(v, found[k]) for k, v in wanted.items()
+        )
+    if isinstance(wanted, list):
+        return (
+            isinstance(found, list)
+            and len(wanted) == len(found)
+            and all(_holds(w, f) for w, f in zip(wanted, found, strict=True))
+        )
+    return bool(wanted == found)
+
+
+def _merged(patch: Any, found: Any) -> bool:
+    """A JSON merge patch (RFC 7386) shows: null removed, objects merged, the rest replaced."""
+    if not isinstance(patch, dict):
+        return _holds(patch, found)  # replaced whole; the server may default list items' fields
+    if not isinstance(found, dict):
+        return False
+    for key, value in patch.items():
+        if value is None:
+            if key in found:
+                return False
+        elif key not in found or not _merged(value, found[key]):
+            return False
+    return True

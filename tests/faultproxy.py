@@ -1,0 +1,206 @@
+"""A fault-injecting HTTP proxy in front of a test bed's API server (emulator or real).
+
+The API server behind it does the real work (a write is applied, a list is served); the proxy
+then misbehaves the ways an adversarial run found hurtful: it answers a write late after it was
+applied, trickles a body one byte at a time, sends a ``continue`` token for ever, puts garbage
+lines into a watch, nests an object deeper than a JSON parser's default limit, or answers 200
+with a Status. Every request that reaches it is counted, so a test can say "this write was sent
+once". It listens on plain HTTP and passes the client's bearer token upstream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import ClientSession, ClientTimeout, TCPConnector, web
+
+HOP_HEADERS = {"host", "content-length", "transfer-encoding", "connection", "content-encoding"}
+
+
+@dataclass
+class Fault:
+    """One misbehaviour, for requests whose method is ``method`` (any if empty) and whose path
+    contains ``path``."""
+
+    # late | swallow | trickle | endless-continue | watch-garbage | deep-item | status-200 |
+    # items-not-list
+    kind: str
+    method: str = ""
+    path: str = ""
+    seconds: float = 0.0  # late: the wait after the upstream answered; trickle: between bytes;
+    # swallow: the wait before answering 504 without passing the request on
+    depth: int = 1100  # deep-item: nesting levels
+
+    def matches(self, method: str, path: str) -> bool:
+        return (not self.method or self.method == method) and self.path in path
+
+
+@dataclass
+class FaultProxy:
+    upstream: str
+    ca_pem: bytes
+    faults: list[Fault] = field(default_factory=list)
+    seen: Counter[tuple[str, str]] = field(default_factory=Counter)
+    port: int = 0
+
+    def __post_init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._runner: web.AppRunner | None = None
+        self._session: ClientSession | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def count(self, method: str, path_part: str = "") -> int:
+        return sum(n for (m, p), n in self.seen.items() if m == method and path_part in p)
+
+    def __enter__(self) -> FaultProxy:
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        async def stop() -> None:
+            if self._runner is not None:
+                await self._runner.cleanup()
+            if self._session is not None:
+                await self._session.close()
+            # Whatever still runs (a watch being passed on) ends here, its connection closed.
+            pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    # ---------------------------------------------------------------- serving
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(self._start())
+        self._ready.set()
+        self._loop.run_forever()
+        self._loop.close()
+
+    async def _start(self) -> None:
+        context = ssl.create_default_context(cadata=self.ca_pem.decode()) if self.ca_pem else None
+        self._session = ClientSession(
+            # No keep-alive: every upstream connection ends with its request, none is left open.
+            connector=TCPConnector(ssl=context or False, force_close=True),
+            timeout=ClientTimeout(total=None),
+            auto_decompress=True,
+        )
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=0.5
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        server = site._server
+        assert server is not None
+        self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+
+    def _fault(self, method: str, path: str, *kinds: str) -> Fault | None:
+        return next((f for f in self.faults if f.kind in kinds and f.matches(method, path)), None)
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        method, path = request.method, request.path
+        self.seen[(method, path)] += 1
+        swallow = self._fault(method, path, "swallow")
+        if swallow is not None:
+            await asyncio.sleep(swallow.seconds)  # never passed on: the write is lost
+            return web.Response(status=504, text="swallowed")
+        query = list(request.query.items())
+        endless = self._fault(method, path, "endless-continue")
+        if endless is not None:
+            query = [(k, v) for k, v in query if k != "continue"]
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
+        assert self._session is not None
+        body = await request.read()
+        watching = request.query.get("watch") in ("1", "true")
+        async with self._session.request(
+            method, self.upstream + path, params=query, data=body or None, headers=headers
+        ) as upstream:
+            out_headers = {
+                k: v for k, v in upstream.headers.items() if k.lower() not in HOP_HEADERS
+            }
+            if watching:
+                return await self._watch(request, upstream, out_headers, method, path)
+            data = await upstream.read()
+            status = upstream.status
+        data, status = self._rewrite(method, path, data, status)
+        late = self._fault(method, path, "late")
+        if late is not None:
+            await asyncio.sleep(late.seconds)  # applied upstream; the answer comes late
+        trickle = self._fault(method, path, "trickle")
+        if trickle is None:
+            return web.Response(body=data, status=status, headers=out_headers)
+        response = web.StreamResponse(status=status, headers=out_headers)
+        response.content_length = len(data)
+        await response.prepare(request)
+        try:
+            for i in range(len(data)):
+                await response.write(data[i : i + 1])
+                await asyncio.sleep(trickle.seconds)
+        except (ConnectionError, RuntimeError):
+            pass  # the client gave up: what a deadline is for
+        return response
+
+    def _rewrite(self, method: str, path: str, data: bytes, status: int) -> tuple[bytes, int]:
+        fault = self._fault(
+            method, path, "endless-continue", "deep-item", "status-200", "items-not-list"
+        )
+        if fault is None or status != 200:
+            return data, status
+        doc = json.loads(data)
+        if fault.kind == "status-200":
+            doc = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": "odd"}
+        elif fault.kind == "items-not-list":
+            doc["items"] = {"not": "a list"}
+        elif fault.kind == "endless-continue":
+            doc.setdefault("metadata", {})["continue"] = f"again-{self.count(method, path)}"
+        elif fault.kind == "deep-item" and doc.get("items"):
+            deep = json.loads(json.dumps(doc["items"][0]))
+            deep["metadata"]["name"] = "deep-one"
+            deep["metadata"]["uid"] = "00000000-0000-0000-0000-00000000deep"
+            deep.setdefault("spec", {})["deep"] = "DEEP"
+            doc["items"].append(deep)
+            text = json.dumps(doc).replace(
+                '"DEEP"', '{"a":' * fault.depth + "1" + "}" * fault.depth
+            )
+            return text.encode(), status
+        return json.dumps(doc).encode(), status
+
+    async def _watch(
+        self,
+        request: web.Request,
+        upstream: Any,
+        headers: dict[str, str],
+        method: str,
+        path: str,
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(status=upstream.status, headers=headers)
+        await response.prepare(request)
+        garbage = self._fault(method, path, "watch-garbage")
+        try:
+            if garbage is not None:
+                await response.write(b"this is not json\n")
+                odd = {"type": "ADDED", "object": {"kind": "Pod", "metadata": {"name": "no-uid"}}}
+                await response.write(json.dumps(odd).encode() + b"\n")
+            async for chunk in upstream.content.iter_any():
+                await response.write(chunk)
+        except (ConnectionError, RuntimeError, asyncio.CancelledError):
+            pass
+        return response

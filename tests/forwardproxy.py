@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import threading
 from collections import Counter
 
@@ -38,10 +39,12 @@ class ForwardProxy:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+            await asyncio.sleep(0.1)  # transports told to close finish closing on the loop
 
         asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+        gc.collect()  # a socket left open would warn here, in the test that used the proxy
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)

@@ -21,10 +21,12 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Tree
 
+from kubectl_spark.app.text import escape
 from kubectl_spark.core import raw
 from kubectl_spark.core.incremental import LiveAnalysis
 from kubectl_spark.core.model import Analysis, Attempt
 from kubectl_spark.core.model import App as SparkApp
+from kubectl_spark.knowledge.names import is_namespace_name, shown
 from kubectl_spark.memory import freeze_long_lived
 
 from . import act_keys as _act_keys
@@ -362,6 +364,11 @@ class SparkTUI(App[None]):
     def _command(self, event: Input.Submitted) -> None:
         event.input.remove_class("visible")
         words = event.value.strip().lstrip(":").split()
+        named = len(words) == 2 and words[0] == "ns" and words[1] != "all"
+        if named and not is_namespace_name(words[1]):
+            # It becomes part of every request path: "../../apis/x" must not.
+            self.notify(f"not a namespace name: {escape(shown(words[1]))}", severity="error")
+            return
         if len(words) == 2 and words[0] == "ns":
             self.all_namespaces = words[1] == "all"
             self.namespace = None if self.all_namespaces else words[1]

@@ -105,15 +105,25 @@ class LiveSource:
     _to_keep: Any = field(default=None, init=False)
     _keeping: Any = field(default=None, init=False)
     _stopped: bool = field(default=False, init=False)
+    # Why the source could not start (an unknown context, an unusable kubeconfig): shown on
+    # the status bar as what it is, instead of a "connecting" that never ends.
+    failure: str = field(default="", init=False)
 
     def start(self, on_change: Callable[[], None] | None = None) -> None:
+        from kubectl_spark.errors import KubectlSparkError
         from kubectl_spark.kube.client import connect, history_scope
         from kubectl_spark.kube.live import LiveCluster
 
-        with connect(self.connection) as api:
-            self.context = api.resolved.context
-            self.namespace = None if self.all_namespaces else api.namespace
-            scope = self.scope = history_scope(api)
+        try:
+            with connect(self.connection) as api:
+                self.context = api.resolved.context
+                self.namespace = None if self.all_namespaces else api.namespace
+                scope = self.scope = history_scope(api)
+        except KubectlSparkError as exc:
+            self.failure = exc.message
+            if on_change is not None:
+                on_change()  # the status bar says so now
+            return
         if self.history is not None:
             from kubectl_spark.history.store import HistoryError, HistoryStore
             from kubectl_spark.kube.recording import Recorder
@@ -212,10 +222,14 @@ class LiveSource:
 
     @property
     def state(self) -> str:
+        if self.failure:
+            return "failed"
         return str(self.live.state) if self.live is not None else "connecting"
 
     @property
     def error(self) -> str:
+        if self.failure:
+            return self.failure
         return str(self.live.error) if self.live is not None else ""
 
     @property

@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-# C0/C1 controls (ESC, BEL, CSI …) and bidi overrides would let a pod name rewrite the screen.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0/C1 controls (ESC, BEL, CSI …) and bidi overrides would let a pod name rewrite the screen;
+# invisible characters (zero-width space, joiners and marks, line and paragraph separators, word
+# joiner and invisible operators, the byte-order mark) would make two names that differ look
+# the same.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
 
 def escape(text: str) -> str:
@@ -36,10 +39,17 @@ def continued(text: str, indent: str) -> str:
 
 
 def table(
-    headers: Sequence[str], rows: Sequence[Sequence[str]], *, no_headers: bool = False
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    no_headers: bool = False,
+    escaped: bool = True,
 ) -> str:
-    """Kubectl's tabwriter layout: columns padded to their widest cell, three spaces apart."""
-    cells = [[escape(c).replace("\n", " ") for c in row] for row in rows]
+    """Kubectl's tabwriter layout: columns padded to their widest cell, three spaces apart.
+
+    ``escaped=False`` only for a pipe, which kubectl writes cluster text into as it is.
+    """
+    cells = [[(escape(c) if escaped else c).replace("\n", " ") for c in row] for row in rows]
     shown = cells if no_headers else [list(headers), *cells]
     if not shown:
         return ""

@@ -12,6 +12,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, replace
 
 from kubectl_spark.errors import UsageError
+from kubectl_spark.knowledge.names import LABEL_MAX, is_namespace_name, shown
 
 VALUE_FLAGS = {
     "--kubeconfig": "kubeconfig",
@@ -137,10 +138,9 @@ def split(argv: list[str]) -> tuple[Globals, list[str]]:
     globals_ = replace(Globals(), impersonate_groups=tuple(groups), **values)  # type: ignore[arg-type]
     if isinstance(timeout, str):
         globals_ = replace(globals_, request_timeout=parse_timeout(timeout))
-    if globals_.namespace is not None and not re.fullmatch(
-        r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", globals_.namespace
-    ):
+    if globals_.namespace is not None and not is_namespace_name(globals_.namespace):
         raise UsageError(
-            f'invalid namespace "{globals_.namespace}": a namespace is a lowercase RFC 1123 label'
+            f'invalid namespace "{shown(globals_.namespace)}": a namespace is a lowercase '
+            f"RFC 1123 label of at most {LABEL_MAX} characters"
         )
     return globals_, rest

@@ -70,9 +70,10 @@ class Template:
         self.source = source
         self.nodes, _ = _parse_nodes(source, _actions(source), top=True)
 
-    def render(self, doc: Any) -> str:
+    def render(self, doc: Any, *, escaped: bool = True) -> str:
+        """The filled template; ``escaped=False`` for a pipe, where kubectl prints data as is."""
         try:
-            return "".join(_render(self.nodes, doc, doc))
+            return "".join(_render(self.nodes, doc, doc, text if escaped else plain))
         except _ExecError as exc:
             raise UsageError(f'error executing jsonpath "{self.source}": {exc}') from None
 
@@ -311,7 +312,9 @@ def _literal(source: str, text: str) -> Any:
         raise _parse_error(source, f"invalid filter literal {text}") from None
 
 
-def _render(nodes: tuple[Node, ...], root: Any, current: Any) -> Iterator[str]:
+def _render(
+    nodes: tuple[Node, ...], root: Any, current: Any, shown: Callable[[Any], str]
+) -> Iterator[str]:
     for node in nodes:
         if isinstance(node, Text):
             yield node.text
@@ -319,13 +322,18 @@ def _render(nodes: tuple[Node, ...], root: Any, current: Any) -> Iterator[str]:
             for item in node.path.values(root, current):
                 elements = item if isinstance(item, list) else [item]
                 for element in elements:
-                    yield from _render(node.body, root, element)
+                    yield from _render(node.body, root, element, shown)
         else:
-            yield " ".join(text(v) for v in node.values(root, current))
+            yield " ".join(shown(v) for v in node.values(root, current))
 
 
 def text(value: Any) -> str:
     """One value as kubectl prints it, with terminal control characters escaped."""
+    return escape(plain(value))
+
+
+def plain(value: Any) -> str:
+    """One value as kubectl prints it, as it is (for a pipe)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
@@ -333,5 +341,5 @@ def text(value: Any) -> str:
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
         return str(int(value))
     if isinstance(value, (dict, list)):
-        return escape(orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode())
-    return escape(str(value))
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    return str(value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from kubectl_spark.errors import KubectlSparkError
+from kubectl_spark.errors import KubectlSparkError, UsageError
 
 
 def prog_name(argv0: str | None = None) -> str:
@@ -78,15 +78,19 @@ def render_error(exc: KubectlSparkError) -> None:
         sys.stderr.write(f"hint: {escape(exc.hint)}\n")
 
 
+CLICK_USAGE = 2  # click.exceptions.UsageError.exit_code
+
+
 def render_unexpected(exc: Exception) -> int:
     from kubectl_spark.app.text import escape
 
     usage = getattr(exc, "format_message", None)
     code = getattr(exc, "exit_code", None)
     if usage is not None and isinstance(code, int):
-        # click/typer usage errors: one line, like kubectl's "error: unknown flag".
+        # click/typer usage errors: one line, like kubectl's "error: unknown flag", and exit 1
+        # as every other bad input does (kubectl's code for them all; click's would be 2).
         sys.stderr.write(f"error: {escape(usage())}\n")
-        return code
+        return UsageError.exit_code if code == CLICK_USAGE else code
     sys.stderr.write(f"error: unexpected {type(exc).__name__}: {escape(str(exc))}\n")
     return 1
 

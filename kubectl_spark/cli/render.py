@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -58,36 +59,42 @@ def _templated(kind: str, spec: str) -> Any:
     return columns
 
 
-def custom_columns(doc: Any, spec: str, *, no_headers: bool = False) -> str:
+def custom_columns(doc: Any, spec: str, *, no_headers: bool = False, escaped: bool = True) -> str:
     """One row per item of a list (or the document itself): kubectl's custom-columns."""
-    from kubectl_spark.cli.jsonpath import text
+    from kubectl_spark.cli.jsonpath import plain, text
 
+    shown = text if escaped else plain
     columns = _templated("custom-columns", spec)
     items = doc.get("items") if isinstance(doc, dict) and "items" in doc else [doc]
     rows = [
         [
-            ",".join(text(v) for v in template.results(item) if v is not None) or "<none>"
+            ",".join(shown(v) for v in template.results(item) if v is not None) or "<none>"
             for _, template in columns
         ]
         for item in items or []
     ]
-    return table([h for h, _ in columns], rows, no_headers=no_headers)
+    return table([h for h, _ in columns], rows, no_headers=no_headers, escaped=escaped)
 
 
-def document(doc: Any, output: str, *, no_headers: bool = False) -> str:
+def document(
+    doc: Any, output: str, *, no_headers: bool = False, terminal: bool | None = None
+) -> str:
     """JSON, YAML or a template's text, with the characters a terminal would act on escaped.
 
     JSON encoders leave DEL, C1 and bidi controls raw, as does YAML with allow_unicode; the
-    escapes used here read back to the same values.
+    escapes used here read back to the same values. A template's text has no such escapes: it
+    is escaped for a terminal only (``terminal``; None: whether stdout is one), and written as
+    the data is into a pipe, as kubectl writes it.
     """
     if output == "json":
         text = orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"
         return json_safe(text)
     kind, _, spec = output.partition("=")
+    escaped = sys.stdout.isatty() if terminal is None else terminal
     if kind == "jsonpath":
-        return str(_templated(kind, spec).render(doc))
+        return str(_templated(kind, spec).render(doc, escaped=escaped))
     if kind == "custom-columns":
-        return custom_columns(doc, spec, no_headers=no_headers)
+        return custom_columns(doc, spec, no_headers=no_headers, escaped=escaped)
     text = to_yaml(doc, allow_unicode=True)
     if json_safe(text) != text:  # rare: then every non-ASCII character is written escaped
         text = to_yaml(doc, allow_unicode=False)

@@ -159,10 +159,18 @@ class HistoryStore:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
+            self.db.execute("COMMIT")
+        except BaseException as exc:
+            # SQLite has already rolled back after some errors (a full disk among them): a
+            # second rollback would fail and hide what happened.
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc):
+                raise HistoryError(
+                    f"the history database {self.path}: the disk is full ({exc}); nothing of "
+                    "this batch was kept: free some space, or use --history-db PATH elsewhere"
+                ) from exc
             raise
-        self.db.execute("COMMIT")
 
     # ------------------------------------------------------------------------- writing
     def record(

@@ -86,7 +86,12 @@ class LogQuery:
         tail = int(query["tailLines"]) if query.get("tailLines") else None
         since_seconds = int(query["sinceSeconds"]) if query.get("sinceSeconds") else None
         limit = int(query["limitBytes"]) if query.get("limitBytes") else None
-        since = now - timedelta(seconds=since_seconds) if since_seconds else None
+        if since_seconds is not None and since_seconds < 1:
+            raise ValueError("sinceSeconds: must be greater than 0")  # PodLogOptions validation
+        try:
+            since = now - timedelta(seconds=since_seconds) if since_seconds else None
+        except OverflowError:
+            since = None  # before any log line: the whole log, as the kubelet answers it
         if query.get("sinceTime"):
             since = parse_time(query["sinceTime"])
         return cls(tail, since, limit, truthy(query.get("timestamps")))

@@ -301,14 +301,24 @@ class Api:
                 trace.request(method, target, status, time.monotonic() - start)
 
     def watch(
-        self, path: str, query: builtins.list[tuple[str, Any]], *, what: str = ""
+        self,
+        path: str,
+        query: builtins.list[tuple[str, Any]],
+        *,
+        what: str = "",
+        opened: Callable[[], None] | None = None,
     ) -> Iterator[builtins.list[dict[str, Any]]]:
         """The events of one watch request, parsed, in the batches they arrived in.
 
-        A burst is handled once; the generator ends when the server ends the watch. A connection lost mid-stream raises ClusterUnreachable (resume from the last
-        resourceVersion); an ERROR event is yielded as is (410: list again).
+        A burst is handled once; the generator ends when the server ends the watch. A
+        connection lost mid-stream raises ClusterUnreachable (list again: the server may have
+        restarted); an ERROR event is yielded as is (410: list again). ``opened`` is called
+        once the server has answered the request. The request is not retried here: whether to
+        resume or list again is the caller's to decide.
         """
-        response = self.request("GET", path, query=query, stream=True, what=what)
+        response = self.request("GET", path, query=query, stream=True, what=what, retry=False)
+        if opened is not None:
+            opened()  # the server answered: whatever failed before is over
         free_form = _free_form(path)
         buffer = b""
         try:

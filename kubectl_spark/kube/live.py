@@ -28,7 +28,7 @@ from kubectl_spark.knowledge.labels import SOURCE
 from kubectl_spark.knowledge.times import rfc3339
 
 from . import resources
-from .client import Api
+from .client import RETRIED, Api
 from .snapshot import missing_owners, read_owners
 from .sparkapi import read_views
 
@@ -68,6 +68,10 @@ class LiveCluster:
         self.version = 0  # bumped on every change
         self.state = "connecting"  # connecting, live, reconnecting, forbidden
         self.error = ""
+        # Each watch's latest outcome (its error, "" when its last list or watch request was
+        # answered): the state is derived from all of them, so a success clears what it ended.
+        self.failures: dict[str, str] = {}
+        self.denied = ""  # the pods list's refusal (RBAC): nothing to show without it
         self.last_event: float | None = None
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
@@ -266,6 +270,20 @@ class LiveCluster:
             self._told = True
             self.on_change()
 
+    def _outcome(self, key: str, error: str = "") -> None:
+        """Record what ``key``'s last request met and say the state that follows from all."""
+        with self.lock:
+            self.failures[key] = error
+            failing = next((e for e in self.failures.values() if e), "")
+            if self.denied:
+                self.state, self.error = "forbidden", self.denied
+            elif failing:
+                self.state, self.error = "reconnecting", failing
+            elif len(self._listed) == len(RESOURCES):
+                self.state, self.error = "live", ""
+            else:
+                self.state, self.error = "connecting", ""
+
     def _run(
         self, key: str, base: str, plural: str, namespaced: bool, selector: str | None
     ) -> None:
@@ -295,8 +313,10 @@ class LiveCluster:
                         self._changed()
                     self._tell()
                     self._listed.add(key)
+                    if key == "pods":
+                        self.denied = ""
+                    self._outcome(key)
                     if len(self._listed) == len(RESOURCES):
-                        self.state, self.error = "live", ""
                         self.ready.set()
                     backoff = 0.5
                     self._watch(api, key, path, rv, selector)
@@ -305,19 +325,25 @@ class LiveCluster:
                 with self.lock:
                     self.forbidden.add(key)
                 if key == "pods":
-                    self.state, self.error = "forbidden", exc.message
+                    self.denied = exc.message
+                self._outcome(key)
                 if len(self._listed) == len(RESOURCES):
                     self.ready.set()
                 self.stopping.wait(30)
             except errors.NotFound:
                 self._listed.add(key)  # e.g. no spark-operator CRD
+                self._outcome(key)
                 if len(self._listed) == len(RESOURCES):
-                    self.state = "live" if self.state != "forbidden" else self.state
                     self.ready.set()
                 self.stopping.wait(60)
             except (errors.KubectlSparkError, OSError, ValueError) as exc:
+                # The connection was lost (or never made): list again once it answers. A server
+                # that restarted may have lost its state, and kube-apiserver's watch cache
+                # accepts a resourceVersion from before (apiserver storage/cacher
+                # watch_cache.go: only a list waits for a fresh enough cache): resuming the
+                # watch would keep showing what it no longer has.
                 if not self.stopping.is_set():
-                    self.state, self.error = "reconnecting", getattr(exc, "message", str(exc))
+                    self._outcome(key, getattr(exc, "message", str(exc)))
                 self.stopping.wait(backoff)
                 backoff = min(backoff * 2, 10.0)
 
@@ -332,8 +358,14 @@ class LiveCluster:
             ]
             if selector:
                 query.append(("labelSelector", selector))
+            # A watch ended by its server (its timeout, a cut without an error) resumes from the
+            # last resourceVersion, and so does one the server answered 429 or 5xx (it is there,
+            # with its state); a lost connection raises, and the caller lists again. The watch
+            # request itself is never retried under us (Api.watch): a retry would resume.
             try:
-                for batch in api.watch(path, query, what=f"watch {key}"):
+                for batch in api.watch(
+                    path, query, what=f"watch {key}", opened=lambda: self._outcome(key)
+                ):
                     if self.stopping.is_set():
                         return
                     for event in batch:
@@ -345,10 +377,8 @@ class LiveCluster:
                         rv = str(meta.get("resourceVersion") or rv)
                         if kind != "BOOKMARK":
                             self._apply(key, str(kind), obj)
-            except errors.ClusterUnreachable as exc:
-                # Cut mid-stream: resume from the last resourceVersion seen, after a pause.
-                self.state, self.error = "reconnecting", exc.message
-                self.stopping.wait(0.5)
-                continue
-            if self.state == "reconnecting":
-                self.state = "live"
+            except errors.ApiRequestError as exc:
+                if exc.status not in RETRIED:
+                    raise
+                self._outcome(key, exc.message)
+                self.stopping.wait(exc.retry_after or 1.0)

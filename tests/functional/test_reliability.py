@@ -44,7 +44,7 @@ def through(proxy: FaultProxy, token: str, path: Path) -> Path:
 def proxied_emulator(
     emulator: EmbeddedApiServer, tmp_path: Path
 ) -> Iterator[tuple[FaultProxy, Path]]:
-    with FaultProxy(emulator.url, emulator.ca_pem) as proxy:
+    with FaultProxy(emulator.url) as proxy:
         yield proxy, through(proxy, emulator.token, tmp_path / "proxied")
 
 
@@ -100,7 +100,7 @@ def partitioned(cluster: Any, tmp_path: Path) -> Iterator[tuple[ScenarioCluster,
     """S2 (a zombie attempt 1 beside attempt 2), reached through the fault proxy."""
     c = cluster("s2-partition")
     c.player.play()
-    with FaultProxy(c.server.url, c.server.ca_pem) as proxy:
+    with FaultProxy(c.server.url) as proxy:
         yield c, proxy, through(proxy, c.server.token, tmp_path / "proxied")
 
 
@@ -121,10 +121,21 @@ def test_a_late_answer_to_a_write_is_not_resent_and_the_reread_finishes_the_fenc
     # The server applies the compare-and-swap, then answers 3 s late: past the timeout.
     proxy.faults = [Fault("late", "PUT", "/leases/", seconds=3)]
     code, out, err = run(
-        capsys, kubeconfig, "fence", "networkwordcount/1", "--yes", "--request-timeout", "1s"
+        capsys,
+        kubeconfig,
+        "fence",
+        "networkwordcount/1",
+        "--yes",
+        "--request-timeout",
+        "1s",
+        "-v",
+        "6",
     )
     assert code == 0, err
     assert proxy.count("PUT", "/leases/") == 1, proxy.seen  # sent once, by every layer
+    # -v=6 prints every attempt: one PUT line, without a status (no answer came).
+    puts = [line for line in err.splitlines() if "] PUT " in line and "/leases/" in line]
+    assert len(puts) == 1 and " 200 " not in puts[0], puts
     assert "answer to step update leases.coordination.k8s.io" in err and "it took effect" in err
     assert "fence networkwordcount/1: done" in out
     lease = c.world.client.get(f"/apis/coordination.k8s.io/v1/namespaces/default/leases/{LEASE}")

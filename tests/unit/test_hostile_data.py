@@ -18,7 +18,8 @@ from kubectl_spark.core.inputs import Snapshot
 
 NOW = datetime(2026, 3, 1, 3, 0, tzinfo=UTC)
 # What must never reach a terminal raw: C0 (but newline and tab), DEL, C1, bidi overrides.
-RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# Nor what is invisible: zero-width characters, joiners, separators, the byte-order mark.
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
 NASTY = [
     "[bold red]x[/]",
@@ -29,6 +30,7 @@ NASTY = [
     "\u2066isolate\u2069",
     "line\r\nforged: yes",
     "\x00\x07\x08\x9b",
+    "zero\u200bwidth\u200djoin\u2060word\ufeffbom",
     "x" * 5000,
 ]
 hostile = st.one_of(

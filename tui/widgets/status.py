@@ -25,9 +25,12 @@ class StatusBar(Static):
         text = Text("kubectl spark  ", style="bold")
         text.append_text(safe(f"context {context}  "))
         text.append_text(safe(f"namespace {namespace or 'all'}  "))
-        colour = {"live": "green", "reconnecting": "yellow", "forbidden": "red"}.get(
-            state, "yellow"
-        )
+        colour = {
+            "live": "green",
+            "reconnecting": "yellow",
+            "forbidden": "red",
+            "failed": "red",
+        }.get(state, "yellow")
         text.append(f"● {state}", style=colour)
         if last_event is not None:
             text.append(f"  last change {int(time.monotonic() - last_event)}s ago")

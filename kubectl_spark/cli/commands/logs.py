@@ -17,6 +17,7 @@ from kubectl_spark.app.text import escape
 from kubectl_spark.cli import common
 from kubectl_spark.core.sparkview import only_kept
 from kubectl_spark.errors import UsageError
+from kubectl_spark.knowledge.names import shown
 
 
 def since_seconds(text: str) -> int | None:
@@ -25,8 +26,26 @@ def since_seconds(text: str) -> int | None:
     units = {"s": 1, "m": 60, "h": 3600}
     parts = re.findall(r"(\d+)([smh])", text)
     if not parts or "".join(n + u for n, u in parts) != text:
-        raise UsageError(f'invalid --since "{text}": use a duration like 30s, 5m, 1h')
-    return sum(int(n) * units[u] for n, u in parts)
+        raise UsageError(f'invalid --since "{shown(text)}": use a duration like 30s, 5m, 1h')
+    seconds = sum(int(n) * units[u] for n, u in parts)
+    if seconds > LONGEST_DURATION:
+        # kubectl parses it with Go's time.ParseDuration, which stops at 2562047h47m16s.
+        raise UsageError(f'invalid --since "{shown(text)}": longer than 2562047h')
+    return seconds
+
+
+LONGEST_DURATION = (2**63 - 1) // 10**9  # seconds in Go's largest time.Duration
+INT64_MAX = 2**63 - 1
+
+
+def check_tail(tail: int) -> None:
+    """Kubectl's rules for --tail: -1 for all, else a count of lines an int64 holds."""
+    if tail < -1:
+        raise UsageError("--tail must be greater than or equal to -1")
+    if tail > INT64_MAX:
+        raise UsageError(
+            f'invalid argument "{shown(str(tail))}" for "--tail" flag: value out of range'
+        )
 
 
 def _print_kept(
@@ -82,6 +101,7 @@ def run(
 ) -> None:
     """Print the log of a driver attempt or an executor."""
     seconds = since_seconds(since)
+    check_tail(tail)
     parts = reference.split("/")
     if len(parts) > 3 or any(not p for p in parts):
         raise UsageError(

@@ -1,0 +1,146 @@
+"""What the live view says of its connection is true: an outage shows while it lasts and clears
+when it ends; a server that came back without its state is listed again, not resumed; an
+unknown context is an error on screen, not a "connecting" for ever; a namespace that is not a
+name is refused before it reaches a request path."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_spark.cluster.apiserver.embedded import (
+    ADMIN_USER,
+    EmbeddedApiServer,
+    EmulatorOptions,
+)
+from kubectl_spark.kube.client import Connection, connect
+from kubectl_spark.kube.live import LiveCluster
+from kubectl_spark.tui.app import SparkTUI
+from kubectl_spark.tui.sources import LiveSource
+from kubectl_spark.tui.widgets.status import StatusBar
+from tests.faultproxy import FaultProxy
+from tests.functional.test_reliability import create_pods, spark_pod, through
+from tests.functional.test_tui import SIZE, until
+
+
+def wait_for(condition: Any, what: str, seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what()
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def direct(emulator: EmbeddedApiServer, tmp_path: Path) -> Iterator[Any]:
+    with connect(Connection(kubeconfig=str(emulator.write_kubeconfig(tmp_path / "direct")))) as api:
+        yield api
+
+
+def names(live: LiveCluster) -> set[str]:
+    return {p["metadata"]["name"] for p in live.snapshot().pods}
+
+
+def test_an_outage_shows_while_it_lasts_and_clears_when_it_ends(
+    emulator: EmbeddedApiServer, direct: Any, tmp_path: Path
+) -> None:
+    create_pods(direct, spark_pod("a-driver", "driver"))
+    with FaultProxy(emulator.url) as proxy:
+        kubeconfig = through(proxy, emulator.token, tmp_path / "proxied")
+        live = LiveCluster(lambda: connect(Connection(kubeconfig=str(kubeconfig))), "default")
+        live.start()
+        try:
+            assert live.ready.wait(20) and live.state == "live"
+            proxy.cut()  # every connection dropped, new ones refused
+            wait_for(
+                lambda: live.state == "reconnecting" and live.error,
+                lambda: f"the outage never showed: {live.state} {live.error!r}",
+            )
+            time.sleep(1.5)
+            proxy.restore()
+            create_pods(direct, spark_pod("a-exec-1"))
+            # Within seconds, not when the next 300 s watch ends: each watch's latest outcome.
+            wait_for(
+                lambda: live.state == "live" and not live.error and "a-exec-1" in names(live),
+                lambda: f"still {live.state} {live.error!r} with {sorted(names(live))}",
+            )
+        finally:
+            live.stop()
+
+
+def test_a_server_back_without_its_state_is_listed_again_not_resumed(
+    emulator: EmbeddedApiServer, direct: Any, tmp_path: Path
+) -> None:
+    create_pods(direct, spark_pod("a-driver", "driver"), spark_pod("a-exec-1"))
+    with (
+        EmbeddedApiServer(EmulatorOptions()) as restarted,
+        FaultProxy(emulator.url) as proxy,
+    ):
+        restarted.config.tokens[emulator.token] = ADMIN_USER  # the same credentials work there
+        kubeconfig = through(proxy, emulator.token, tmp_path / "proxied")
+        live = LiveCluster(
+            lambda: connect(Connection(kubeconfig=str(kubeconfig))), "default", max_tombstones=0
+        )
+        live.start()
+        try:
+            assert live.ready.wait(20)
+            wait_for(lambda: names(live) == {"a-driver", "a-exec-1"}, lambda: names(live))
+            # The server comes back empty, its resourceVersions starting again from low.
+            proxy.upstream = restarted.url
+            proxy.cut()
+            time.sleep(0.5)
+            proxy.restore()
+            wait_for(
+                lambda: names(live) == set() and live.state == "live",
+                lambda: f"kept {sorted(names(live))} ({live.state} {live.error!r})",
+            )
+        finally:
+            live.stop()
+
+
+async def test_an_unknown_context_is_an_error_on_screen(
+    emulator: EmbeddedApiServer, tmp_path: Path
+) -> None:
+    kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
+
+    def make(namespace: str | None, context: str | None, all_namespaces: bool) -> LiveSource:
+        return LiveSource(
+            Connection(kubeconfig=str(kubeconfig), context=context, namespace=namespace),
+            all_namespaces=all_namespaces,
+        )
+
+    app = SparkTUI(make)
+    async with app.run_test(size=SIZE) as pilot:
+        status = app.query_one(StatusBar)
+        await until(pilot, lambda: "● live" in str(status.render()), what="live first")
+        await pilot.press("colon", *"ctx nonexistent", "enter")
+        await until(
+            pilot,
+            lambda: 'context "nonexistent" does not exist' in str(status.render()),
+            what="the unknown context on the status bar",
+        )
+        assert "● failed" in str(status.render())
+
+
+async def test_a_namespace_that_is_not_a_name_is_refused(
+    emulator: EmbeddedApiServer, tmp_path: Path
+) -> None:
+    kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
+    made: list[str | None] = []
+
+    def make(namespace: str | None, context: str | None, all_namespaces: bool) -> LiveSource:
+        made.append(namespace)
+        return LiveSource(
+            Connection(kubeconfig=str(kubeconfig), context=context, namespace=namespace),
+            all_namespaces=all_namespaces,
+        )
+
+    app = SparkTUI(make)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.5)
+        await pilot.press("colon", *"ns ../../apis/x", "enter")
+        await pilot.pause(0.5)
+        assert "../../apis/x" not in made, made

@@ -122,6 +122,10 @@ class SparkTUI(App[None]):
         self._start_source()
         # Watches wake the app up at once (see _wake); the timer keeps the header's ages fresh.
         self.set_interval(0.25, self._poll)
+        # Relative times (AGE, "5m ago", the timeline's now) move on with no cluster change:
+        # redrawn once a second from the analysis already made, never analysing again.
+        self._drawn_at = -1
+        self.set_interval(1.0, self._tick)
 
     def _source_now(self) -> datetime:
         told = getattr(self.source, "now", None)
@@ -170,6 +174,12 @@ class SparkTUI(App[None]):
             self.source.stop()
 
     # ----------------------------------------------------------------------- data in
+    def _tick(self) -> None:
+        second = int(self.clock().timestamp())
+        if second != self._drawn_at and self.analysis.apps:
+            self._drawn_at = second
+            self._render()
+
     def _poll(self) -> None:
         source = self.source
         if source is None:
@@ -268,9 +278,10 @@ class SparkTUI(App[None]):
 
     def _render(self) -> None:
         table = self.apps_table
-        table.sync(self._visible(), self.clock())
-        if self.selected is None:
-            self.selected = table.selected_key()
+        table.sync(self._visible(), self.clock(), keep=self.selected)
+        # What the tree and the detail show is what the cursor is on, and what Enter opens: an
+        # application filtered out of sight hands the selection to the row under the cursor.
+        self.selected = table.selected_key()
         self._render_app()
 
     def current_app(self) -> SparkApp | None:

@@ -43,13 +43,15 @@ class AppsTable(DataTable[Text]):
         for column in COLUMNS:
             self.add_column(column, key=column)
 
-    def sync(self, apps: list[App], now: datetime) -> None:
-        """Add, update and remove rows in place; the cursor stays on its application.
+    def sync(self, apps: list[App], now: datetime, keep: str | None = None) -> None:
+        """Show ``apps`` in ``ls``'s order (alerts first), rows updated in place.
 
-        DataTable's cursor is a row index: a row removed above it would move the selection to
-        the next application, and the tree and detail with it, under the operator's eyes.
+        The cursor stays on its application (``keep``, else the one under it). DataTable's
+        cursor is a row index: a row removed above it, or rows put back in order, would move
+        the selection to another application, and the tree, the detail and Enter with it,
+        under the operator's eyes.
         """
-        selected = self.selected_key()
+        selected = keep or self.selected_key()
         summaries = {app_key(a): summarize(a) for a in apps}  # once per application
         wanted = {
             app_key(a): a
@@ -59,18 +61,33 @@ class AppsTable(DataTable[Text]):
         }
         for key in [str(k.value) for k in list(self.rows) if str(k.value) not in wanted]:
             self.remove_row(key)
+        shown = {str(k.value) for k in self.rows}
         for key, app in wanted.items():
             new = cells(app, now, summaries[key])
-            if key in {str(k.value) for k in self.rows}:
-                for column, value in zip(COLUMNS, new, strict=True):
-                    if str(self.get_cell(key, column)) != str(value) or value.style != getattr(
-                        self.get_cell(key, column), "style", None
-                    ):
-                        self.update_cell(key, column, value, update_width=True)
+            if key in shown:
+                self._update(key, new)
             else:
                 self.add_row(*new, key=key)
+        if self._order() != list(wanted):
+            # An application gained (or lost) an alert, or came back from a filter: rows are
+            # only ever appended, so put them all back in order.
+            self.clear()
+            for key, app in wanted.items():
+                self.add_row(*cells(app, now, summaries[key]), key=key)
         if selected in wanted and self.get_row_index(selected) != self.cursor_row:
             self.move_cursor(row=self.get_row_index(selected))
+
+    def _update(self, key: str, new: list[Text]) -> None:
+        for column, value in zip(COLUMNS, new, strict=True):
+            old = self.get_cell(key, column)
+            if str(old) != str(value) or value.style != getattr(old, "style", None):
+                self.update_cell(key, column, value, update_width=True)
+
+    def _order(self) -> list[str]:
+        return [
+            str(self.coordinate_to_cell_key(Coordinate(i, 0)).row_key.value)
+            for i in range(self.row_count)
+        ]
 
     def selected_key(self) -> str | None:
         if not self.rows or self.cursor_row < 0:

@@ -86,6 +86,8 @@ def _apply(self: SparkTUI, plan: Any) -> None:
             self.notify, getattr(exc, "message", str(exc)), severity="error", timeout=10
         )
         return
+    for note in report.notes:  # an answer lost, and what the re-read said
+        self.call_from_thread(self.notify, note, severity="warning", timeout=10)
     if report.failed is not None:
         op, failure = report.failed
         self.call_from_thread(

@@ -41,6 +41,7 @@ from .widgets.status import StatusBar
 from .widgets.timeline import Timeline
 
 ACTIONS = {"fence", "force_kill", "resubmit"}
+READONLY_KEYS = {"f": "fence", "K": "force-kill", "r": "resubmit"}
 MakeSource = Callable[[str | None, str | None, bool], Source]  # (namespace, context, -A)
 
 
@@ -397,7 +398,7 @@ class SparkTUI(App[None]):
         self._start_source()
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen(readonly=self.readonly))
 
     # ----------------------------------------------------------------------- viewers
     _pod = _pod_views._pod
@@ -414,6 +415,14 @@ class SparkTUI(App[None]):
     # ------------------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return not (action in ACTIONS and self.readonly)  # hidden, not merely disabled
+
+    def on_key(self, event: Any) -> None:
+        """A hidden action's key says why nothing happens, instead of nothing."""
+        if self.readonly and event.key in READONLY_KEYS and not isinstance(self.focused, Input):
+            self.notify(
+                f"read-only: {READONLY_KEYS[event.key]} is off (started with --readonly)",
+                severity="warning",
+            )
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

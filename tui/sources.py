@@ -113,12 +113,15 @@ class LiveSource:
         from kubectl_spark.errors import KubectlSparkError
         from kubectl_spark.kube.client import connect, history_scope
         from kubectl_spark.kube.live import LiveCluster
+        from kubectl_spark.kube.snapshot import check_namespace
 
         try:
             with connect(self.connection) as api:
                 self.context = api.resolved.context
                 self.namespace = None if self.all_namespaces else api.namespace
                 scope = self.scope = history_scope(api)
+                if self.namespace is not None:
+                    check_namespace(api, self.namespace)  # as `ls -n` says it, not an empty list
         except KubectlSparkError as exc:
             self.failure = exc.message
             if on_change is not None:

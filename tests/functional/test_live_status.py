@@ -144,3 +144,26 @@ async def test_a_namespace_that_is_not_a_name_is_refused(
         await pilot.press("colon", *"ns ../../apis/x", "enter")
         await pilot.pause(0.5)
         assert "../../apis/x" not in made, made
+
+
+async def test_an_unknown_namespace_is_an_error_on_screen_as_in_the_cli(
+    emulator: EmbeddedApiServer, tmp_path: Path
+) -> None:
+    kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
+
+    def make(namespace: str | None, context: str | None, all_namespaces: bool) -> LiveSource:
+        return LiveSource(
+            Connection(kubeconfig=str(kubeconfig), context=context, namespace=namespace),
+            all_namespaces=all_namespaces,
+        )
+
+    app = SparkTUI(make)
+    async with app.run_test(size=SIZE) as pilot:
+        status = app.query_one(StatusBar)
+        await until(pilot, lambda: "● live" in str(status.render()), what="live first")
+        await pilot.press("colon", *"ns nope", "enter")
+        await until(
+            pilot,
+            lambda: 'namespace "nope" not found' in str(status.render()),
+            what="the unknown namespace on the status bar",
+        )

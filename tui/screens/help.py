@@ -21,11 +21,21 @@ HELP = """kubectl spark — keys
 """
 
 
+READONLY = (
+    "  f / K / r     off: this TUI was started with --readonly (no fence, force-kill, resubmit)"
+)
+ACTION_KEYS = "  f / K / r     fence / force-kill the attempt, resubmit the application (hidden with --readonly)"
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Close"),
         Binding("question_mark", "app.pop_screen", "Close", show=False),
     ]
 
+    def __init__(self, *, readonly: bool = False) -> None:
+        super().__init__()
+        self.readonly = readonly
+
     def compose(self) -> ComposeResult:
-        yield Static(HELP, id="help-text")
+        yield Static(HELP.replace(ACTION_KEYS, READONLY) if self.readonly else HELP, id="help-text")

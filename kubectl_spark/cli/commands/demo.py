@@ -142,8 +142,14 @@ def _serve(scenario_name: str, path: Path, port: int, speed: float, faults: str)
     typer.echo("Embedded Kubernetes API stopped.")
 
 
-def _simulate(server: Any, clock: Any, scenario_name: str, stop: threading.Event) -> None:
-    """Tick the simulator against the served cluster until told to stop."""
+def _simulate(
+    server: Any, clock: Any, scenario_name: str, stop: threading.Event, *, announce: bool = True
+) -> None:
+    """Tick the simulator against the served cluster until told to stop.
+
+    Under the TUI nothing is announced: a line written while the TUI holds the terminal would
+    appear only after it exits, as if the scenario had started then.
+    """
     from urllib3.exceptions import HTTPError
 
     from kubectl_spark.sim import scenario as scenarios
@@ -154,8 +160,9 @@ def _simulate(server: Any, clock: Any, scenario_name: str, stop: threading.Event
     player = scenarios.Player(world, scenarios.load(scenario_name))
     try:
         player.setup()
-        typer.echo(f"Playing scenario {scenario_name!r}: {player.scenario.title}")
-        sys.stdout.flush()
+        if announce:
+            typer.echo(f"Playing scenario {scenario_name!r}: {player.scenario.title}")
+            sys.stdout.flush()
         # About one simulated second per tick, as on the manual clock; never busier than 50 Hz.
         interval = max(0.02, min(0.5, 1.0 / player_speed(clock)))
         while not stop.wait(interval):
@@ -181,6 +188,7 @@ def _tui(scenario_name: str, path: Path, speed: float) -> None:
         simulator = threading.Thread(
             target=_simulate,
             args=(server, clock, scenario_name, stop),
+            kwargs={"announce": False},
             name="simulator",
             daemon=True,
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import ssl
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -130,3 +131,36 @@ def test_a_custom_resource_nested_1100_levels_is_set_aside_by_name(
             urllib.request.urlopen(gone, context=context).close()
         real.close()
         reset(control_plane)
+
+
+def test_a_resource_version_from_the_future_is_answered_as_kube_apiserver_does(bed: Bed) -> None:
+    """A read at a version the server has not reached: 504 "Too large resource version" for a
+    list and a get; a watch from it is accepted and sees nothing older (a client that resumes
+    after a restart would never learn what the server lost: the live view lists again)."""
+    context = ssl.create_default_context(cadata=bed.ca_pem.decode())
+
+    def get(path: str) -> tuple[int, dict[str, Any]]:
+        request = urllib.request.Request(
+            bed.url + path, headers={"Authorization": f"Bearer {bed.token}"}
+        )
+        try:
+            with urllib.request.urlopen(request, context=context, timeout=10) as answer:
+                text = answer.read().decode()
+                return answer.status, json.loads(text) if text.strip() else {}
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read().decode())
+
+    _, listed = get("/api/v1/namespaces/default/serviceaccounts?limit=1")
+    future = int(listed["metadata"]["resourceVersion"]) + 100_000
+    for path in (
+        f"/api/v1/namespaces/default/serviceaccounts?resourceVersion={future}",
+        f"/api/v1/namespaces/default/serviceaccounts/default?resourceVersion={future}",
+    ):
+        status, body = get(path)
+        assert status == 504, (path, status, body)
+        assert body["reason"] == "Timeout"
+        assert body["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
+    status, _ = get(
+        f"/api/v1/namespaces/default/serviceaccounts?watch=1&resourceVersion={future}&timeoutSeconds=1"
+    )
+    assert status == 200

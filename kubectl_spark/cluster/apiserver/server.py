@@ -314,6 +314,8 @@ class ApiServer:
         if as_table and query.get("includeObject", "") not in ("", "None", "Metadata", "Object"):
             raise bad_request(f"invalid includeObject: {query['includeObject']!r}")
         if verb == "get":
+            if query.get("resourceVersion", "0") not in ("", "0"):
+                store.check_fresh(query["resourceVersion"])
             obj = store.get(rt, ns, name)
             if as_table:
                 meta = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}

@@ -157,6 +157,7 @@ class Store:
     _matching = _store_reads._matching
     list_objects = _store_reads.list_objects
     _check_list_rv = _store_reads._check_list_rv
+    check_fresh = _store_reads.check_fresh
     _remember = _store_reads._remember
     _prune_snapshots = _store_reads._prune_snapshots
     expire_continue_tokens = _store_reads.expire_continue_tokens

@@ -168,6 +168,21 @@ def _check_list_rv(
                 ],
             )
         return
+    wanted = check_fresh(self, rv)
+    exact = match == "Exact" or (match is None and limit)
+    if exact and wanted < storage.last_write_rv:
+        # Only the current state is kept; it equals the state at `wanted` only if nothing
+        # of this resource changed since.
+        raise expired("The resourceVersion for the provided list is too old.")
+
+
+def check_fresh(self: Store, rv: str) -> int:
+    """A read at resourceVersion ``rv`` (not older than it): the store must have reached it.
+
+    kube-apiserver waits up to 3 s for its watch cache to get there, then answers 504 "Too large
+    resource version" (apiserver storage/cacher/watch_cache.go ``waitUntilFreshAndBlock``), for a
+    list and a get alike; a watch from such a version is accepted (it just sees nothing older).
+    """
     try:
         wanted = int(rv)
     except ValueError as exc:
@@ -187,11 +202,7 @@ def _check_list_rv(
                 "retryAfterSeconds": 1,
             },
         )
-    exact = match == "Exact" or (match is None and limit)
-    if exact and wanted < storage.last_write_rv:
-        # Only the current state is kept; it equals the state at `wanted` only if nothing
-        # of this resource changed since.
-        raise expired("The resourceVersion for the provided list is too old.")
+    return wanted
 
 
 def _remember(self: Store, snapshot: Snapshot, index: int) -> str:

@@ -44,6 +44,8 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
             "--output",
             "-o",
             "--no-headers",
+            "--types",
+            "--for",
         ],
     ),
     "logs": (

@@ -83,8 +83,8 @@ def _print_kept(
 def run(
     reference: str = typer.Argument(
         ...,
-        metavar="APP[/ATTEMPT[/exec-ID]]",
-        help="What to show: app, app/2, app/latest/exec-3, or a driver pod.",
+        metavar="APP[/ATTEMPT][/exec-ID]",
+        help="What to show: app, app/2, app/exec-3 (the current attempt's), app/2/exec-3, or a driver pod.",
     ),
     previous: bool = typer.Option(
         False, "--previous", "-p", help="The previous (restarted) container's log."
@@ -105,8 +105,11 @@ def run(
     parts = reference.split("/")
     if len(parts) > 3 or any(not p for p in parts):
         raise UsageError(
-            f'invalid reference "{reference}": use APP, APP/ATTEMPT or APP/ATTEMPT/exec-ID'
+            f'invalid reference "{shown(reference)}": use APP, APP/ATTEMPT, APP/exec-ID or '
+            "APP/ATTEMPT/exec-ID"
         )
+    if len(parts) == 2 and parts[1].startswith("exec-"):
+        parts = [parts[0], "latest", parts[1]]  # an executor of the current attempt
     loaded = common.load()
     try:
         app, attempt = common.find_attempt(loaded.analysis, "/".join(parts[:2]))

@@ -7,11 +7,9 @@ and parsed with orjson: the client's model classes are an order of magnitude slo
 from __future__ import annotations
 
 import builtins
-import contextlib
 import dataclasses
 import logging
 import random
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -19,20 +17,19 @@ from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-import orjson
 import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
-from urllib3 import HTTPHeaderDict
 
 from kubectl_spark import errors
 from kubectl_spark.memory import collector_paused
 
-from . import credentials, jsondeep, trace
+from . import answers, credentials, trace
 from .apierrors import translate, translated
 from .config import Resolved, Selection, load
+from .impersonation import impersonate
 
 
 @dataclass(frozen=True)
@@ -223,7 +220,7 @@ class Api:
         if left <= 0:
             raise errors.DeadlineExceeded(
                 f"{what}: not sent: the command's --request-timeout "
-                f"({_seconds(self.timeout)}) has run out"
+                f"({answers.seconds_text(self.timeout)}) has run out"
             )
         return left if budget is None else min(budget, left)
 
@@ -247,19 +244,21 @@ class Api:
                 )
                 if stream:
                     return raw
-                data = _read_body(raw, None if budget is None else started + budget)
+                data = answers.read_body(raw, None if budget is None else started + budget)
         except errors.ClusterUnreachable as exc:
-            spent = budget is not None and time.monotonic() - started >= budget - TIMER_SLACK
+            spent = (
+                budget is not None and time.monotonic() - started >= budget - answers.TIMER_SLACK
+            )
             if spent and not exc.unsent:
                 raise errors.DeadlineExceeded(
-                    f"{what}: no answer within {_seconds(budget)} (--request-timeout)"
+                    f"{what}: no answer within {answers.seconds_text(budget)} (--request-timeout)"
                 ) from exc
             raise
         if data is None:
             raise errors.DeadlineExceeded(
-                f"{what}: no whole answer within {_seconds(budget)} (--request-timeout)"
+                f"{what}: no whole answer within {answers.seconds_text(budget)} (--request-timeout)"
             )
-        return _parse(data) if data else None
+        return answers.parse(data) if data else None
 
     def _send(
         self,
@@ -319,7 +318,7 @@ class Api:
         response = self.request("GET", path, query=query, stream=True, what=what, retry=False)
         if opened is not None:
             opened()  # the server answered: whatever failed before is over
-        free_form = _free_form(path)
+        free_form = answers.free_form(path)
         buffer = b""
         try:
             with translated(what or f"watch {path}"):
@@ -340,16 +339,16 @@ class Api:
 
         One bad line must not end the watch: the rest of the stream is still the cluster's.
         """
-        event = _parse(line)
+        event = answers.parse(line)
         if not isinstance(event, dict) or not isinstance(event.get("object"), dict):
             self.note(f"{what}: skipped a watch line that is not an event ({len(line)} bytes)")
             return None
         if event.get("type") in ("ERROR", "BOOKMARK"):
             return event
         found = event["object"]
-        problem = _unusable(found, deep=free_form)
+        problem = answers.unusable(found, deep=free_form)
         if problem:
-            self.note(f"{what}: skipped {_named(found)} in a watch: {problem}")
+            self.note(f"{what}: skipped {answers.named(found)} in a watch: {problem}")
             return None
         return event
 
@@ -394,7 +393,7 @@ class Api:
         token = ""
         rv = ""
         empty = 0  # pages in a row with no item and a continue token
-        for _ in range(MAX_PAGES):
+        for _ in range(answers.MAX_PAGES):
             query: builtins.list[tuple[str, Any]] = [("limit", limit)]
             if label_selector:
                 query.append(("labelSelector", label_selector))
@@ -402,18 +401,18 @@ class Api:
                 query.append(("fieldSelector", field_selector))
             if token:
                 query.append(("continue", token))
-            page, meta = _page(self.request("GET", path, query=query, what=what), what)
-            free_form = _free_form(path)
+            page, meta = answers.page_of(self.request("GET", path, query=query, what=what), what)
+            free_form = answers.free_form(path)
             for item in page:
-                problem = _unusable(item, deep=free_form)
+                problem = answers.unusable(item, deep=free_form)
                 if problem:
-                    self.note(f"{what}: set aside {_named(item)}: {problem}")
+                    self.note(f"{what}: set aside {answers.named(item)}: {problem}")
                     continue
                 uid = item["metadata"]["uid"]
                 if uid in uids:
                     # One snapshot never lists an object twice: the pages are not one list.
                     raise errors.ServerError(
-                        f"{what}: the server's pages repeat {_named(item)} "
+                        f"{what}: the server's pages repeat {answers.named(item)} "
                         "(its continue tokens do not page through one list)",
                         status=0,
                     )
@@ -428,117 +427,16 @@ class Api:
                     f"{what}: the server answered the same continue token again", status=0
                 )
             empty = 0 if page else empty + 1
-            if empty >= EMPTY_PAGES:
+            if empty >= answers.EMPTY_PAGES:
                 raise errors.ServerError(
-                    f"{what}: {EMPTY_PAGES} empty pages in a row, each with a continue token: "
+                    f"{what}: {answers.EMPTY_PAGES} empty pages in a row, each with a continue token: "
                     "stopped reading",
                     status=0,
                 )
             token = next_token
         raise errors.ServerError(
-            f"{what}: more than {MAX_PAGES} pages of {limit}: stopped reading", status=0
+            f"{what}: more than {answers.MAX_PAGES} pages of {limit}: stopped reading", status=0
         )
-
-
-TIMER_SLACK = 0.05  # a socket timeout fires this close to the budget, or later
-MAX_PAGES = 10_000  # 5 million objects at 500 a page: more is a server paging in circles
-# kube-apiserver fills a page before it answers (storage/etcd3/store.go GetList reads on
-# until ``limit`` items match or none are left): pages that keep coming empty go nowhere.
-EMPTY_PAGES = 50
-DEEPEST = 100  # levels of nesting: a Spark object needs about 20; orjson writes at most 254
-# Built-in groups whose objects the API server validates against a fixed schema; a custom
-# resource (the operators' SparkApplication) may hold anything, nested as deep as 10,000.
-BUILT_IN = ("/api/v1", "/apis/batch/", "/apis/apps/", "/apis/coordination.k8s.io/")
-
-
-def _free_form(path: str) -> bool:
-    return not path.startswith(BUILT_IN)
-
-
-def _page(doc: Any, what: str) -> tuple[builtins.list[Any], dict[str, Any]]:
-    """A list answer's items and metadata, or a clear error for an answer that is not a list."""
-    if not isinstance(doc, dict):
-        raise errors.ServerError(f"{what}: the server's answer is not a list", status=0)
-    if doc.get("kind") == "Status":
-        said = " ".join(str(doc.get("message") or doc.get("reason") or "").split())[:200]
-        raise errors.ServerError(
-            f"{what}: the server answered a Status, not a list" + (f": {said}" if said else ""),
-            status=0,
-        )
-    items = doc.get("items")
-    if items is not None and not isinstance(items, builtins.list):
-        raise errors.ServerError(f"{what}: the server's answer has no list of items", status=0)
-    meta = doc.get("metadata")
-    return items or [], meta if isinstance(meta, dict) else {}
-
-
-def _unusable(item: Any, *, deep: bool = True) -> str:
-    """Why an object from the server cannot be used ("" when it can)."""
-    if not isinstance(item, dict):
-        return "not an object"
-    meta = item.get("metadata")
-    if not isinstance(meta, dict) or not isinstance(meta.get("uid"), str) or not meta["uid"]:
-        return "it has no metadata.uid"
-    if deep and jsondeep.deeper_than(item, DEEPEST):
-        return f"nested deeper than {DEEPEST} levels"
-    return ""
-
-
-def _named(item: Any) -> str:
-    """``Kind namespace/name`` of an object from the server, for a note."""
-    if not isinstance(item, dict):
-        return "an item"
-    found = item.get("metadata")
-    meta: dict[str, Any] = found if isinstance(found, dict) else {}
-    name = "/".join(str(meta.get(k)) for k in ("namespace", "name") if meta.get(k))
-    return f"{item.get('kind') or 'object'} {name or '(no name)'}"
-
-
-def _read_body(raw: Any, end: float | None) -> bytes | None:
-    """The whole body, or None when ``end`` (time.monotonic()) came first.
-
-    urllib3's read timeout is per socket read: a server sending one byte every half second
-    never trips it. A timer shuts the socket at the deadline instead, which ends a read blocked
-    in another thread at once.
-    """
-    if end is None:
-        return bytes(raw.data)
-    timer = threading.Timer(max(end - time.monotonic(), 0.0), _cut, (raw,))
-    timer.daemon = True
-    timer.start()
-    chunks: builtins.list[bytes] = []
-    try:
-        for chunk in raw.stream(65536):
-            chunks.append(chunk)
-            if time.monotonic() >= end:
-                break
-    except (urllib3.exceptions.HTTPError, OSError):
-        if time.monotonic() < end:
-            raise
-    finally:
-        timer.cancel()
-    if time.monotonic() >= end:
-        raw.close()  # never back to the pool: the rest of that answer is still on its way
-        return None
-    return b"".join(chunks)
-
-
-def _cut(raw: Any) -> None:
-    with contextlib.suppress(RuntimeError, ValueError, OSError):
-        raw.shutdown()  # unless already released or closed: the read is over then anyway
-
-
-def _parse(data: bytes) -> Any:
-    """JSON at any depth kube-apiserver stores; text that is not JSON as text."""
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        deep = jsondeep.loads(data)  # orjson stops at 1,024 levels; kube-apiserver at 10,000
-        return data.decode("utf-8", "replace") if deep is jsondeep.NOT_JSON else deep
-
-
-def _seconds(value: float | None) -> str:
-    return "none" if value is None else f"{value:g}s"
 
 
 def _shorter(a: float | None, b: float | None) -> float | None:
@@ -600,73 +498,11 @@ def connect(conn: Connection) -> Api:
             f"{detail}"
         )
     credentials.check_tls_material(client.configuration, user, user_name)
-    acting_as = _impersonate(client, conn, resolved)
+    acting_as = impersonate(client, conn, resolved)
     if client.configuration.verify_ssl is False:
         # Asked for (flag or kubeconfig): kubectl does not warn on every request either.
         urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
     return Api(client, resolved, conn.request_timeout, acting_as, conn.verbosity)
-
-
-IMPERSONATE_USER = "Impersonate-User"
-IMPERSONATE_GROUP = "Impersonate-Group"
-IMPERSONATE_UID = "Impersonate-Uid"
-
-
-def _impersonate(client: Any, conn: Connection, resolved: Resolved) -> str:
-    """Act as --as/--as-group/--as-uid, or as the kubeconfig user's ``as`` fields, as kubectl does.
-
-    Each flag, when given, wins over its kubeconfig field. The server checks that the
-    authenticated user may impersonate; a group is one ``Impersonate-Group`` header each.
-    Returns the user acted as ("" for none).
-    """
-    entry = resolved.user_entry
-    user = conn.impersonate or _text(entry.get("as"))
-    groups = conn.impersonate_groups or tuple(
-        str(g) for g in entry.get("as-groups") or () if isinstance(g, str)
-    )
-    uid = conn.impersonate_uid or _text(entry.get("as-uid"))
-    if not user:
-        if groups or uid:
-            raise errors.UsageError(
-                "--as-group and --as-uid need a user to impersonate: pass --as "
-                "(or set `as` in the kubeconfig's user)"
-            )
-        return ""
-    client.set_default_header(IMPERSONATE_USER, user)
-    if uid:
-        client.set_default_header(IMPERSONATE_UID, uid)
-    if groups:
-        rest = client.rest_client
-        rest.pool_manager = _RepeatedHeader(rest.pool_manager, IMPERSONATE_GROUP, groups)
-    return user
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-class _RepeatedHeader:
-    """The client's urllib3 pool, sending one header line per value of a header.
-
-    The kubernetes client keeps headers in a plain dict, one value per name, but kube-apiserver
-    reads each ``Impersonate-Group`` line as one group (a comma-joined line would be one group
-    named "a,b"). urllib3 sends every value of an ``HTTPHeaderDict``.
-    """
-
-    def __init__(self, pool: Any, name: str, values: tuple[str, ...]) -> None:
-        self._pool = pool
-        self._name = name
-        self._values = values
-
-    def request(self, method: str, url: str, *args: Any, headers: Any = None, **kw: Any) -> Any:
-        merged = HTTPHeaderDict(headers or {})
-        merged.discard(self._name)
-        for value in self._values:
-            merged.add(self._name, value)
-        return self._pool.request(method, url, *args, headers=merged, **kw)
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self._pool, attr)
 
 
 def history_scope(api: Api) -> Any:

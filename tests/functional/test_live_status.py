@@ -101,10 +101,8 @@ def test_a_server_back_without_its_state_is_listed_again_not_resumed(
             live.stop()
 
 
-async def test_an_unknown_context_is_an_error_on_screen(
-    emulator: EmbeddedApiServer, tmp_path: Path
-) -> None:
-    kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
+def live_tui(kubeconfig: Path) -> SparkTUI:
+    """The TUI on a live cluster; ``:ns`` and ``:ctx`` make a new source with what they name."""
 
     def make(namespace: str | None, context: str | None, all_namespaces: bool) -> LiveSource:
         return LiveSource(
@@ -112,7 +110,13 @@ async def test_an_unknown_context_is_an_error_on_screen(
             all_namespaces=all_namespaces,
         )
 
-    app = SparkTUI(make)
+    return SparkTUI(make)
+
+
+async def test_an_unknown_context_is_an_error_on_screen(
+    emulator: EmbeddedApiServer, tmp_path: Path
+) -> None:
+    app = live_tui(emulator.write_kubeconfig(tmp_path / "kubeconfig"))
     async with app.run_test(size=SIZE) as pilot:
         status = app.query_one(StatusBar)
         await until(pilot, lambda: "● live" in str(status.render()), what="live first")
@@ -149,15 +153,7 @@ async def test_a_namespace_that_is_not_a_name_is_refused(
 async def test_an_unknown_namespace_is_an_error_on_screen_as_in_the_cli(
     emulator: EmbeddedApiServer, tmp_path: Path
 ) -> None:
-    kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
-
-    def make(namespace: str | None, context: str | None, all_namespaces: bool) -> LiveSource:
-        return LiveSource(
-            Connection(kubeconfig=str(kubeconfig), context=context, namespace=namespace),
-            all_namespaces=all_namespaces,
-        )
-
-    app = SparkTUI(make)
+    app = live_tui(emulator.write_kubeconfig(tmp_path / "kubeconfig"))
     async with app.run_test(size=SIZE) as pilot:
         status = app.query_one(StatusBar)
         await until(pilot, lambda: "● live" in str(status.render()), what="live first")

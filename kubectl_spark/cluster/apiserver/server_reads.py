@@ -143,6 +143,10 @@ async def _watch(
                 if (
                     watcher.allow_bookmarks
                     and loop.time() - last_bookmark >= self.config.bookmark_interval
+                    # An event may have come while the timed-out get was being cancelled: a
+                    # bookmark at the store's version must never overtake it (a client would
+                    # resume past it). kube-apiserver's bookmarks follow what was delivered.
+                    and watcher.queue.empty()
                 ):
                     bookmark = watcher.bookmark_line(self.store.rv)
                     if as_table:

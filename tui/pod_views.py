@@ -95,7 +95,7 @@ def _kept_logs(self: SparkTUI, namespace: str, pod: str, uid: str, *, previous: 
         f"({run_said(kept, earlier=previous)})  (esc: back)"
     )
     self.call_from_thread(
-        self.push_screen, TextScreen(title, str(kept.get("text") or "") or "(empty)")
+        self.push_screen, TextScreen(title, str(kept.get("text") or "") or "(empty)", log=True)
     )
 
 
@@ -132,7 +132,7 @@ def _logs(self: SparkTUI, pod: tuple[str, str, str, bool] | None, *, previous: b
         )
         return
     title = f"{'previous ' if previous else ''}logs of {namespace}/{name}  (esc: back)"
-    self.call_from_thread(self.push_screen, TextScreen(title, body or "(empty)"))
+    self.call_from_thread(self.push_screen, TextScreen(title, body or "(empty)", log=True))
 
 
 def action_describe(self: SparkTUI) -> None:

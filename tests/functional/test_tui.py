@@ -561,6 +561,10 @@ def test_snapshot_help(snap_compare) -> None:
     assert snap_compare(_snap_app(), terminal_size=SIZE, press=["_", "question_mark", "_"])
 
 
+def test_snapshot_help_fits_80_by_24(snap_compare) -> None:
+    assert snap_compare(_snap_app(), terminal_size=(80, 24), press=["_", "question_mark", "_"])
+
+
 def test_cluster_newlines_cannot_forge_a_line_of_the_screen() -> None:
     from kubectl_spark.tui.widgets.attempt_tree import _label
     from kubectl_spark.tui.widgets.safe import safe

@@ -9,22 +9,21 @@ from textual.widgets import Static
 
 HELP = """kubectl spark — keys
 
-  ↑ ↓ / j k     move in the table or tree        enter   open the application's tree
-  tab           switch between table and tree    esc     back / clear the filter
-  /             filter (text; /-l key=val labels; /! to invert)
-  ctrl+z        only applications with faults (alerts or losses)
-  :             command: :ns NAME, :ns all, :ctx NAME
-  l / p         logs / previous logs of the selected pod
-  d / y         describe the application / YAML of the selected pod
-  f / K / r     fence / force-kill the attempt, resubmit the application (hidden with --readonly)
-  ctrl+r        reload          ctrl+p   command palette          ?   this help          q   quit
+  ↑ ↓ / j k   move in the table or tree     enter   open the app's tree
+  tab         table ⇄ tree                  esc     back, clear the filter
+  /           filter: text, -l key=val, ! to invert
+  ctrl+z      only applications with faults (alerts or losses)
+  :           :ns NAME, :ns all, :ctx NAME
+  l / p       logs / previous logs of the selected pod
+  d / y       describe the app / YAML of the selected pod
+  w           (in a text view) wrap or cut long lines
+  f K r       fence / force-kill the attempt, resubmit the app
+  ctrl+r      reload     ctrl+p  commands     ?  this help     q  quit
 """
 
 
-READONLY = (
-    "  f / K / r     off: this TUI was started with --readonly (no fence, force-kill, resubmit)"
-)
-ACTION_KEYS = "  f / K / r     fence / force-kill the attempt, resubmit the application (hidden with --readonly)"
+READONLY = "  f K r       off: started with --readonly"
+ACTION_KEYS = "  f K r       fence / force-kill the attempt, resubmit the app"
 
 
 class HelpScreen(ModalScreen[None]):

@@ -279,7 +279,9 @@ class SparkTUI(App[None]):
 
     def _render(self) -> None:
         table = self.apps_table
-        table.sync(self._visible(), self.clock(), keep=self.selected)
+        # The cursor is the truth: a move the operator just made (its highlight event not yet
+        # handled) must not be undone by a render that runs first.
+        table.sync(self._visible(), self.clock())
         # What the tree and the detail show is what the cursor is on, and what Enter opens: an
         # application filtered out of sight hands the selection to the row under the cursor.
         self.selected = table.selected_key()

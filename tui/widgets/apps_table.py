@@ -43,15 +43,15 @@ class AppsTable(DataTable[Text]):
         for column in COLUMNS:
             self.add_column(column, key=column)
 
-    def sync(self, apps: list[App], now: datetime, keep: str | None = None) -> None:
+    def sync(self, apps: list[App], now: datetime) -> None:
         """Show ``apps`` in ``ls``'s order (alerts first), rows updated in place.
 
-        The cursor stays on its application (``keep``, else the one under it). DataTable's
+        The cursor stays on the application under it. DataTable's
         cursor is a row index: a row removed above it, or rows put back in order, would move
         the selection to another application, and the tree, the detail and Enter with it,
         under the operator's eyes.
         """
-        selected = keep or self.selected_key()
+        selected = self.selected_key()
         summaries = {app_key(a): summarize(a) for a in apps}  # once per application
         wanted = {
             app_key(a): a
@@ -68,12 +68,14 @@ class AppsTable(DataTable[Text]):
                 self._update(key, new)
             else:
                 self.add_row(*new, key=key)
-        if self._order() != list(wanted):
+        order = list(wanted)
+        if self._order() != order:
             # An application gained (or lost) an alert, or came back from a filter: rows are
-            # only ever appended, so put them all back in order.
-            self.clear()
-            for key, app in wanted.items():
-                self.add_row(*cells(app, now, summaries[key]), key=key)
+            # only ever appended, so put them back in order. Sorted in place, by the identity of
+            # each row's first cell: rows are neither removed nor added, so no highlight of
+            # another application passes through the tree on the way.
+            rank = {id(self.get_cell(key, COLUMNS[0])): i for i, key in enumerate(order)}
+            self.sort(COLUMNS[0], key=lambda first: rank[id(first)])
         if selected in wanted and self.get_row_index(selected) != self.cursor_row:
             self.move_cursor(row=self.get_row_index(selected))
 

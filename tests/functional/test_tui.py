@@ -618,9 +618,15 @@ async def test_the_tui_keeps_every_connection_flag(cluster) -> None:
     c.server.clear_audit()
     base = Connection(kubeconfig=str(c.kubeconfig), impersonate="tenant")
     app = SparkTUI(source_maker(LiveSource, base, None))
+
+    def pods_read() -> list[dict[str, Any]]:
+        return [e for e in c.server.audit_entries() if e["resource"] == "pods"]
+
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
-    pods = [e for e in c.server.audit_entries() if e["resource"] == "pods"]
+        # The row may come from the Job before the pods are listed (each kind has its thread):
+        # wait for the pods list too, or the audit may not hold it yet.
+        await until(pilot, lambda: app.query_one(AppsTable).row_count == 1 and bool(pods_read()))
+    pods = pods_read()
     assert pods and {(e["user"], e["impersonatedBy"]) for e in pods} == {("tenant", ADMIN_USER)}
 
 

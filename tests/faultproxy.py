@@ -11,14 +11,14 @@ once". It listens on plain HTTP and passes the client's bearer token upstream.
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
-import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import ClientSession, ClientTimeout, TCPConnector, web
+
+from tests.loopserver import LoopServer
 
 HOP_HEADERS = {"host", "content-length", "transfer-encoding", "connection", "content-encoding"}
 
@@ -42,7 +42,7 @@ class Fault:
 
 
 @dataclass
-class FaultProxy:
+class FaultProxy(LoopServer):
     upstream: str
     faults: list[Fault] = field(default_factory=list)
     seen: Counter[tuple[str, str]] = field(default_factory=Counter)
@@ -51,15 +51,9 @@ class FaultProxy:
     def __post_init__(self) -> None:
         self.down = False  # cut(): every connection dropped, new ones closed at once
         self._open: set[Any] = set()  # the transports of requests being answered
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._open_loop()
         self._runner: web.AppRunner | None = None
         self._session: ClientSession | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     def cut(self) -> None:
         """An outage: what is open is dropped (watches too), what comes is closed unanswered."""
@@ -77,37 +71,13 @@ class FaultProxy:
     def count(self, method: str, path_part: str = "") -> int:
         return sum(n for (m, p), n in self.seen.items() if m == method and path_part in p)
 
-    def __enter__(self) -> FaultProxy:
-        self._thread.start()
-        self._ready.wait(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        async def stop() -> None:
-            if self._runner is not None:
-                await self._runner.cleanup()
-            if self._session is not None:
-                await self._session.close()
-            # Whatever still runs (a watch being passed on) ends here, its connection closed.
-            pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
-            await asyncio.sleep(0.1)  # transports told to close finish closing on the loop
-
-        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        gc.collect()  # a socket left open would warn here, in the test that used the proxy
+    async def _close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+        if self._session is not None:
+            await self._session.close()
 
     # ---------------------------------------------------------------- serving
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        self._loop.run_until_complete(self._start())
-        self._ready.set()
-        self._loop.run_forever()
-        self._loop.close()
-
     async def _start(self) -> None:
         self._session = ClientSession(
             # No keep-alive: every upstream connection ends with its request, none is left open.

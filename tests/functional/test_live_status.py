@@ -113,20 +113,29 @@ def live_tui(kubeconfig: Path) -> SparkTUI:
     return SparkTUI(make)
 
 
-async def test_an_unknown_context_is_an_error_on_screen(
-    emulator: EmbeddedApiServer, tmp_path: Path
-) -> None:
-    app = live_tui(emulator.write_kubeconfig(tmp_path / "kubeconfig"))
+async def status_after(kubeconfig: Path, command: str, said: str) -> str:
+    """The status bar of a live TUI, once ``:command`` made it say ``said``."""
+    app = live_tui(kubeconfig)
     async with app.run_test(size=SIZE) as pilot:
         status = app.query_one(StatusBar)
         await until(pilot, lambda: "● live" in str(status.render()), what="live first")
-        await pilot.press("colon", *"ctx nonexistent", "enter")
-        await until(
-            pilot,
-            lambda: 'context "nonexistent" does not exist' in str(status.render()),
-            what="the unknown context on the status bar",
-        )
-        assert "● failed" in str(status.render())
+        await pilot.press("colon", *command, "enter")
+        await until(pilot, lambda: said in str(status.render()), what=f"{said} on the status bar")
+        return str(status.render())
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        ("ctx nonexistent", 'context "nonexistent" does not exist'),
+        ("ns nope", 'namespace "nope" not found'),  # as the CLI says it
+    ],
+)
+async def test_an_unknown_context_or_namespace_is_an_error_on_screen(
+    emulator: EmbeddedApiServer, tmp_path: Path, command: str, said: str
+) -> None:
+    shown = await status_after(emulator.write_kubeconfig(tmp_path / "kubeconfig"), command, said)
+    assert "● failed" in shown
 
 
 async def test_a_namespace_that_is_not_a_name_is_refused(
@@ -148,18 +157,3 @@ async def test_a_namespace_that_is_not_a_name_is_refused(
         await pilot.press("colon", *"ns ../../apis/x", "enter")
         await pilot.pause(0.5)
         assert "../../apis/x" not in made, made
-
-
-async def test_an_unknown_namespace_is_an_error_on_screen_as_in_the_cli(
-    emulator: EmbeddedApiServer, tmp_path: Path
-) -> None:
-    app = live_tui(emulator.write_kubeconfig(tmp_path / "kubeconfig"))
-    async with app.run_test(size=SIZE) as pilot:
-        status = app.query_one(StatusBar)
-        await until(pilot, lambda: "● live" in str(status.render()), what="live first")
-        await pilot.press("colon", *"ns nope", "enter")
-        await until(
-            pilot,
-            lambda: 'namespace "nope" not found' in str(status.render()),
-            what="the unknown namespace on the status bar",
-        )

@@ -236,7 +236,7 @@ def main() -> int:
     out = ROOT / "benchmarks" / "results" / f"{result['date'][:10]}-emulator.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     if args.update_readme:
-        readme = ROOT / "README.md"
+        readme = ROOT / "docs" / "performance.md"
         text = readme.read_text()
         start, end = "<!-- perf:emulator -->", "<!-- /perf:emulator -->"
         table = (

@@ -33,7 +33,7 @@ from . import act_keys as _act_keys
 from . import pod_views as _pod_views
 from .screens.help import HelpScreen
 from .sources import Source
-from .widgets.apps_table import AppsTable, app_key
+from .widgets.apps_table import AppsTable, SortKey, app_key
 from .widgets.attempt_tree import AttemptTree
 from .widgets.banner import AlertsBanner
 from .widgets.detail import DetailPane
@@ -42,6 +42,9 @@ from .widgets.timeline import Timeline
 
 ACTIONS = {"fence", "force_kill", "resubmit"}
 READONLY_KEYS = {"f": "fence", "K": "force-kill", "r": "resubmit"}
+NARROW = 120  # columns
+SHORT = 20  # lines: below it the timeline gives its room to the tree
+LOW = 30  # lines: below it the alerts banner and the timeline take fewer
 MakeSource = Callable[[str | None, str | None, bool], Source]  # (namespace, context, -A)
 
 
@@ -63,6 +66,14 @@ class SparkTUI(App[None]):
         Binding("K", "force_kill", "Force-kill"),
         Binding("r", "resubmit", "Resubmit"),
         Binding("escape", "back", "Back", show=False),
+        Binding("w", "wide", "Wide", show=False),
+        Binding("N", "sort('APP')", "Sort by name", show=False),
+        Binding("A", "sort('AGE')", "Sort by age", show=False),
+        Binding("S", "sort('STATE')", "Sort by state", show=False),
+        Binding("L", "sort('LOST')", "Sort by lost", show=False),
+        Binding("c", "copy", "Copy name", show=False),
+        Binding("o", "owner", "Owner", show=False),
+        Binding("u", "spark_ui", "Spark UI", show=False),
     ]
 
     def __init__(
@@ -75,11 +86,13 @@ class SparkTUI(App[None]):
         readonly: bool = False,
         now: Callable[[], datetime] | None = None,
         initial_filter: str = "",
+        demo: bool = False,
     ) -> None:
         super().__init__()
         self.make_source = make_source
         self.namespace, self.context, self.all_namespaces = namespace, context, all_namespaces
         self.readonly = readonly
+        self.demo = demo  # the status bar says that the cluster is a simulation
         # Ages are read against the cluster's clock when the source knows it (a live cluster).
         self.clock = now or self._source_now
         self.filter_text = initial_filter
@@ -94,6 +107,7 @@ class SparkTUI(App[None]):
         self.full_next = True  # the first analysis, and the one after a failure, sees everything
         self.selected: str | None = None
         self.source: Source | None = None
+        self.ui_forwards: dict[tuple[str, str], Any] = {}  # (namespace, driver) → UiForward
 
     # ------------------------------------------------------------------------- layout
     def compose(self) -> ComposeResult:
@@ -120,6 +134,7 @@ class SparkTUI(App[None]):
         self.filter_box = self.query_one("#filter", Input)
         self.command_box = self.query_one("#command", Input)
         self._loop = asyncio.get_running_loop()
+        self._relayout()
         self._start_source()
         # Watches wake the app up at once (see _wake); the timer keeps the header's ages fresh.
         self.set_interval(0.25, self._poll)
@@ -173,6 +188,8 @@ class SparkTUI(App[None]):
     def on_unmount(self) -> None:
         if self.source is not None:
             self.source.stop()
+        for forward in self.ui_forwards.values():
+            forward.stop()
 
     # ----------------------------------------------------------------------- data in
     def _tick(self) -> None:
@@ -225,6 +242,22 @@ class SparkTUI(App[None]):
             apps=len(apps),
             alerts=sum(len(a.alerts) for a in apps),
             error=source.error,
+            marks=self._marks(),
+            demo=self.demo,
+        )
+
+    def _marks(self) -> tuple[str, ...]:
+        """What narrows or reorders the list, named on the status bar while it is on."""
+        table = self.apps_table
+        return (
+            *(
+                [f"filter: {shown(self.filter_text.strip(), 40)}"]
+                if self.filter_text.strip()
+                else []
+            ),
+            *(["faults only"] if self.faults_only else []),
+            *([f"sort: {table.sort_key.shown()}"] if table.sort_key else []),
+            *(["wide"] if table.wide else []),
         )
 
     def _show(self, snapshot: Any, result: Analysis) -> None:
@@ -281,11 +314,32 @@ class SparkTUI(App[None]):
         table = self.apps_table
         # The cursor is the truth: a move the operator just made (its highlight event not yet
         # handled) must not be undone by a render that runs first.
-        table.sync(self._visible(), self.clock())
+        table.sync(self._visible(), self.clock(), self.size.width)
         # What the tree and the detail show is what the cursor is on, and what Enter opens: an
         # application filtered out of sight hands the selection to the row under the cursor.
         self.selected = table.selected_key()
         self._render_app()
+
+    @property
+    def narrow(self) -> bool:
+        """Below this width the tree leaves out pod names (the detail pane has them)."""
+        return self.size.width < NARROW
+
+    def on_resize(self) -> None:
+        # Called before App's own handler takes the new size: lay out once it has.
+        self.call_later(self._relayout)
+
+    def _relayout(self) -> None:
+        # The layout's classes are set here, CSS cannot ask for the terminal's size.
+        if not hasattr(self, "apps_table"):  # not mounted yet: on_mount renders
+            return
+        self.screen.set_class(self.size.height < SHORT, "short")
+        self.screen.set_class(self.size.height < LOW, "low")
+        self.query_one(Footer).compact = self.narrow
+        if self.analysis.apps:
+            self._render()
+        if self.source is not None:
+            self._status()
 
     def current_app(self) -> SparkApp | None:
         return next((a for a in self.analysis.apps if app_key(a) == self.selected), None)
@@ -294,7 +348,7 @@ class SparkTUI(App[None]):
         app = self.current_app()
         self.alerts_banner.show(app)
         tree = self.attempt_tree
-        tree.show(app)
+        tree.show(app, narrow=self.narrow)
         node = tree.cursor_node
         self.detail_pane.show(
             app, node.data if node is not None and node.data else self._default_selection(app)
@@ -396,6 +450,56 @@ class SparkTUI(App[None]):
         self._start_source()
         self.apps_table.focus()
 
+    def action_wide(self) -> None:
+        """Every column of ``ls -o wide`` (the table scrolls sideways), or those that fit."""
+        self.apps_table.wide = not self.apps_table.wide
+        self._render()
+        self._status()
+
+    def action_sort(self, column: str) -> None:
+        """By ``column``; the same key again reverses; a third time, back to alerts first."""
+        table = self.apps_table
+        current = table.sort_key
+        if current is None or current.column != column:
+            table.sort_key = SortKey(column)
+        elif not current.descending:
+            table.sort_key = SortKey(column, descending=True)
+        else:
+            table.sort_key = None
+        self._render()
+        self._status()
+
+    def action_copy(self) -> None:
+        """The selected pod's name (in the tree) or the application's, to the clipboard.
+
+        Through the terminal (OSC 52), as Textual copies: it works over ssh and in tmux with
+        set-clipboard on; the name is also shown, for terminals that ignore it.
+        """
+        app, attempt, executor = self.selection()
+        if app is None:
+            return
+        name = app.name
+        if self.focused is self.attempt_tree and attempt is not None:
+            found = next((e for e in attempt.executors if e.id == executor), None)
+            name = (found.pod if found else attempt.driver_pod) or name
+        self.copy_to_clipboard(name)
+        self.notify(f"copied {escape(name)}")
+
+    def action_owner(self) -> None:
+        """k9s's jump to the owner.
+
+        An executor's owner is its driver's attempt; an attempt's is what created its driver
+        (a Job, a SparkApplication …), shown as YAML.
+        """
+        app, attempt, executor = self.selection()
+        if app is None or attempt is None:
+            return
+        if executor:
+            self.attempt_tree.focus()
+            self.attempt_tree.select_attempt(attempt.number)
+            return
+        self._owner_yaml(app.namespace, attempt.uid)
+
     def action_reload(self) -> None:
         self._start_source()
 
@@ -413,9 +517,18 @@ class SparkTUI(App[None]):
     action_describe = _pod_views.action_describe
     action_yaml = _pod_views.action_yaml
     _yaml = _pod_views._yaml
+    action_spark_ui = _pod_views.action_spark_ui
+    _start_ui_forward = _pod_views._start_ui_forward
+    _ui_opened = _pod_views._ui_opened
+    _owner_yaml = _pod_views._owner_yaml
+    _fetch_yaml = _pod_views._fetch_yaml
 
     # ------------------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if len(self.screen_stack) > 1 and action in MAIN_ONLY:
+            # Over a text view, the main screen's keys are off: f follows a log there, it
+            # must not fall through to fence the attempt behind it.
+            return False
         return not (action in ACTIONS and self.readonly)  # hidden, not merely disabled
 
     def on_key(self, event: Any) -> None:
@@ -454,3 +567,11 @@ class SparkTUI(App[None]):
     action_resubmit = _act_keys.action_resubmit
     _plan = _act_keys._plan
     _apply = _act_keys._apply
+
+
+# The main screen's own keys (not quit, help, or Textual's), off over a text view.
+MAIN_ONLY = {
+    str(b.action).partition("(")[0]
+    for b in SparkTUI.BINDINGS
+    if isinstance(b, Binding) and b.action not in ("quit", "help")
+}

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from textual import work
 
+from .log_reader import LogReader
 from .screens.text import TextScreen
 
 if TYPE_CHECKING:
@@ -114,25 +115,20 @@ def _logs(self: SparkTUI, pod: tuple[str, str, str, bool] | None, *, previous: b
         self.call_from_thread(self.notify, "select a pod that still exists", severity="warning")
         return
     namespace, name, container, answers = pod
+    reader = LogReader(
+        self.connected().connect, namespace, name, container, previous=previous, answers=answers
+    )
     try:
-        with self.connected().connect() as api:
-            query = [("container", container)] + ([("previous", "true")] if previous else [])
-            response = api.request(
-                "GET",
-                f"/api/v1/namespaces/{namespace}/pods/{name}/log",
-                query=query,
-                stream=True,
-                what=f"logs of {name}" + ("" if answers else " (its node is unreachable)"),
-                retry=answers,
-            )
-            body = b"".join(response.stream(65536)).decode("utf-8", "replace")
+        body = reader.read()
     except Exception as exc:  # noqa: BLE001 - shown to the user
         self.call_from_thread(
             self.notify, getattr(exc, "message", str(exc)), severity="error", timeout=8
         )
         return
     title = f"{'previous ' if previous else ''}logs of {namespace}/{name}  (esc: back)"
-    self.call_from_thread(self.push_screen, TextScreen(title, body or "(empty)", log=True))
+    self.call_from_thread(
+        self.push_screen, TextScreen(title, body or "(empty)", log=True, reader=reader)
+    )
 
 
 def action_describe(self: SparkTUI) -> None:
@@ -155,19 +151,51 @@ def action_yaml(self: SparkTUI) -> None:
     self._yaml(self._pod())
 
 
-@work(thread=True, exclusive=True, group="view")
 def _yaml(self: SparkTUI, pod: tuple[str, str, str, bool] | None) -> None:
     """The whole pod, read again: the live view keeps only the fields the core reads."""
-    import yaml
-
     if pod is None:
         return
     namespace, name, _, _ = pod
+    self._fetch_yaml(f"/api/v1/namespaces/{namespace}/pods/{name}", f"pod {namespace}/{name}")
+
+
+def owner_path(namespace: str, ref: dict[str, str]) -> str:
+    """Where an owner reference's object is read.
+
+    The plural is the kind's, as Kubernetes' own kinds and both Spark operators' name them
+    (lower case, an ``s``).
+    """
+    api_version = ref.get("apiVersion") or "v1"
+    base = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    return f"{base}/namespaces/{namespace}/{ref.get('kind', '').lower()}s/{ref.get('name', '')}"
+
+
+def _owner_yaml(self: SparkTUI, namespace: str, uid: str | None) -> None:
+    from kubectl_spark.core import raw
+
+    pods = self.snapshot.pods if self.snapshot is not None else ()
+    pod = next((p for p in pods if uid and raw.uid(p) == uid), None)
+    refs = raw.items(pod, "metadata", "ownerReferences") if pod is not None else []
+    ref = raw.controller_ref(pod) if pod is not None else {}
+    ref = ref or (refs[0] if refs else {})
+    if not ref:
+        self.notify(
+            "this driver has no owner: spark-submit created its pod"
+            if pod is not None
+            else "this attempt has no pod left to read its owner from",
+            severity="warning",
+        )
+        return
+    self._fetch_yaml(owner_path(namespace, ref), f"{ref.get('kind')} {namespace}/{ref.get('name')}")
+
+
+@work(thread=True, exclusive=True, group="view")
+def _fetch_yaml(self: SparkTUI, path: str, what: str) -> None:
+    import yaml
+
     try:
         with self.connected().connect() as api:
-            found = api.request(
-                "GET", f"/api/v1/namespaces/{namespace}/pods/{name}", what=f"get pod {name}"
-            )
+            found = api.request("GET", path, what=f"get {what}")
     except Exception as exc:  # noqa: BLE001 - shown to the user
         self.call_from_thread(
             self.notify, getattr(exc, "message", str(exc)), severity="error", timeout=8
@@ -175,8 +203,59 @@ def _yaml(self: SparkTUI, pod: tuple[str, str, str, bool] | None) -> None:
         return
     self.call_from_thread(
         self.push_screen,
-        TextScreen(
-            f"YAML of pod {namespace}/{name}  (esc: back)",
-            yaml.safe_dump(found, sort_keys=False),
-        ),
+        TextScreen(f"YAML of {what}  (esc: back)", yaml.safe_dump(found, sort_keys=False)),
     )
+
+
+def action_spark_ui(self: SparkTUI) -> None:
+    """The selected attempt's Spark UI on a local port (``kube/uiforward.py``).
+
+    Opened in a browser when one is at hand, its address shown either way.
+    """
+    app, attempt, _ = self.selection()
+    if app is None or attempt is None or not attempt.driver_pod or attempt.state != "Running":
+        self.notify("select an attempt whose driver is running", severity="warning")
+        return
+    key = (app.namespace, attempt.driver_pod)
+    forward = self.ui_forwards.get(key)
+    if forward is not None:
+        self._ui_opened(forward.url)
+        return
+    self._start_ui_forward(app.namespace, attempt.driver_pod)
+
+
+@work(thread=True, exclusive=True, group="view")
+def _start_ui_forward(self: SparkTUI, namespace: str, pod: str) -> None:
+    from kubectl_spark.kube.sparkapi import DEFAULT_UI_PORT, _ui_port
+    from kubectl_spark.kube.uiforward import UiForward
+
+    found = next(
+        (p for p in (self.snapshot.pods if self.snapshot else ()) if _named(p, namespace, pod)),
+        None,
+    )
+    try:
+        forward = UiForward(
+            self.connected().connect,
+            namespace,
+            pod,
+            _ui_port(found) if found is not None else DEFAULT_UI_PORT,
+        )
+    except Exception as exc:  # noqa: BLE001 - shown to the user
+        self.call_from_thread(
+            self.notify, getattr(exc, "message", str(exc)), severity="error", timeout=8
+        )
+        return
+    url = forward.start()
+    self.ui_forwards[(namespace, pod)] = forward
+    self.call_from_thread(self._ui_opened, url)
+
+
+def _named(pod: object, namespace: str, name: str) -> bool:
+    from kubectl_spark.core import raw
+
+    return raw.namespace(pod) == namespace and raw.name(pod) == name
+
+
+def _ui_opened(self: SparkTUI, url: str) -> None:
+    self.open_url(url)  # Textual's: a browser when there is one (or the web terminal's)
+    self.notify(f"Spark UI: {url}", timeout=15)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from kubectl_spark.app.summary import Summary, summarize
@@ -55,3 +56,26 @@ def sort_key(app: App) -> tuple[str, str, str]:
 def app_key(app: App) -> str:
     """One application, across refreshes (names are reused: its creation time tells them apart)."""
     return f"{app.namespace}/{app.name}/{app.created_at or ''}"
+
+
+def label_headers(label_columns: Sequence[str], show_labels: bool) -> list[str]:
+    """``kubectl get -L``'s headers: a key's last path segment in capitals; then LABELS."""
+    return [c.rsplit("/", 1)[-1].upper() for c in label_columns] + (
+        ["LABELS"] if show_labels else []
+    )
+
+
+def label_cells(
+    labels: Mapping[str, str], label_columns: Sequence[str], show_labels: bool
+) -> list[str]:
+    """A label's value (blank when absent, as kubectl leaves it), then all of them sorted."""
+    out = [labels.get(c, "") for c in label_columns]
+    if show_labels:
+        out.append(",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "<none>")
+    return out
+
+
+def app_labels(app: App, labels_by_uid: Mapping[str, Mapping[str, str]]) -> Mapping[str, str]:
+    """An application's labels are its current driver pod's (the one ``-l`` selected it by)."""
+    current = app.current
+    return labels_by_uid.get(current.uid or "", {}) if current else {}

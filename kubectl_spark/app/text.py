@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 # C0/C1 controls (ESC, BEL, CSI …) and bidi overrides would let a pod name rewrite the screen;
 # invisible characters (zero-width space, joiners and marks, line and paragraph separators, word
@@ -44,15 +44,31 @@ def table(
     *,
     no_headers: bool = False,
     escaped: bool = True,
+    paint: Callable[[str, str], str | None] | None = None,
 ) -> str:
     """Kubectl's tabwriter layout: columns padded to their widest cell, three spaces apart.
 
     ``escaped=False`` only for a pipe, which kubectl writes cluster text into as it is.
+    ``paint(header, cell)``: an SGR code to colour the cell with, or None (cli/colour.py).
     """
     cells = [[(escape(c) if escaped else c).replace("\n", " ") for c in row] for row in rows]
     shown = cells if no_headers else [list(headers), *cells]
     if not shown:
         return ""
     widths = [max(len(r[i]) for r in shown) for i in range(len(headers))]
-    lines = ["   ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in shown]
-    return "\n".join(lines) + "\n"
+    if paint is None:
+        lines = ["   ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in shown]
+        return "\n".join(lines) + "\n"
+    painted = (
+        []
+        if no_headers
+        else ["   ".join(c.ljust(widths[i]) for i, c in enumerate(headers)).rstrip()]
+    )
+    for r in cells:
+        parts = []
+        for i, c in enumerate(r):
+            code = paint(headers[i], c) if c else None
+            # Padded outside the colour: the width is the text's, escapes take no column.
+            parts.append((f"\x1b[{code}m{c}\x1b[0m" if code else c) + " " * (widths[i] - len(c)))
+        painted.append("   ".join(parts).rstrip())
+    return "\n".join(painted) + "\n"

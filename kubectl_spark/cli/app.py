@@ -30,7 +30,8 @@ def build_app() -> typer.Typer:
             "kubectl's connection flags work before or after the command: --kubeconfig, --context, --cluster, "
             "--user, -n/--namespace, -A/--all-namespaces, --request-timeout, -s/--server, --token, "
             "--insecure-skip-tls-verify, --as, --as-group (repeatable), --as-uid; -v=6 prints each "
-            "request to the API server, as kubectl -v=6 does."
+            "request to the API server, as kubectl -v=6 does. --color auto|always|never colours tables "
+            "(auto: a terminal without NO_COLOR)."
         ),
         add_completion=False,
         no_args_is_help=True,

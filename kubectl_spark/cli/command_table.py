@@ -21,6 +21,9 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
             "--watch-only",
             "--sort-by",
             "--field-selector",
+            "--label-columns",
+            "-L",
+            "--show-labels",
         ],
     ),
     "describe": (
@@ -186,7 +189,8 @@ TOP_HELP = (
     "  --context, --cluster, --user, -n/--namespace, -A/--all-namespaces,\n"
     "  --request-timeout, -s/--server, --token, --insecure-skip-tls-verify, --as,\n"
     "  --as-group (repeatable), --as-uid; -v=6 prints each request to the API\n"
-    "  server, as kubectl -v=6 does.\n"
+    "  server, as kubectl -v=6 does. --color auto|always|never colours tables\n"
+    "  (auto: a terminal without NO_COLOR).\n"
     "\n"
     "Options:\n"
     "  -h, --help  Show this message and exit.\n"

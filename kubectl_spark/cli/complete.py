@@ -38,6 +38,8 @@ VALUE_FLAGS = {
     "--group-by",
     "--sort-by",
     "--field-selector",
+    "-L",
+    "--label-columns",
     "--scenario",
     "--speed",
     "--port",
@@ -48,6 +50,7 @@ VALUE_FLAGS = {
     "--allow",
     "--dry-run",
     "--history-db",
+    "--color",
 }
 GLOBAL_FLAGS = (
     "--kubeconfig",
@@ -68,6 +71,7 @@ GLOBAL_FLAGS = (
     "--v",
     "--history-db",
     "--no-history",
+    "--color",
 )
 APP_COMMANDS = {"describe", "history", "events", "resubmit"}
 ATTEMPT_COMMANDS = {"fence", "unfence", "force-kill"}

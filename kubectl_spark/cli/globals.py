@@ -30,6 +30,7 @@ VALUE_FLAGS = {
     "-v": "verbosity",
     "--v": "verbosity",
     "--history-db": "history_db",
+    "--color": "color",
 }
 SHORT_VALUE_FLAGS = ("-n", "-s", "-v")  # also written -nNAME, -sURL and -v6
 GROUP_FLAG = "--as-group"  # repeatable: one group each
@@ -59,6 +60,7 @@ class Globals:
     verbosity: int = 0  # -v: 6 prints every request (kube/trace.py)
     history_db: str | None = None  # the local history store (default: under XDG_STATE_HOME)
     no_history: bool = False
+    color: str = "auto"  # --color: auto, always or never (cli/colour.py)
 
 
 _DEFAULT = Globals()  # frozen: safe to share as the ContextVar default
@@ -135,6 +137,11 @@ def split(argv: list[str]) -> tuple[Globals, list[str]]:
             f'invalid argument "{level}" for "-v, --v" flag: a whole number (6: requests)'
         )
     values["verbosity"] = int(level)
+    if values.get("color", "auto") not in ("auto", "always", "never"):
+        raise UsageError(
+            f'invalid argument "{shown(str(values["color"]))}" for "--color" flag: '
+            "use auto, always or never"
+        )
     globals_ = replace(Globals(), impersonate_groups=tuple(groups), **values)  # type: ignore[arg-type]
     if isinstance(timeout, str):
         globals_ = replace(globals_, request_timeout=parse_timeout(timeout))

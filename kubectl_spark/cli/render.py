@@ -8,13 +8,33 @@ from typing import Any
 
 import orjson
 
-from kubectl_spark.app.text import json_safe, table
+from kubectl_spark.app.text import json_safe
+from kubectl_spark.app.text import table as plain_table
 from kubectl_spark.errors import UsageError
 
 __all__ = ["check_output", "custom_columns", "document", "is_document", "table"]
 
 OUTPUTS = ("table", "wide", "json", "yaml", "name")
 TEMPLATED = ("jsonpath", "custom-columns")  # -o jsonpath=…, -o custom-columns=…: where json is
+
+
+def table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    no_headers: bool = False,
+    escaped: bool = True,
+) -> str:
+    """``app.text.table``, coloured when ``--color`` and the terminal say so (cli/colour.py)."""
+    from kubectl_spark.cli import colour
+
+    return plain_table(
+        headers,
+        rows,
+        no_headers=no_headers,
+        escaped=escaped,
+        paint=colour.cell if colour.on() else None,
+    )
 
 
 def check_output(output: str, allowed: Sequence[str] = OUTPUTS) -> str:
@@ -73,7 +93,7 @@ def custom_columns(doc: Any, spec: str, *, no_headers: bool = False, escaped: bo
         ]
         for item in items or []
     ]
-    return table([h for h, _ in columns], rows, no_headers=no_headers, escaped=escaped)
+    return plain_table([h for h, _ in columns], rows, no_headers=no_headers, escaped=escaped)
 
 
 def document(

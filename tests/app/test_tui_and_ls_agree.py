@@ -22,6 +22,7 @@ async def test_the_live_tui_shows_the_rows_ls_prints(name: str, played: Any, cap
     app = live_app(c, all_namespaces=True)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(AppsTable)
+        await pilot.press("w")  # every column: a long ALERTS cell can leave RESTARTS out at 140
 
         def shown() -> dict[tuple[str, str], Any]:
             rows = [[str(x) for x in table.get_row_at(i)] for i in range(table.row_count)]

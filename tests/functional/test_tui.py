@@ -481,14 +481,14 @@ async def test_the_apps_table_keeps_the_cursor_on_its_application_when_one_above
         await until(pilot, lambda: table.row_count == 2)
         shown = list(app.analysis.apps)
         third = dataclasses.replace(shown[-1], name="zz-nightly")  # sorts after the others
-        table.sync([*shown, third], NOW)
+        table.sync([*shown, third], NOW, SIZE[0])
         await pilot.pause(0.1)
         keys = [str(table.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(3)]
         middle = next(a for a in (*shown, third) if app_key(a) == keys[1])
         await select(pilot, table, middle.name)
         assert table.cursor_row == 1
         rest = [a for a in (*shown, third) if app_key(a) != keys[0]]
-        table.sync(rest, NOW)  # the application above it finished and was cleaned up
+        table.sync(rest, NOW, SIZE[0])  # the application above it finished and was cleaned up
         await pilot.pause(0.1)
         assert table.row_count == 2
         assert table.selected_key() == app_key(middle)
@@ -570,7 +570,7 @@ def test_cluster_newlines_cannot_forge_a_line_of_the_screen() -> None:
     from kubectl_spark.tui.widgets.safe import safe
 
     assert safe("lost\r\nattempt 2 Running\n").plain == "lost\n  | attempt 2 Running\n"
-    label = _label("exec-1 pod\nexec-9 forged", "Running", None, None).plain
+    label = _label("exec-1", "Running", None, None, "pod\nexec-9 forged", False).plain
     assert [line for line in label.splitlines() if line.startswith("exec-9")] == []
 
 
@@ -691,7 +691,9 @@ def test_a_waiting_driver_says_why_in_the_detail_pane() -> None:
             assert "No loss" not in text and "what to do: fix the image name" in text
             tree = app.query_one(AttemptTree)
             assert tree.cursor_node is not None
-            assert str(tree.cursor_node.label).endswith("Pending  waiting: ImagePullFailure")
+            assert str(tree.cursor_node.label).startswith(
+                "attempt 1  Pending  waiting: ImagePullFailure"
+            )
             # The timeline marks where the wait began (it showed only the attempt's span).
             row = next(
                 line

@@ -14,9 +14,13 @@ HELP = """kubectl spark — keys
   /           filter: text, -l key=val, ! to invert
   ctrl+z      only applications with faults (alerts or losses)
   :           :ns NAME, :ns all, :ctx NAME
+  N A S L     sort by name, age, state, lost (again: reverse, then back)
+  w           wide: every column of ls -o wide
   l / p       logs / previous logs of the selected pod
   d / y       describe the app / YAML of the selected pod
-  w           (in a text view) wrap or cut long lines
+  o           owner: executor → its attempt, attempt → its Job or CR (YAML)
+  c / u       copy the selected name / open the driver's Spark UI
+  in a view   w wrap   f follow (logs)   t timestamps (logs)
   f K r       fence / force-kill the attempt, resubmit the app
   ctrl+r      reload     ctrl+p  commands     ?  this help     q  quit
 """

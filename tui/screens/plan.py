@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
@@ -47,11 +47,14 @@ class PlanScreen(ModalScreen[bool]):
                 text.append_text(safe(f"warning: {warning}\n", "yellow"))
             for guarantee in plan.guarantees:
                 text.append_text(safe(f"guarantee: {guarantee}\n", "dim"))
+        # The plan scrolls, the buttons stay in sight: a long plan on 24 lines hid them.
         with Vertical(id="plan-dialog"):
-            yield Static(text, id="plan-text")
-            if not plan.refusal and not plan.noop:
-                yield Button("Apply (y)", variant="error", id="apply")
-            yield Button("Cancel (esc)", id="cancel")
+            with VerticalScroll(id="plan-body"):
+                yield Static(text, id="plan-text")
+            with Horizontal(id="plan-buttons"):
+                if not plan.refusal and not plan.noop:
+                    yield Button("Apply (y)", variant="error", id="apply")
+                yield Button("Cancel (esc)", id="cancel")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "apply")

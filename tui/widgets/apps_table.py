@@ -1,50 +1,127 @@
-"""The applications table: ``ls``'s columns (``app.present``), updated in place (row keys)."""
+"""The applications table: ``ls``'s columns (``app.present``), updated in place (row keys).
+
+Narrower than its columns, it drops the least useful first (``DROP_ORDER``) rather than cut
+ALERTS and AGE off the right edge; ``wide`` shows every column of ``ls -o wide`` instead, and
+the table scrolls sideways. A sort key other than ``ls``'s own (alerts first) can be chosen.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from rich.text import Text
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
 from kubectl_spark.app.present import app_key, headers, row
-from kubectl_spark.app.summary import Summary, summarize
+from kubectl_spark.app.summary import SEVERITY, Summary, summarize
 from kubectl_spark.core.model import App
+from kubectl_spark.knowledge.times import parse
 
 from .safe import safe
 
 COLUMNS = tuple(headers(all_namespaces=True, wide=False))
-_NAME, _ALERTS = COLUMNS.index("APP"), COLUMNS.index("ALERTS")
+WIDE_COLUMNS = tuple(headers(all_namespaces=True, wide=True))
+# What goes first when the terminal is narrow: the least needed at 3 a.m. first. APP, STATE
+# and ALERTS always stay.
+DROP_ORDER = ("RESTARTS", "ATTEMPT", "DRIVER", "NAMESPACE", "AGE", "EXECUTORS", "LOST")
+COMPACT_BELOW = 120  # columns: ALERTS shows its most urgent alert and how many more
+CELL_PADDING = 2  # DataTable pads each cell by one on either side
+SCROLLBAR = 2
 
-__all__ = ["COLUMNS", "AppsTable", "app_key", "cells", "severity"]
+
+@dataclass(frozen=True)
+class SortKey:
+    """A column to sort by, k9s's way: the same key again reverses, a third time goes back."""
+
+    column: str
+    descending: bool = False
+
+    def shown(self) -> str:
+        return f"{self.column.lower()} {'↓' if self.descending else '↑'}"
+
+
+def _age(app: App, _summary: Summary) -> float:
+    created = parse(app.created_at)
+    return -created.timestamp() if created else 0.0  # the youngest first: the smallest AGE
+
+
+SORTABLE: dict[str, Callable[[App, Summary], Any]] = {
+    "APP": lambda a, _s: (a.name, a.namespace),
+    "AGE": _age,
+    "STATE": lambda _a, s: s.state,
+    "LOST": lambda _a, s: sum(n for _, n in s.losses),
+}
+
+__all__ = ["COLUMNS", "AppsTable", "SortKey", "app_key", "cells", "fitting", "severity"]
 
 
 def severity(app: App) -> int:
     return summarize(app).severity
 
 
-def cells(app: App, now: datetime, summary: Summary | None = None) -> list[Text]:
-    """``ls -A``'s row, cell for cell; an application with alerts is marked and red."""
-    plain = row(app, now, all_namespaces=True, wide=False, summary=summary)
+def cells(
+    app: App,
+    now: datetime,
+    summary: Summary | None = None,
+    *,
+    wide: bool = False,
+    compact: bool = False,
+) -> list[Text]:
+    """``ls -A``'s row, cell for cell; an application with alerts is marked and red.
+
+    ``compact``: ALERTS names the most urgent alert and counts the others ("SplitBrain +2");
+    the banner under the table lists them all for the selected application.
+    """
+    summary = summary or summarize(app)
+    plain = row(app, now, all_namespaces=True, wide=wide, summary=summary)
     marked = bool(app.alerts)
     style = "bold red" if marked else ""
     out = [safe(cell) for cell in plain]
     if marked:
-        out[_NAME] = Text("! ", style="bold red") + safe(plain[_NAME], style)
-        out[_ALERTS] = safe(plain[_ALERTS], style)
+        name, alerts = COLUMNS.index("APP"), COLUMNS.index("ALERTS")
+        out[name] = Text("! ", style="bold red") + safe(plain[name], style)
+        found = sorted(summary.alerts, key=lambda a: SEVERITY.get(a, 9))
+        shortened = f"{found[0]} +{len(found) - 1}" if compact and len(found) > 1 else None
+        out[alerts] = safe(shortened or plain[alerts], style)
     return out
 
 
+def fitting(widths: dict[str, int], width: int) -> tuple[str, ...]:
+    """The columns (in ``COLUMNS`` order) that fit ``width``, dropping in ``DROP_ORDER``."""
+    shown = list(COLUMNS)
+    for column in DROP_ORDER:
+        if sum(widths[c] + CELL_PADDING for c in shown) <= width - SCROLLBAR:
+            break
+        shown.remove(column)
+    return tuple(shown)
+
+
+def ordered(apps: list[App], summaries: dict[str, Summary], sort: SortKey | None) -> list[App]:
+    """``ls``'s order (alerts first, then namespace and name), or the chosen column's."""
+    default = sorted(apps, key=lambda a: (summaries[app_key(a)].severity, a.namespace, a.name))
+    if sort is None:
+        return default
+    value = SORTABLE[sort.column]
+    return sorted(default, key=lambda a: value(a, summaries[app_key(a)]), reverse=sort.descending)
+
+
 class AppsTable(DataTable[Text]):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.wide = False
+        self.sort_key: SortKey | None = None
+        self.shown_columns: tuple[str, ...] = ()
+
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = True
-        for column in COLUMNS:
-            self.add_column(column, key=column)
 
-    def sync(self, apps: list[App], now: datetime) -> None:
-        """Show ``apps`` in ``ls``'s order (alerts first), rows updated in place.
+    def sync(self, apps: list[App], now: datetime, width: int) -> None:
+        """Show ``apps`` in order, rows updated in place, in the columns that fit ``width``.
 
         The cursor stays on the application under it. DataTable's
         cursor is a row index: a row removed above it, or rows put back in order, would move
@@ -53,34 +130,59 @@ class AppsTable(DataTable[Text]):
         """
         selected = self.selected_key()
         summaries = {app_key(a): summarize(a) for a in apps}  # once per application
-        wanted = {
-            app_key(a): a
-            for a in sorted(
-                apps, key=lambda a: (summaries[app_key(a)].severity, a.namespace, a.name)
+        compact = not self.wide and width < COMPACT_BELOW
+        every = {
+            app_key(a): dict(
+                zip(
+                    WIDE_COLUMNS,
+                    cells(a, now, summaries[app_key(a)], wide=True, compact=compact),
+                    strict=True,
+                )
             )
+            for a in ordered(apps, summaries, self.sort_key)
         }
-        for key in [str(k.value) for k in list(self.rows) if str(k.value) not in wanted]:
+        columns = WIDE_COLUMNS if self.wide else fitting(self._widths(every), width)
+        if columns != self.shown_columns:
+            self._rebuild(columns)
+        for key in [str(k.value) for k in list(self.rows) if str(k.value) not in every]:
             self.remove_row(key)
-        shown = {str(k.value) for k in self.rows}
-        for key, app in wanted.items():
-            new = cells(app, now, summaries[key])
-            if key in shown:
+        present = {str(k.value) for k in self.rows}
+        for key, by_column in every.items():
+            new = [by_column[c] for c in columns]
+            if key in present:
                 self._update(key, new)
             else:
                 self.add_row(*new, key=key)
-        order = list(wanted)
+        order = list(every)
         if self._order() != order:
             # An application gained (or lost) an alert, or came back from a filter: rows are
             # only ever appended, so put them back in order. Sorted in place, by the identity of
             # each row's first cell: rows are neither removed nor added, so no highlight of
             # another application passes through the tree on the way.
-            rank = {id(self.get_cell(key, COLUMNS[0])): i for i, key in enumerate(order)}
-            self.sort(COLUMNS[0], key=lambda first: rank[id(first)])
-        if selected in wanted and self.get_row_index(selected) != self.cursor_row:
+            first = columns[0]
+            rank = {id(self.get_cell(key, first)): i for i, key in enumerate(order)}
+            self.sort(first, key=lambda cell: rank[id(cell)])
+        if selected in every and self.get_row_index(selected) != self.cursor_row:
             self.move_cursor(row=self.get_row_index(selected))
 
+    @staticmethod
+    def _widths(every: dict[str, dict[str, Text]]) -> dict[str, int]:
+        return {
+            column: max(
+                [len(column), *(by_column[column].cell_len for by_column in every.values())]
+            )
+            for column in COLUMNS
+        }
+
+    def _rebuild(self, columns: tuple[str, ...]) -> None:
+        """Another set of columns: ``sync`` adds the rows again and puts the cursor back."""
+        self.clear(columns=True)
+        for column in columns:
+            self.add_column(column, key=column)
+        self.shown_columns = columns
+
     def _update(self, key: str, new: list[Text]) -> None:
-        for column, value in zip(COLUMNS, new, strict=True):
+        for column, value in zip(self.shown_columns, new, strict=True):
             old = self.get_cell(key, column)
             if str(old) != str(value) or value.style != getattr(old, "style", None):
                 self.update_cell(key, column, value, update_width=True)

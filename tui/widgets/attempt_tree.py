@@ -22,12 +22,20 @@ STATE_STYLE = {
 }
 
 
-def _label(title: str, state: str, reason: Reason | None, waiting: Reason | None) -> Text:
+def _label(
+    title: str, state: str, reason: Reason | None, waiting: Reason | None, where: str, narrow: bool
+) -> Text:
+    """State and reason before the pod's name: a narrow pane cuts the name, not the verdict.
+
+    Narrow, the name and node are left out (the detail pane beside it has them), and the
+    parts are one space apart.
+    """
+    gap = " " if narrow else "  "
     text = safe(title)
-    text.append("  ")
+    text.append(gap)
     text.append_text(safe(state, STATE_STYLE.get(state, "")))
     if reason is not None:
-        text.append("  ")
+        text.append(gap)
         text.append_text(
             safe(
                 f"{reason.code} ({reason.category})",
@@ -35,31 +43,34 @@ def _label(title: str, state: str, reason: Reason | None, waiting: Reason | None
             )
         )
     elif waiting is not None:  # nothing lost, but it does not start (or keeps restarting)
-        text.append("  ")
+        text.append(gap)
         text.append_text(safe(f"waiting: {waiting.code}", "yellow"))
+    if where and not narrow:
+        text.append("  ")
+        text.append_text(safe(where, "dim"))
     return text
 
 
 Key = tuple[str, int, str]
-Line = tuple[str, str, Reason | None, Reason | None]  # title, state, reason, waiting
+# title, state, reason, waiting, where (the pod and its node)
+Line = tuple[str, str, Reason | None, Reason | None, str]
 
 
 def _lines(app: App) -> list[tuple[Key, Line]]:
     out: list[tuple[Key, Line]] = []
     for attempt in app.attempts:
-        title = f"attempt {attempt.number}  {attempt.driver_shown()}" + (
-            f" on {attempt.node}" if attempt.node else ""
-        )
-        line = (title, attempt.state, attempt.reason, attempt.waiting)
+        where = attempt.driver_shown() + (f" on {attempt.node}" if attempt.node else "")
+        line = (f"attempt {attempt.number}", attempt.state, attempt.reason, attempt.waiting, where)
         out.append((("attempt", attempt.number, ""), line))
         out.extend(
             (
                 ("executor", attempt.number, executor.id),
                 (
-                    f"exec-{executor.id}  {executor.pod}",
+                    f"exec-{executor.id}",
                     executor.state,
                     executor.reason,
                     executor.waiting,
+                    executor.pod,
                 ),
             )
             for executor in attempt.executors
@@ -75,8 +86,9 @@ class AttemptTree(Tree[Key]):
         self._tree_shape: tuple[str, tuple[Key, ...]] | None = None
         self._node_by_key: dict[Key, TreeNode[Key]] = {}
         self._line_by_key: dict[Key, Line] = {}
+        self.narrow = False
 
-    def show(self, app: App | None) -> None:
+    def show(self, app: App | None, *, narrow: bool = False) -> None:
         if app is None:
             self.clear()
             self._tree_shape = None
@@ -85,11 +97,13 @@ class AttemptTree(Tree[Key]):
         lines = _lines(app)
         root = safe(f"{app.name} ({app.source}, {app.state})")
         shape = (f"{app.namespace}/{app.name}/{app.source}", tuple(k for k, _ in lines))
+        relabel = narrow != self.narrow
+        self.narrow = narrow
         if shape == self._tree_shape:
             self.root.set_label(root)
             for key, line in lines:
-                if self._line_by_key.get(key) != line:
-                    self._node_by_key[key].set_label(_label(*line))
+                if relabel or self._line_by_key.get(key) != line:
+                    self._node_by_key[key].set_label(_label(*line, narrow))
                     self._line_by_key[key] = line
             return
         self._rebuild(root, lines)
@@ -104,9 +118,9 @@ class AttemptTree(Tree[Key]):
         parent = self.root
         for key, line in lines:
             if key[0] == "attempt":
-                parent = node = self.root.add(_label(*line), data=key, expand=True)
+                parent = node = self.root.add(_label(*line, self.narrow), data=key, expand=True)
             else:
-                node = parent.add_leaf(_label(*line), data=key)
+                node = parent.add_leaf(_label(*line, self.narrow), data=key)
             self._node_by_key[key] = node
         if selected in self._node_by_key:
             # A node knows its line only once the tree has laid its lines out (Textual does that
@@ -114,3 +128,10 @@ class AttemptTree(Tree[Key]):
             # root. Asking for a line lays them out now.
             self.get_node_at_line(0)
             self.move_cursor(self._node_by_key[selected])
+
+    def select_attempt(self, number: int) -> None:
+        """The cursor on an attempt's line (an executor's owner)."""
+        node = self._node_by_key.get(("attempt", number, ""))
+        if node is not None:
+            self.get_node_at_line(0)  # lines laid out (see _rebuild)
+            self.move_cursor(node)

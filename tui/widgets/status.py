@@ -1,13 +1,23 @@
-"""The header line: context, namespace(s), connection state, data age, counts."""
+"""The header line: connection state, counts, context, namespace(s), data age, what is on.
+
+The state and the counts come first, so a narrow terminal cuts the context's name rather than
+whether the data is live. What changes the list (a filter, faults only, a sort, wide columns)
+is marked here, so that an empty or short list is never mistaken for the cluster's.
+"""
 
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 
+import humanize
 from rich.text import Text
 from textual.widgets import Static
 
 from .safe import safe
+
+STATE_COLOUR = {"live": "green", "reconnecting": "yellow", "forbidden": "red", "failed": "red"}
+DEMO = "DEMO: a simulated cluster"
 
 
 class StatusBar(Static):
@@ -21,21 +31,23 @@ class StatusBar(Static):
         apps: int,
         alerts: int,
         error: str = "",
+        marks: tuple[str, ...] = (),
+        demo: bool = False,
     ) -> None:
-        text = Text("kubectl spark  ", style="bold")
-        text.append_text(safe(f"context {context}  "))
-        text.append_text(safe(f"namespace {namespace or 'all'}  "))
-        colour = {
-            "live": "green",
-            "reconnecting": "yellow",
-            "forbidden": "red",
-            "failed": "red",
-        }.get(state, "yellow")
-        text.append(f"● {state}", style=colour)
-        if last_event is not None:
-            text.append(f"  last change {int(time.monotonic() - last_event)}s ago")
-        text.append(f"  {apps} apps, {alerts} alerts")
+        text = Text()
+        if demo:
+            text.append(f" {DEMO} ", style="bold black on yellow")
+            text.append("  ")
+        text.append(f"● {state}", style=STATE_COLOUR.get(state, "yellow"))
         if error:
             text.append("  ")
             text.append_text(safe(error[:120], "red"))
+        text.append(f"  {apps} apps, {alerts} alerts", style="bold" if alerts else "")
+        for mark in marks:
+            text.append("  ")
+            text.append_text(safe(f"[{mark}]", "bold reverse"))
+        text.append_text(safe(f"  context {context}  namespace {namespace or 'all'}"))
+        if last_event is not None:
+            since = timedelta(seconds=int(time.monotonic() - last_event))
+            text.append(f"  last change {humanize.naturaltime(since)}")
         self.update(text)

@@ -91,13 +91,29 @@ def rows(app: App, now: datetime, width: int = 60) -> Text:
         for char, style in zip(row, styles, strict=True):
             text.append(char, style=style)
         text.append(f"| {attempt.state}\n")
-    text.append(
-        "legend: █ attempt span  "
-        + (f"{UNDATED} undated, between its neighbours  " if UNDATED in text.plain else "")
-        + "A app / C cluster / D driver / U user loss  ↻ restart  W waits  F fence  K kill  R resubmit",
-        style="dim",
-    )
+    items = [
+        "legend: █ attempt span",
+        *([f"{UNDATED} undated, between its neighbours"] if UNDATED in text.plain else []),
+        "A app / C cluster / D driver / U user loss",
+        "↻ restart",
+        "W waits",
+        "F fence",
+        "K kill",
+        "R resubmit",
+    ]
+    text.append("\n".join(packed(items, width + 22)), style="dim")
     return text
+
+
+def packed(items: list[str], width: int) -> list[str]:
+    """Items two spaces apart, lines broken between items, never inside one."""
+    lines: list[str] = []
+    for item in items:
+        if lines and len(lines[-1]) + 2 + len(item) <= width:
+            lines[-1] += "  " + item
+        else:
+            lines.append(item)
+    return lines
 
 
 class Timeline(Static):

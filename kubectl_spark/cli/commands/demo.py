@@ -116,6 +116,9 @@ def _serve(scenario_name: str, path: Path, port: int, speed: float, faults: str)
         typer.echo(f"kubeconfig: {path}")
         typer.echo(f"Try:  kubectl --kubeconfig {path} get pods -A -w")
         typer.echo(f"      KUBECONFIG={path} kubectl spark version")
+        hint = path_hint()
+        if hint:
+            typer.echo(hint)
         if scenario_name != "empty":
             thread = threading.Thread(
                 target=_simulate,
@@ -220,7 +223,7 @@ def demo_app(path: Path, clock: Any) -> Any:
             clock=clock.now,
         )
 
-    return SparkTUI(make_source, all_namespaces=True)  # it reads its source's clock
+    return SparkTUI(make_source, all_namespaces=True, demo=True)  # it reads its source's clock
 
 
 def player_speed(clock: Any) -> float:
@@ -260,6 +263,9 @@ def _play(scenario_name: str, path: Path) -> None:
     typer.echo("To keep a cluster running and point kubectl at it:")
     typer.echo(f"  kubectl spark demo --serve --scenario {scenario_name} --kubeconfig {path}")
     typer.echo(f"  kubectl --kubeconfig {path} get pods -A -w      # in another terminal")
+    hint = path_hint()
+    if hint:
+        typer.echo(hint)
 
 
 def _show_served(server: Any) -> None:
@@ -297,3 +303,23 @@ def _show_apps(conn: Any, now: datetime) -> None:
                 render.table(("ALERT",), [(f"! {alert.type}: {alert.message}",)], no_headers=True),
                 nl=False,
             )
+
+
+def path_hint() -> str:
+    """Where kubectl would not find this plugin: the line that puts it on PATH.
+
+    kubectl runs ``kubectl-spark`` from PATH; run from a virtualenv's bin (``scripts/dev``),
+    ``kubectl spark`` fails in another terminal until that directory is on PATH.
+    """
+    import shutil
+
+    here = Path(sys.argv[0]).resolve().parent
+    found = shutil.which("kubectl-spark")
+    if found is not None and Path(found).resolve().parent == here:
+        return ""
+    if not (here / "kubectl-spark").exists():
+        return ""  # not run as the installed command (a test, python -m): nothing to say
+    return (
+        "Note: kubectl finds plugins on PATH, and this kubectl-spark is not on it:\n"
+        f"      export PATH={here}{os.pathsep}$PATH"
+    )

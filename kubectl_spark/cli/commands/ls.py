@@ -11,13 +11,49 @@ from typing import Any
 
 import typer
 
-from kubectl_spark.app.present import headers, row, sort_key
+from kubectl_spark.app.present import (
+    app_labels,
+    headers,
+    label_cells,
+    label_headers,
+    row,
+    sort_key,
+)
 from kubectl_spark.app.summary import analysis_json, app_json
 from kubectl_spark.app.text import escape
 from kubectl_spark.cli import common, render
 from kubectl_spark.cli import globals as cli_globals
+from kubectl_spark.core import raw
 from kubectl_spark.core.model import Analysis, App
 from kubectl_spark.errors import UsageError
+
+
+@dataclass(frozen=True)
+class LabelView:
+    """``-L``/``--label-columns`` and ``--show-labels``, as ``kubectl get`` has them.
+
+    An application's labels are its current driver pod's; the columns come after AGE (and the
+    wide columns), as kubectl puts them after its own.
+    """
+
+    columns: tuple[str, ...] = ()
+    show: bool = False
+
+    @classmethod
+    def of(cls, label_columns: list[str], show_labels: bool) -> LabelView:
+        columns = tuple(c.strip() for given in label_columns for c in given.split(","))
+        if any(not c for c in columns):
+            raise UsageError("-L/--label-columns takes label keys, e.g. -L team,spark-version")
+        return cls(columns, show_labels)
+
+    def headers(self) -> list[str]:
+        return label_headers(self.columns, self.show)
+
+    def cells(self, app: App, pods: list[Any]) -> list[str]:
+        if not self.columns and not self.show:
+            return []
+        by_uid = {raw.uid(p): raw.labels(p) for p in pods}
+        return label_cells(app_labels(app, by_uid), self.columns, self.show)
 
 
 def sorted_by(apps: list[App], path: str) -> list[App]:
@@ -64,6 +100,8 @@ def render_analysis(
     no_headers: bool,
     now: datetime,
     sort_by: str = "",
+    labels: LabelView = LabelView(),
+    pods: list[Any] | None = None,
 ) -> str:
     apps = sorted(analysis.apps, key=sort_key)
     if sort_by:
@@ -74,14 +112,24 @@ def render_analysis(
     if output == "name":
         return "".join(f"sparkapp/{app.name}\n" for app in apps)
     wide = output == "wide"
-    rows = [row(app, now, all_namespaces=all_namespaces, wide=wide) for app in apps]
+    rows = [
+        row(app, now, all_namespaces=all_namespaces, wide=wide) + labels.cells(app, pods or [])
+        for app in apps
+    ]
     text = (
-        render.table(headers(all_namespaces=all_namespaces, wide=wide), rows, no_headers=no_headers)
+        render.table(
+            headers(all_namespaces=all_namespaces, wide=wide) + labels.headers(),
+            rows,
+            no_headers=no_headers,
+        )
         if rows
         else ""
     )
     if analysis.ungrouped:
-        text += f'\n{len(analysis.ungrouped)} Spark pod(s) fit no application (see -o json, "ungrouped"):\n'
+        import humanize
+
+        count = humanize.intcomma(len(analysis.ungrouped))
+        text += f'\n{count} Spark pod(s) fit no application (see -o json, "ungrouped"):\n'
         text += "".join(
             f"  {u.namespace}/{u.pod} ({u.role}): {u.why}\n" for u in analysis.ungrouped
         )
@@ -121,9 +169,19 @@ def run(
         "--field-selector",
         help="Only applications with a pod matching this field selector, e.g. spec.nodeName=node-a.",
     ),
+    label_columns: list[str] = typer.Option(
+        [],
+        "--label-columns",
+        "-L",
+        help="A column for each of these labels of the driver pod (comma-separated or repeated).",
+    ),
+    show_labels: bool = typer.Option(
+        False, "--show-labels", help="A last column with all of the driver pod's labels."
+    ),
 ) -> None:
     """List Spark applications: attempts, executors, losses, alerts."""
     chosen = render.check_output(output)
+    labels = LabelView.of(label_columns, show_labels)
     if sort_by:
         by_path(sort_by)  # a bad path is refused before anything is read
     everywhere = cli_globals.current().all_namespaces
@@ -134,7 +192,9 @@ def run(
         now = loaded.snapshot.now
         if watch_only:
             text = (
-                "" if no_headers or chosen not in ("table", "wide") else _header(chosen, everywhere)
+                ""
+                if no_headers or chosen not in ("table", "wide")
+                else _header(chosen, everywhere, labels)
             )
         else:
             text = render_analysis(
@@ -144,6 +204,8 @@ def run(
                 no_headers=no_headers,
                 now=now,
                 sort_by=sort_by,
+                labels=labels,
+                pods=list(loaded.snapshot.pods),
             )
         if not loaded.analysis.apps and chosen in ("table", "wide") and not watch_only:
             where = "any namespace" if loaded.namespace is None else f"{loaded.namespace} namespace"
@@ -152,7 +214,7 @@ def run(
         sys.stdout.flush()
         if watch or watch_only:
             view = _WatchView(
-                chosen, everywhere, selector or None, group_by or None, field_selector
+                chosen, everywhere, selector or None, group_by or None, field_selector, labels
             )
             _watch(loaded, view)
     finally:
@@ -193,8 +255,10 @@ def with_pods_matching(
     )
 
 
-def _header(output: str, everywhere: bool) -> str:
-    return render.table(headers(all_namespaces=everywhere, wide=output == "wide"), [])
+def _header(output: str, everywhere: bool, labels: LabelView) -> str:
+    return render.table(
+        headers(all_namespaces=everywhere, wide=output == "wide") + labels.headers(), []
+    )
 
 
 @dataclass(frozen=True)
@@ -206,6 +270,16 @@ class _WatchView:
     selector: str | None
     group_by: str | None
     field_selector: str = ""
+    labels: LabelView = LabelView()
+
+    def row(self, app: App, now: datetime, pods: list[Any]) -> list[str]:
+        return row(
+            app, now, all_namespaces=self.everywhere, wide=self.output == "wide"
+        ) + self.labels.cells(app, pods)
+
+    def age(self) -> int:
+        """Where AGE is in a row: its changing alone is no news."""
+        return headers(all_namespaces=self.everywhere, wide=self.output == "wide").index("AGE")
 
 
 def _watch(loaded: common.Loaded, view: _WatchView) -> None:
@@ -227,11 +301,9 @@ def _watch(loaded: common.Loaded, view: _WatchView) -> None:
     live = LiveCluster(lambda: connect(connection), loaded.namespace, pod_selector=view.selector)
     live.seed_snapshot(loaded.snapshot)
     live.on_change = wake.set
+    pods = list(loaded.snapshot.pods)
     shown = {
-        (a.namespace, a.name): row(
-            a, loaded.snapshot.now, all_namespaces=view.everywhere, wide=view.output == "wide"
-        )
-        for a in loaded.analysis.apps
+        (a.namespace, a.name): view.row(a, loaded.snapshot.now, pods) for a in loaded.analysis.apps
     }
     said, caught_up = "", False
     live.start()
@@ -251,20 +323,29 @@ def _watch(loaded: common.Loaded, view: _WatchView) -> None:
             fresh = analyze(snap, group_by=view.group_by)
             if view.field_selector:
                 fresh = with_pods_matching(loaded, view.selector or "", view.field_selector, fresh)
-            _reprint(fresh, snap.now, shown, view)
+            _reprint(fresh, snap.now, shown, view, list(snap.pods))
     finally:
         live.stop()
 
 
 def _reprint(
-    fresh: Analysis, now: datetime, shown: dict[tuple[str, str], list[str]], view: _WatchView
+    fresh: Analysis,
+    now: datetime,
+    shown: dict[tuple[str, str], list[str]],
+    view: _WatchView,
+    pods: list[Any],
 ) -> None:
     """Print the rows that changed (AGE alone changing is no news)."""
     output, everywhere = view.output, view.everywhere
+    age = view.age()
     for app in sorted(fresh.apps, key=sort_key):
-        cells = row(app, now, all_namespaces=everywhere, wide=output == "wide")
+        cells = view.row(app, now, pods)
         key = (app.namespace, app.name)
-        if shown.get(key, [])[:-1] == cells[:-1]:
+        before = shown.get(key)
+        if (
+            before is not None
+            and before[:age] + before[age + 1 :] == cells[:age] + cells[age + 1 :]
+        ):
             continue
         shown[key] = cells
         if render.is_document(output):  # a custom-columns header was printed with the list
@@ -272,7 +353,8 @@ def _reprint(
         else:
             sys.stdout.write(
                 render.table(
-                    headers(all_namespaces=everywhere, wide=output == "wide"),
+                    headers(all_namespaces=everywhere, wide=output == "wide")
+                    + view.labels.headers(),
                     [cells],
                     no_headers=True,
                 )

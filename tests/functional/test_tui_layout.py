@@ -1,0 +1,120 @@
+"""The TUI at the sizes people have: 80x24 (a laptop's split, a default terminal) and 160x45.
+
+Snapshots of the main screen, the help, a plan dialog and the log view at both; below a width
+the table drops its least useful columns first (never ALERTS or AGE before RESTARTS), the tree
+puts state and reason before the pod's name and leaves the name out when narrow, and below a
+height the timeline gives its room to the tree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubectl_spark.core.plans.fence import fence_plan
+from kubectl_spark.tui.app import SparkTUI
+from kubectl_spark.tui.screens.plan import PlanScreen
+from kubectl_spark.tui.screens.text import TextScreen
+from kubectl_spark.tui.widgets.apps_table import DROP_ORDER, AppsTable
+from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
+from tests.functional.test_tui import static_app, to_first_attempt, until
+
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 45), id="160x45")]
+
+LOG = "\n".join(
+    [
+        "26/03/01 02:07:12 INFO SparkContext: Running Spark version 3.5.1",
+        "26/03/01 02:07:13 INFO ResourceUtils: " + "=" * 140,
+        *(
+            f"26/03/01 02:{10 + i}:00 INFO TaskSetManager: Finished task {i}.0 in stage 3.0 "
+            f"(TID {40 + i}) in {900 + 17 * i} ms on 10.0.3.{i} (executor {1 + i % 2}) ({i}/64)"
+            for i in range(30)
+        ),
+        (
+            "26/03/01 02:40:00 ERROR TaskSchedulerImpl: Lost executor 2 on 10.0.3.7: The "
+            "executor with id 2 exited with exit code 137(SIGKILL, possible container OOM)."
+        ),
+    ]
+)
+
+
+def test_snapshot_main_screen(snap_compare: Any, size: tuple[int, int]) -> None:
+    assert snap_compare(static_app(), terminal_size=size, press=["_", "enter", "down", "_"])
+
+
+def test_snapshot_help(snap_compare: Any, size: tuple[int, int]) -> None:
+    assert snap_compare(static_app(), terminal_size=size, press=["_", "question_mark", "_"])
+
+
+def test_snapshot_plan_dialog(snap_compare: Any, size: tuple[int, int]) -> None:
+    """The plan the fence key shows for the zombie attempt on the unreachable node."""
+
+    async def run_before(pilot: Any) -> None:
+        app: SparkTUI = pilot.app
+        await until(pilot, lambda: bool(app.analysis.apps))
+        ingest = next(a for a in app.analysis.apps if a.name == "ingest")
+        plan = fence_plan(
+            ingest,
+            ingest.attempts[0],
+            lease=None,
+            allow=None,
+            keep_executors=False,
+            now="2026-03-01T03:00:00Z",
+            actor="oncall@example.com",
+            node_reachable=False,
+        )
+        await app.push_screen(PlanScreen(plan))
+        await pilot.pause(0.2)
+
+    assert snap_compare(static_app(), terminal_size=size, run_before=run_before)
+
+
+def test_snapshot_log_view(snap_compare: Any, size: tuple[int, int]) -> None:
+    async def run_before(pilot: Any) -> None:
+        app: SparkTUI = pilot.app
+        await until(pilot, lambda: bool(app.analysis.apps))
+        await app.push_screen(
+            TextScreen("logs of spark/ingest-x-exec-2  (esc: back)", LOG, log=True)
+        )
+        await pilot.pause(0.2)
+
+    assert snap_compare(static_app(), terminal_size=size, run_before=run_before)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "size" in metafunc.fixturenames:
+        metafunc.parametrize("size", SIZES)
+
+
+async def test_a_narrow_table_drops_the_least_useful_columns_first() -> None:
+    app = static_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 2)
+        shown = table.shown_columns
+        assert {"APP", "STATE", "ALERTS", "AGE", "LOST"} <= set(shown)
+        dropped = [c for c in DROP_ORDER if c not in shown]
+        assert dropped == list(DROP_ORDER[: len(dropped)]) and dropped  # in order, some
+        await pilot.resize_terminal(160, 45)
+        await until(pilot, lambda: "RESTARTS" in table.shown_columns)
+        await pilot.press("w")  # wide: every column of ls -o wide, whatever the width
+        await pilot.resize_terminal(80, 24)
+        await until(pilot, lambda: table.shown_columns[-3:] == ("NODE", "APP-ID", "SOURCE"))
+
+
+async def test_a_narrow_tree_shows_state_and_reason_and_a_short_terminal_keeps_it() -> None:
+    app = static_app()
+    async with app.run_test(size=(60, 16)) as pilot:
+        await until(pilot, lambda: app.query_one(AppsTable).row_count == 2)
+        await to_first_attempt(pilot, app)
+        tree = app.query_one(AttemptTree)
+        assert tree.cursor_node is not None
+        label = str(tree.cursor_node.label)
+        assert label == "attempt 1 Lost NodeLost (cluster)", label
+        assert "ingest-driver-a" not in label  # narrow: the detail pane names it
+        assert not app.query_one("#timeline").display  # 16 lines: the tree has them
+        assert tree.size.height >= 4
+        await pilot.resize_terminal(160, 45)
+        await until(pilot, lambda: "ingest-driver-a on node-a" in str(tree.cursor_node.label))
+        assert app.query_one("#timeline").display

@@ -74,8 +74,12 @@ def build_bundle(work: Path) -> Path:
             "WARN",
             "--collect-data",
             "kubectl_spark",
-            # Development tools that pydantic's hook (typer needs pydantic) would pull in: its
-            # mypy plugin and hypothesis strategies are never imported by the plugin.
+            # The commands are imported by name when invoked (cli/app.py): no import statement
+            # names them for PyInstaller to follow.
+            "--collect-submodules",
+            "kubectl_spark.cli.commands",
+            # Development tools that a dependency's hook could pull in (pydantic's, when typer
+            # required it: its mypy plugin, hypothesis strategies) are never imported.
             *(f"--exclude-module={name}" for name in DEV_ONLY),
             "--distpath",
             str(work / "dist"),

@@ -2,28 +2,91 @@
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
+from typing import Any
+
 import typer
 
-from kubectl_spark.cli.commands import (
-    completion,
-    demo,
-    describe,
-    doctor,
-    events,
-    fence,
-    force_kill,
-    history,
-    job,
-    logs,
-    ls,
-    record,
-    resubmit,
-    tui,
-    version,
+# name, module (kubectl_spark.cli.commands.*), function, help, help panel: in the order the
+# help lists them. A command's module is imported only when it is registered.
+COMMANDS: tuple[tuple[str, str, str, str, str | None], ...] = (
+    ("ls", "ls", "run", "List Spark applications: attempts, executors, losses, alerts.", None),
+    (
+        "describe",
+        "describe",
+        "run",
+        "Show one application with loss reasons, evidence and alerts.",
+        None,
+    ),
+    ("history", "history", "run", "Show an application's restart history as a timeline.", None),
+    (
+        "events",
+        "events",
+        "run",
+        "Show the Events of an application's pods, Job and SparkApplication.",
+        None,
+    ),
+    ("logs", "logs", "run", "Print the log of a driver attempt or an executor.", None),
+    ("tui", "tui", "run", "Open the live terminal UI.", None),
+    (
+        "record",
+        "record",
+        "run",
+        "Keep Spark pods' last states and Events in the local history store.",
+        None,
+    ),
+    ("fence", "fence", "run", "Fence an attempt so that it cannot make progress.", "Actions"),
+    ("unfence", "fence", "unfence", "Undo a fence.", "Actions"),
+    (
+        "force-kill",
+        "force_kill",
+        "run",
+        "Delete exactly one attempt's pods, now, by UID.",
+        "Actions",
+    ),
+    ("resubmit", "resubmit", "run", "Start a fresh attempt of an application.", "Actions"),
+    (
+        "doctor",
+        "doctor",
+        "run",
+        "List the split-brain hazards of an application's driver Job.",
+        None,
+    ),
+    (
+        "job",
+        "job",
+        "run",
+        "Print a driver Job that avoids the split-brain hazards by construction.",
+        None,
+    ),
+    ("demo", "demo", "run", "Run the embedded cluster with a simulated failure scenario.", None),
+    (
+        "completion",
+        "completion",
+        "run",
+        "Shell completion: bash, zsh or fish scripts, or install it for kubectl.",
+        None,
+    ),
+    ("version", "version", "run", "Print the kubectl spark version.", None),
 )
+NAMES = frozenset(c[0] for c in COMMANDS)
 
 
-def build_app() -> typer.Typer:
+def _function(module: str, attr: str) -> Callable[..., Any]:
+    return getattr(importlib.import_module(f"kubectl_spark.cli.commands.{module}"), attr)  # type: ignore[no-any-return]
+
+
+def _group() -> None:
+    """The group's own callback: nothing to do (see build_app)."""
+
+
+def build_app(only: str | None = None) -> typer.Typer:
+    """The command tree; ``only``: just that command, the others' modules never imported.
+
+    Every command's module imports what it needs; ``ls`` need not load the actions' or the
+    demo's (a tenth of a second of its start, docs/performance.md).
+    """
     app = typer.Typer(
         help=(
             "Spark on Kubernetes: driver attempts, executor loss reasons, split brain, safe actions.\n\n"
@@ -39,42 +102,12 @@ def build_app() -> typer.Typer:
         rich_markup_mode=None,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
-    app.command("ls", help="List Spark applications: attempts, executors, losses, alerts.")(ls.run)
-    app.command("describe", help="Show one application with loss reasons, evidence and alerts.")(
-        describe.run
-    )
-    app.command("history", help="Show an application's restart history as a timeline.")(history.run)
-    app.command(
-        "events", help="Show the Events of an application's pods, Job and SparkApplication."
-    )(events.run)
-    app.command("logs", help="Print the log of a driver attempt or an executor.")(logs.run)
-    app.command("tui", help="Open the live terminal UI.")(tui.run)
-    app.command(
-        "record", help="Keep Spark pods' last states and Events in the local history store."
-    )(record.run)
-    app.command(
-        "fence", help="Fence an attempt so that it cannot make progress.", rich_help_panel="Actions"
-    )(fence.run)
-    app.command("unfence", help="Undo a fence.", rich_help_panel="Actions")(fence.unfence)
-    app.command(
-        "force-kill",
-        help="Delete exactly one attempt's pods, now, by UID.",
-        rich_help_panel="Actions",
-    )(force_kill.run)
-    app.command(
-        "resubmit", help="Start a fresh attempt of an application.", rich_help_panel="Actions"
-    )(resubmit.run)
-    app.command("doctor", help="List the split-brain hazards of an application's driver Job.")(
-        doctor.run
-    )
-    app.command(
-        "job", help="Print a driver Job that avoids the split-brain hazards by construction."
-    )(job.run)
-    app.command("demo", help="Run the embedded cluster with a simulated failure scenario.")(
-        demo.run
-    )
-    app.command(
-        "completion", help="Shell completion: bash, zsh or fish scripts, or install it for kubectl."
-    )(completion.run)
-    app.command("version", help="Print the kubectl spark version.")(version.run)
+    for name, module, attr, text, panel in COMMANDS:
+        if only is not None and name != only:
+            continue
+        app.command(name, help=text, rich_help_panel=panel)(_function(module, attr))
+    if only is not None:
+        # With one command and no callback, typer would make it the program itself (no
+        # command name); a callback keeps the group: ``ls -A`` parses as it always does.
+        app.callback()(_group)
     return app

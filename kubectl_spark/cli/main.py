@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -30,12 +31,16 @@ def main(argv: list[str] | None = None) -> int:
     if args == ["--help"] and _print_top_help():
         return 0
     from kubectl_spark.cli import globals as cli_globals
-    from kubectl_spark.cli.app import build_app
+    from kubectl_spark.cli.app import NAMES, build_app
+    from kubectl_spark.kube.lazy_kubernetes import EAGER
 
     try:
         options, rest = cli_globals.split(args)
         cli_globals.use(options)
-        app = build_app()
+        # Only the command asked for is built (its module alone imported); anything else (a
+        # typo, the top-level help) gets the whole tree and its own message.
+        eager = bool(os.environ.get(EAGER))  # the fast paths off: tests compare the output
+        app = build_app(rest[0] if rest and rest[0] in NAMES and not eager else None)
         app(args=rest, prog_name=prog_name(), standalone_mode=False)
     except KubectlSparkError as exc:
         render_error(exc)

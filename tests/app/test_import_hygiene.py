@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 HEAVY = ("textual", "rich", "typer", "kubernetes", "aiohttp")
 
@@ -43,3 +44,85 @@ def test_ls_loads_neither_textual_nor_rich(kubeconfig: Path) -> None:
 def test_the_tui_loads_no_typer() -> None:
     found = loaded_after("import kubectl_spark.tui.app, kubectl_spark.tui.sources")
     assert "textual" in found and "typer" not in found, found
+
+
+def modules_after(code: str, env: dict[str, str] | None = None) -> list[str]:
+    import os
+
+    script = f"{code}\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={**os.environ, **(env or {})},
+    )
+    return list(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+# What ``ls`` must not load (issue 26): the client library's API classes and models (about 800
+# modules; it reads answers raw), its watch/stream/dynamic/leader-election packages, the
+# other commands' modules, pydantic (typer 0.29's), the TUI.
+NOT_FOR_LS = (
+    "kubernetes.client.api.",
+    "kubernetes.client.models.",
+    "kubernetes.watch",
+    "kubernetes.stream",
+    "kubernetes.dynamic",
+    "kubernetes.leaderelection",
+    "kubernetes.informer",
+    "kubectl_spark.cli.commands.describe",
+    "kubectl_spark.cli.commands.demo",
+    "kubectl_spark.cli.commands.fence",
+    "kubectl_spark.app.act",
+    "kubectl_spark.sim",
+    "kubectl_spark.cluster",
+    "pydantic",
+    "textual",
+    "rich",
+)
+
+
+def test_ls_loads_only_what_it_uses(kubeconfig: Path) -> None:
+    loaded = modules_after(
+        "from kubectl_spark.cli.main import main\n"
+        f"assert main(['--kubeconfig', {str(kubeconfig)!r}, 'ls', '-A']) == 0"
+    )
+    assert "kubernetes.config.kube_config" in loaded  # it did authenticate with the library
+    assert "kubectl_spark.cli.commands.ls" in loaded
+    wrong = [m for m in loaded if m.startswith(NOT_FOR_LS)]
+    assert wrong == [], wrong[:20]
+
+
+def test_the_fast_paths_change_no_answer(played: Any) -> None:
+    """The same requests read, the same analysis made: every command's output is the same
+    with the library's full import and the whole command tree (``EAGER``)."""
+    import os
+
+    from kubectl_spark.kube.lazy_kubernetes import EAGER
+
+    kubeconfig = played("mixed").kubeconfig
+    bin_dir = Path(sys.executable).parent
+    for args in (
+        ["ls", "-A", "-o", "json"],
+        ["ls", "-A"],
+        ["describe", "pi", "-n", "spark-dev"],
+        ["history", "pi", "-n", "spark-dev", "-o", "json"],
+        ["events", "pi", "-n", "spark-dev"],
+    ):
+        outputs = []
+        for extra in ({}, {EAGER: "1"}):
+            done = subprocess.run(
+                [str(bin_dir / "kubectl-spark"), "--kubeconfig", str(kubeconfig), *args],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+                env={**os.environ, **extra},
+            )
+            assert done.returncode == 0, done.stderr
+            outputs.append(done.stdout)
+        assert outputs[0] == outputs[1], args
+    eager = modules_after("import kubectl_spark.kube.client", {EAGER: "1"})
+    assert any(m.startswith("kubernetes.client.models.") for m in eager)  # it is the full import

@@ -1,0 +1,152 @@
+"""Interactive speed on a small cluster: each command beside ``kubectl get pods``, pairs alternated.
+
+Run: .venv/bin/python benchmarks/interactive.py [--rounds N] [--update-docs]
+
+The cluster is the demo's (``mixed`` played to its end, then still: a few dozen pods in three
+namespaces), served by the emulator in its own process. Each round runs ``kubectl get pods -A
+-l spark-role`` and then one ``kubectl spark`` command, so both see the same machine load;
+the table gives medians and their ratio (issue 26's target: each at most 3x). Beside them, the
+floor the plugin cannot go below while it uses the ``kubernetes`` package to authenticate: a
+bare interpreter, and one that imports only what ``ls`` imports of the library (its
+kubeconfig and auth modules: urllib3, requests, oauthlib, yaml, dateutil). And the same ``ls``
+with the fast paths off (``KUBECTL_SPARK_EAGER_KUBERNETES=1``: the whole library and command
+tree imported), which is where the product stood before them.
+
+Written to benchmarks/results/<date>-interactive.json; --update-docs puts the table in
+docs/performance.md and the README (between their perf:interactive markers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent / "kubectl-spark"
+TARGET = 3.0
+START, END = "<!-- perf:interactive -->", "<!-- /perf:interactive -->"
+
+
+def timed(command: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+    )
+    return time.perf_counter() - start
+
+
+def machine() -> str:
+    cores = os.cpu_count() or 0
+    return f"{platform.machine()}, {cores} cores, Python {platform.python_version()}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--update-docs", action="store_true")
+    args = parser.parse_args()
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        print("kubectl is needed on PATH", file=sys.stderr)
+        return 2
+    kubeconfig = Path(tempfile.mkdtemp()) / "kc.yaml"
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "_scenario_server.py"),
+            "mixed",
+            str(kubeconfig),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        while not kubeconfig.exists():
+            if server.poll() is not None:
+                raise RuntimeError("the scenario server did not start")
+            time.sleep(0.2)
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: compiled modules are kept
+        env.pop("KUBECTL_SPARK_EAGER_KUBERNETES", None)
+        eager = {**env, "KUBECTL_SPARK_EAGER_KUBERNETES": "1"}
+        base = [kubectl, "get", "pods", "-A", "-l", "spark-role"]
+        rows: list[tuple[str, list[str], dict[str, str]]] = [
+            ("ls -A", [str(BIN), "ls", "-A"], env),
+            ("describe pi -n spark-dev", [str(BIN), "describe", "pi", "-n", "spark-dev"], env),
+            ("history pi -n spark-dev", [str(BIN), "history", "pi", "-n", "spark-dev"], env),
+            ("events pi -n spark-dev", [str(BIN), "events", "pi", "-n", "spark-dev"], env),
+            ("ls -A, fast paths off (before)", [str(BIN), "ls", "-A"], eager),
+            ("floor: python -c pass", [sys.executable, "-c", "pass"], env),
+            (
+                "floor: python importing the library's auth modules",
+                [sys.executable, "-c", "import kubectl_spark.kube, kubernetes.config, orjson"],
+                env,
+            ),
+        ]
+        for _, command, row_env in rows:  # warm: compiled files written, caches filled
+            timed(command, row_env)
+        timed(base, env)
+        results = []
+        for name, command, row_env in rows:
+            theirs, ours = [], []
+            for _ in range(args.rounds):
+                theirs.append(timed(base, env))
+                ours.append(timed(command, row_env))
+            a, b = statistics.median(theirs), statistics.median(ours)
+            results.append(
+                {
+                    "command": name,
+                    "kubectl_s": round(a, 3),
+                    "ours_s": round(b, 3),
+                    "ratio": round(b / a, 2),
+                }
+            )
+            print(f"{name:<55} kubectl {a:.3f} s   ours {b:.3f} s   {b / a:.1f}x", flush=True)
+    finally:
+        server.terminate()
+        server.wait()
+    result = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "rounds": args.rounds,
+        "baseline": "kubectl get pods -A -l spark-role",
+        "target_ratio": TARGET,
+        "rows": results,
+    }
+    out = ROOT / "benchmarks" / "results" / f"{result['date'][:10]}-interactive.json"
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    if args.update_docs:
+        table = "\n".join(
+            [
+                START,
+                (
+                    f"| command (demo cluster; {result['machine']}; {result['date'][:10]}; "
+                    f"medians of {args.rounds}) | kubectl get pods | kubectl spark | "
+                    f"ratio (target ≤ {TARGET:g}) |"
+                ),
+                "| --- | --- | --- | --- |",
+                *(
+                    f"| `{r['command']}` | {r['kubectl_s']} s | {r['ours_s']} s | {r['ratio']}x |"
+                    for r in results
+                ),
+                END,
+            ]
+        )
+        for doc in (ROOT / "README.md", ROOT / "docs" / "performance.md"):
+            text = doc.read_text()
+            if START in text:
+                doc.write_text(text.split(START)[0] + table + text.split(END)[1])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

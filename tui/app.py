@@ -333,9 +333,10 @@ class SparkTUI(App[None]):
         # The layout's classes are set here, CSS cannot ask for the terminal's size.
         if not hasattr(self, "apps_table"):  # not mounted yet: on_mount renders
             return
-        self.screen.set_class(self.size.height < SHORT, "short")
-        self.screen.set_class(self.size.height < LOW, "low")
-        self.query_one(Footer).compact = self.narrow
+        main = self.screen_stack[0]  # the main screen, even under a dialog or a text view
+        main.set_class(self.size.height < SHORT, "short")
+        main.set_class(self.size.height < LOW, "low")
+        main.query_one(Footer).compact = self.narrow
         if self.analysis.apps:
             self._render()
         if self.source is not None:

@@ -118,3 +118,18 @@ async def test_a_narrow_tree_shows_state_and_reason_and_a_short_terminal_keeps_i
         await pilot.resize_terminal(160, 45)
         await until(pilot, lambda: "ingest-driver-a on node-a" in str(tree.cursor_node.label))
         assert app.query_one("#timeline").display
+
+
+async def test_a_resize_under_a_dialog_lays_out_the_main_screen() -> None:
+    """The layout classes belong to the main screen, not to the help shown over it."""
+    app = static_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await until(pilot, lambda: app.query_one(AppsTable).row_count == 2)
+        await pilot.press("question_mark")
+        await until(pilot, lambda: len(app.screen_stack) == 2)
+        await pilot.resize_terminal(60, 16)
+        await pilot.pause(0.2)
+        await pilot.press("escape")
+        await until(pilot, lambda: len(app.screen_stack) == 1)
+        await until(pilot, lambda: not app.query_one("#timeline").display)
+        assert app.screen.has_class("short")

@@ -20,12 +20,16 @@ import dis
 import importlib
 import importlib.util
 import os
+import re
 import sys
 import types
 from importlib.machinery import ModuleSpec
 from typing import Any
 
 EAGER = "KUBECTL_SPARK_EAGER_KUBERNETES"
+# ``from kubernetes.client.api_client import ApiClient`` and ``from . import client``: one
+# name per line, as the generated __init__ files write them.
+_FROM = re.compile(r"^from (\S+) import (\w+)\s*$", re.MULTILINE)
 STANDINS = ("kubernetes", "kubernetes.client", "kubernetes.client.models")
 FROM_INIT = ("__all__", "__version__")  # set by the real __init__: asking runs it
 
@@ -80,11 +84,30 @@ class _StandIn(types.ModuleType):
             raise ImportError(f"no code for {self.__name__}")
         return code  # type: ignore[no-any-return]
 
+    def _bindings(self) -> dict[str, str]:
+        """What the real ``__init__`` binds, and from where.
+
+        Read from the source when there is one (a regular expression: a millisecond), else
+        from the compiled code (a frozen bundle; 800 imports: tens of milliseconds).
+        """
+        try:
+            source = self.__loader__.get_source(self.__name__)  # type: ignore[union-attr]
+        except (ImportError, OSError):
+            source = None
+        if source is None:
+            return bindings(self._code(), self.__name__)
+        return {
+            name: _absolute(
+                module.lstrip("."), len(module) - len(module.lstrip(".")), self.__name__
+            )
+            for module, name in _FROM.findall(source)
+        }
+
     def __getattr__(self, name: str) -> object:
         if (name.startswith("__") and name not in FROM_INIT) or self._complete:
             raise AttributeError(name)  # probes (__wrapped__ …) do not load the package
         if self._names is None:
-            self._names = bindings(self._code(), self.__name__)
+            self._names = self._bindings()
         module = self._names.get(name)
         if module is None and importlib.util.find_spec(f"{self.__name__}.{name}") is not None:
             module = self.__name__  # a submodule the __init__ does not import: ``rest``

@@ -58,3 +58,22 @@ def test_relative_imports_resolve_as_the_import_system_does() -> None:
     assert _absolute("yaml", 0, "kubernetes") == "yaml"
     code = compile("from . import a\nfrom .b import c\nfrom x.y import z\n", "<t>", "exec")
     assert bindings(code, "pkg") == {"a": "pkg", "c": "pkg.b", "z": "x.y"}
+
+
+def test_the_source_and_the_compiled_code_give_the_same_bindings() -> None:
+    """The source is read where there is one (fast); a frozen bundle has only the code."""
+    out = run(
+        "import kubernetes\n"
+        "from kubectl_spark.kube.lazy_kubernetes import STANDINS, bindings\n"
+        "out = {}\n"
+        "for name in STANDINS:\n"
+        "    m = sys.modules[name]\n"
+        "    fast, slow = m._bindings(), bindings(m._code(), name)\n"
+        "    out[name] = [fast == slow, len(fast)]"
+    )
+    assert out == {
+        "kubernetes": [True, 8],
+        "kubernetes.client": [True, out["kubernetes.client"][1]],
+        "kubernetes.client.models": [True, out["kubernetes.client.models"][1]],
+    }
+    assert all(n > 500 for _, n in [out["kubernetes.client"], out["kubernetes.client.models"]])

@@ -32,7 +32,12 @@ from kubectl_spark.core.reasons import (
 )
 from kubectl_spark.knowledge import times
 from kubectl_spark.knowledge.exitcodes import describe_exit
-from kubectl_spark.knowledge.labels import ACTION_ANNOTATION, INACTIVE, SPARK_VERSION
+from kubectl_spark.knowledge.labels import (
+    ACTION_ANNOTATION,
+    EXIT_EXCEPTION,
+    INACTIVE,
+    SPARK_VERSION,
+)
 
 
 class _Next(enum.Enum):
@@ -480,6 +485,8 @@ def classify(ctx: PodContext) -> Reason | None:
         verdict = rule(read)
         if verdict is NEXT:
             continue
+        if verdict is not None and ctx.role == "driver":
+            verdict = _with_exit_exception(read, verdict)
         if (
             verdict is not None
             and ctx.role == "executor"
@@ -489,6 +496,44 @@ def classify(ctx: PodContext) -> Reason | None:
             return dataclasses.replace(verdict, counts_toward_max_failures=True)
         return verdict
     return None
+
+
+# What of Spark's exit exception a reason quotes: its first line and its root cause.
+EXCEPTION_LINE_MAX = 300
+
+
+def exit_exception(pod: Any) -> str:
+    """The exception a Spark 4.1+ driver wrote on its pod as it exited ("" without one).
+
+    The headline (``java.lang.IllegalStateException: …``) and, when there is one, the last
+    ``Caused by:`` line: the root cause, which the headline often only wraps.
+    """
+    text = raw.text(pod, "metadata", "annotations", EXIT_EXCEPTION)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    head = lines[0][:EXCEPTION_LINE_MAX]
+    causes = [line for line in lines[1:] if line.startswith("Caused by:")]
+    if causes:
+        return f"{head}; {causes[-1][:EXCEPTION_LINE_MAX]}"
+    return head
+
+
+def _with_exit_exception(r: _Read, verdict: Reason) -> Reason:
+    """The driver's own word on why it exited, beside what Kubernetes recorded.
+
+    The best single piece of evidence for a failed driver: Kubernetes knows the exit code,
+    Spark knows the exception. A clean exit, or a driver whose end was not its own (deleted,
+    evicted, on a lost node), keeps its reason as it is.
+    """
+    said = exit_exception(r.pod)
+    if not said or verdict.code == "Completed" or verdict.category not in ("app", "unknown"):
+        return verdict
+    return dataclasses.replace(
+        verdict,
+        message=f"{verdict.message}; Spark's exit exception: {said}",
+        evidence=(*verdict.evidence, f"metadata.annotations[{EXIT_EXCEPTION}]: {said}"),
+    )
 
 
 def _spark_saw_failed(r: _Read) -> bool:

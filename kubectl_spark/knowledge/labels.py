@@ -13,6 +13,10 @@ EXEC_ID = "spark-exec-id"
 APP_NAME = "spark-app-name"
 SPARK_VERSION = "spark-version"  # Spark's own label on its pods (Constants.SPARK_VERSION_LABEL)
 INACTIVE = "spark-exec-inactive"  # set on executors kept by deleteOnTermination=false
+# Spark 4.1+ writes the driver's exit exception here (at most 64 KiB of stack trace) when
+# spark.kubernetes.driver.annotateExitException is true (SPARK-53335; the Apache operator sets
+# it by default, SPARK-56752): SparkKubernetesDiagnosticsSetter, Constants.EXIT_EXCEPTION_ANNOTATION.
+EXIT_EXCEPTION = "spark.exit-exception"
 OPERATOR_APP = "sparkoperator.k8s.io/app-name"
 SUBMISSION = "sparkoperator.k8s.io/submission-id"
 FENCE_LABEL = "kubectl-spark.io/fenced"

@@ -284,7 +284,12 @@ class Player:
         if step.action == "oom_kill":
             world.oom_kill(ns, name)
         elif step.action == "exit":
-            world.exit_container(ns, name, int(step.args.get("code", 1)))
+            world.exit_container(
+                ns,
+                name,
+                int(step.args.get("code", 1)),
+                exception=str(step.args.get("exception", "")),
+            )
         elif step.action == "evict":
             world.evict(ns, name)
         elif step.action == "preempt":

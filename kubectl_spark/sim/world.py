@@ -293,8 +293,17 @@ class World:
         *,
         reason: str = "",
         container: str | None = None,
+        exception: str = "",
     ) -> None:
+        """The container exits with ``code``; a driver first writes ``exception`` on its pod.
+
+        As Spark 4.1+ does with spark.kubernetes.driver.annotateExitException
+        (SparkKubernetesDiagnosticsSetter: the stringified exception, cut to 64 KiB).
+        """
         item, kubelet = self._running(namespace, name)
+        if exception:
+            notes = {spark_labels.EXIT_EXCEPTION: exception[: 64 * 1024]}
+            self.client.patch(pod(namespace, name), {"metadata": {"annotations": notes}})
         if not kubelet.plan_exit(
             item["metadata"]["uid"],
             code,

@@ -519,3 +519,65 @@ def test_a_pod_waiting_on_its_volume_says_so(
     lost = classify(PodContext(deleted, "executor", events=[event]))
     assert lost is not None and (lost.code, lost.category) == (code, category)
     assert lost.message.endswith("never started, then deleted")
+
+
+EXCEPTION = (
+    "org.apache.spark.SparkException: Job aborted due to stage failure: Task 3 in stage 2.0 "
+    "failed 4 times\n\tat org.apache.spark.scheduler.DAGScheduler.failJobAndIndependentStages"
+    "(DAGScheduler.scala:2898)\n\tat scala.collection.immutable.List.foreach(List.scala:334)\n"
+    "Caused by: java.io.IOException: No space left on device\n\tat java.io.FileOutputStream"
+    ".writeBytes(Native Method)\nCaused by: java.io.FileNotFoundException: /data/part-0 "
+    "(No space left on device)\n\t... 12 more"
+)
+
+
+def driver(**kwargs: Any) -> dict[str, Any]:
+    item = pod(labels={"spark-role": "driver"}, **kwargs)
+    item["status"]["containerStatuses"][0]["name"] = "spark-kubernetes-driver"
+    return item
+
+
+def test_a_spark_4_drivers_exit_exception_is_its_reasons_best_evidence() -> None:
+    """Spark 4.1+ writes the exception it exited with on the driver pod (spark.exit-exception):
+    the reason quotes its headline and root cause beside the exit code."""
+    failed = driver(
+        phase="Failed",
+        terminated={"exitCode": 1, "reason": "Error"},
+        annotations={"spark.exit-exception": EXCEPTION},
+    )
+    reason = classify(PodContext(failed, "driver", node=NodeHealth(True)))
+    assert reason is not None and (reason.code, reason.category) == ("ExitCode", "app")
+    said = (
+        "org.apache.spark.SparkException: Job aborted due to stage failure: Task 3 in stage 2.0 "
+        "failed 4 times; Caused by: java.io.FileNotFoundException: /data/part-0 (No space left "
+        "on device)"
+    )
+    assert reason.message.endswith(f"Spark's exit exception: {said}")
+    assert reason.evidence[-1] == f"metadata.annotations[spark.exit-exception]: {said}"
+    assert reason.evidence[0].endswith(".state.terminated.reason=Error")  # Kubernetes' first
+    # Without the annotation (Spark 3, or the option off): the reason as before.
+    plain = driver(phase="Failed", terminated={"exitCode": 1, "reason": "Error"})
+    before = classify(PodContext(plain, "driver", node=NodeHealth(True)))
+    assert before is not None and "exit exception" not in before.message
+    assert reason.evidence[: len(before.evidence)] == before.evidence
+
+
+def test_an_exit_exception_does_not_override_the_clusters_verdict() -> None:
+    """A driver evicted, or on a lost node, did not end by its own exception."""
+    evicted = driver(
+        phase="Failed",
+        reason="Evicted",
+        message="The node was low on resource: memory.",
+        annotations={"spark.exit-exception": "java.lang.InterruptedException"},
+    )
+    reason = classify(PodContext(evicted, "driver", node=NodeHealth(True)))
+    assert reason is not None and reason.category == "cluster"
+    assert "exit exception" not in reason.message
+    # Only its headline, however long the annotation (Spark writes up to 64 KiB).
+    long = driver(
+        phase="Failed",
+        terminated={"exitCode": 1, "reason": "Error"},
+        annotations={"spark.exit-exception": "java.lang.Error: " + "x" * 70000},
+    )
+    quoted = classify(PodContext(long, "driver", node=NodeHealth(True)))
+    assert quoted is not None and len(quoted.evidence[-1]) < 400

@@ -80,6 +80,13 @@ def _header(app: App, now: datetime) -> list[str]:
         f"Namespace:    {continued(app.namespace, col)}",
         f"App ID:       {continued(app.app_id or '<none>', col)}",
         f"Source:       {app.source}" + (f" ({continued(app.owner, col)})" if app.owner else ""),
+        *(
+            [
+                f"Schedule:     {continued(app.schedule, col)} (a run of this ScheduledSparkApplication)"
+            ]
+            if app.schedule
+            else []
+        ),
         f"State:        {app.state}",
         f"Created:      {app.created_at or '<unknown>'} ({age(parse(app.created_at), now)} ago)",
         f"Read from:    {', '.join(app.sources)}",
@@ -186,3 +193,31 @@ def _events(events: list[dict[str, str]], app: App) -> list[str]:
                 f"kubectl spark events {app.name} -n {app.namespace} lists all {len(events)})"
             )
     return lines
+
+
+def schedule_text(name: str, runs: list[App], now: datetime) -> str:
+    """A ScheduledSparkApplication by its runs: each one's state, attempt and losses.
+
+    Read from the runs (the SparkApplications it started, by their label or owner), so a
+    tenant who may list SparkApplications sees it; oldest first, as Events are listed.
+    """
+    namespace = runs[0].namespace
+    lines = [
+        f"Schedule:     {continued(name, ' ' * 14)}",
+        f"Namespace:    {continued(namespace, ' ' * 14)}",
+        "Kind:         ScheduledSparkApplication (read from its runs)",
+        f"Runs:         {len(runs)}",
+    ]
+    rows = [
+        [
+            run.name,
+            summary.state,
+            f"{summary.attempt}/{summary.attempts}",
+            summary.lost_text(),
+            age(parse(run.created_at), now),
+        ]
+        for run in sorted(runs, key=lambda a: a.created_at or "")
+        for summary in (summarize(run),)
+    ]
+    runs_table = table(("RUN", "STATE", "ATTEMPT", "LOST", "AGE"), rows)
+    return escape("\n".join(lines)) + "\n\n" + runs_table

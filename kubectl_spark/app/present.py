@@ -10,7 +10,7 @@ from kubectl_spark.core.model import App
 from kubectl_spark.knowledge.times import age, parse
 
 HEADERS = ("APP", "STATE", "ATTEMPT", "DRIVER", "EXECUTORS", "LOST", "RESTARTS", "ALERTS", "AGE")
-WIDE = ("NODE", "APP-ID", "SOURCE")
+WIDE = ("NODE", "APP-ID", "SOURCE", "SCHEDULE")  # SCHEDULE: a ScheduledSparkApplication's run
 
 
 def headers(*, all_namespaces: bool, wide: bool) -> list[str]:
@@ -45,7 +45,12 @@ def row(
     if all_namespaces:
         out.insert(0, app.namespace)
     if wide:
-        out += [(current.node if current else None) or "-", app.app_id or "-", app.source]
+        out += [
+            (current.node if current else None) or "-",
+            app.app_id or "-",
+            app.source,
+            app.schedule or "-",
+        ]
     return out
 
 

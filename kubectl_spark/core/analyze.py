@@ -12,7 +12,7 @@ from functools import lru_cache, partial
 from typing import Any
 
 from kubectl_spark.knowledge import times
-from kubectl_spark.knowledge.labels import ROLE
+from kubectl_spark.knowledge.labels import ROLE, SCHEDULE_KIND, SCHEDULED_APP
 from kubectl_spark.memory import collector_paused
 
 from . import raw
@@ -449,9 +449,24 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
                 history,
                 draft.owner,
                 *_sources(app, attempts, snapshot),
+                schedule=schedule_of(app.owner) if app.source == "sparkapplication" else "",
             )
         )
     return Analysis(tuple(apps), tuple(ungrouped))
+
+
+def schedule_of(sparkapp: Any) -> str:
+    """The ScheduledSparkApplication that started this SparkApplication ("" for none).
+
+    Its label first, then its owner reference (the Kubeflow operator sets both on a run).
+    """
+    named = raw.label(sparkapp, SCHEDULED_APP)
+    if named:
+        return named
+    for ref in raw.items(sparkapp, "metadata", "ownerReferences"):
+        if ref.get("kind") == SCHEDULE_KIND and isinstance(ref.get("name"), str):
+            return str(ref["name"])
+    return ""
 
 
 UNREADABLE = {

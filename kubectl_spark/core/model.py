@@ -298,6 +298,7 @@ class App:
     owner: str = ""  # the Job or SparkApplication name, when there is one
     sources: tuple[str, ...] = ("cluster",)  # what was read: cluster, watch, history, spark-api
     notes: tuple[str, ...] = ()  # what could not be read, and why (said, never an error)
+    schedule: str = ""  # the ScheduledSparkApplication this run was started by, if any
 
     @property
     def current(self) -> Attempt | None:
@@ -316,6 +317,7 @@ class App:
             "history": [h.to_json() for h in self.history],
             "sources": list(self.sources),
             "notes": list(self.notes),
+            "schedule": self.schedule or None,
         }
 
 

@@ -19,6 +19,10 @@ INACTIVE = "spark-exec-inactive"  # set on executors kept by deleteOnTermination
 EXIT_EXCEPTION = "spark.exit-exception"
 OPERATOR_APP = "sparkoperator.k8s.io/app-name"
 SUBMISSION = "sparkoperator.k8s.io/submission-id"
+# On each run a Kubeflow ScheduledSparkApplication starts (a SparkApplication it also owns):
+# internal/controller/scheduledsparkapplication/controller.go, createSparkApplication.
+SCHEDULED_APP = "sparkoperator.k8s.io/scheduled-app-name"
+SCHEDULE_KIND = "ScheduledSparkApplication"
 FENCE_LABEL = "kubectl-spark.io/fenced"
 SOURCE = "kubectl-spark.io/source"  # watch | history, on a kept copy of a gone pod
 SEEN_AT = "kubectl-spark.io/seen-at"  # when a kept copy of a gone pod was last seen

@@ -100,7 +100,10 @@ async def test_a_narrow_table_drops_the_least_useful_columns_first() -> None:
         await until(pilot, lambda: "RESTARTS" in table.shown_columns)
         await pilot.press("w")  # wide: every column of ls -o wide, whatever the width
         await pilot.resize_terminal(80, 24)
-        await until(pilot, lambda: table.shown_columns[-3:] == ("NODE", "APP-ID", "SOURCE"))
+        await until(
+            pilot,
+            lambda: table.shown_columns[-4:] == ("NODE", "APP-ID", "SOURCE", "SCHEDULE"),
+        )
 
 
 async def test_a_narrow_tree_shows_state_and_reason_and_a_short_terminal_keeps_it() -> None:

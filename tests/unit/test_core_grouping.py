@@ -482,3 +482,18 @@ def test_a_jobs_gone_attempts_are_the_events_of_its_own_pods_not_a_longer_named_
         "etl-daily-gone2",
         "etl-daily-live1",
     ]
+
+
+def test_a_run_names_its_schedule_by_label_or_by_owner() -> None:
+    from kubectl_spark.core.analyze import schedule_of
+
+    labelled = {"metadata": {"labels": {"sparkoperator.k8s.io/scheduled-app-name": "nightly"}}}
+    owned = {
+        "metadata": {
+            "ownerReferences": [
+                {"kind": "ScheduledSparkApplication", "name": "weekly", "uid": "u"},
+            ]
+        }
+    }
+    assert schedule_of(labelled) == "nightly" and schedule_of(owned) == "weekly"
+    assert schedule_of({"metadata": {}}) == "" and schedule_of(None) == ""

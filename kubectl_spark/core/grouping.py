@@ -1,7 +1,8 @@
 """Which pods make up which application, and which executors belong to which driver attempt.
 
 Applications (``domain.md`` "Vocabulary"): the spark-operator label
-``sparkoperator.k8s.io/app-name``, else the owning driver Job, else ``spark-app-selector``
+``sparkoperator.k8s.io/app-name``, else the Apache operator's ``spark.operator/spark-app-name``,
+else the owning driver Job, else ``spark-app-selector``
 (``--group-by LABEL`` overrides). Attempts are driver pods numbered by creation time. Executors
 go to the attempt whose driver pod UID is their controller owner, else whose submission-id they
 carry, else the attempt of their app id that was current when they were created. Pods with a
@@ -33,6 +34,8 @@ class AttemptGroup:
     ended: str | None = None  # a reconstructed attempt's end, when Events tell it
     outside: bool = False  # no driver pod and executors that name no owner: client mode
 
+
+APACHE = "apache-operator"  # the source of an application the Apache operator runs
 
 OUTSIDE_NOTE = (
     "no driver pod, and its executors name no owner: the driver runs outside the cluster "
@@ -160,6 +163,11 @@ class _Grouper:
             owner = self.apps_by_name.get((ns, name))
             key = ("sparkapplication", ns, name)
             return self.app_group(key, name, f.app_id, "sparkapplication", owner)
+        if f.apache_app:
+            # Each attempt has an app id of its own (<name>-<attemptId>): the label, not the
+            # app id, is the application, so two attempts alive are one app's split brain.
+            name = f.apache_app
+            return self.app_group(("apache-operator", ns, name), name, f.app_id, APACHE, None)
         if job_uid is not None:
             job = self.jobs_by_uid.get(job_uid)
             root = self.root_job(job) if job is not None else None
@@ -308,6 +316,8 @@ def _fallback_group(
         return groups.get(_label_key(f, chosen))
     if f.operator_app:
         return groups.get(("sparkapplication", ns, f.operator_app))
+    if f.apache_app:
+        return groups.get(("apache-operator", ns, f.apache_app))
     if not f.app_id:
         return None
     return first_by_app_id.get((ns, f.app_id))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from kubectl_spark.knowledge.labels import OPERATOR_APP
+from kubectl_spark.knowledge.labels import APACHE_APP, OPERATOR_APP
 
 from . import raw
 from .analyze import analyze
@@ -25,7 +25,7 @@ from .inputs import Snapshot, node_health
 from .model import Analysis
 from .reconstruct import job_of_pod
 
-Key = tuple[str, str, str]  # ("id" | "op", namespace, app id | operator app name)
+Key = tuple[str, str, str]  # ("id" | "op" | "ap", namespace, app id | operator app name)
 Target = tuple[str, str, str]  # (namespace, kind, name) of an Event's involved object
 
 
@@ -45,6 +45,8 @@ def _keys(pod: Any) -> set[Key]:
         out.add(("id", ns, labels["spark-app-selector"]))
     if labels.get(OPERATOR_APP):
         out.add(("op", ns, labels[OPERATOR_APP]))
+    if labels.get(APACHE_APP):  # its attempts have app ids of their own: analysed together
+        out.add(("ap", ns, labels[APACHE_APP]))
     return out
 
 
@@ -282,11 +284,15 @@ class LiveAnalysis:
         operator = {(k[1], k[2]) for k in touched if k[0] == "op"} | {
             (a.namespace, a.name) for a in part.apps if a.source == "sparkapplication"
         }
+        apache = {(k[1], k[2]) for k in touched if k[0] == "ap"} | {
+            (a.namespace, a.name) for a in part.apps if a.source == "apache-operator"
+        }
         kept = [
             a
             for a in self.analysis.apps
             if (a.namespace, a.app_id) not in ids
             and not (a.source == "sparkapplication" and (a.namespace, a.name) in operator)
+            and not (a.source == "apache-operator" and (a.namespace, a.name) in apache)
             and not any(
                 t.uid in uids or any(e.uid in uids for e in t.executors) for t in a.attempts
             )

@@ -289,7 +289,7 @@ class App:
     namespace: str
     name: str
     app_id: str
-    source: str  # job, pod or sparkapplication
+    source: str  # job, pod, sparkapplication or apache-operator
     state: str
     created_at: str | None
     alerts: tuple[Alert, ...] = ()

@@ -16,6 +16,7 @@ from typing import Any
 
 from kubectl_spark.knowledge import printpod, times
 from kubectl_spark.knowledge.labels import (
+    APACHE_APP,
     APP_ID,
     APP_NAME,
     EXEC_ID,
@@ -45,6 +46,7 @@ class PodFacts:
     exec_id: str
     app_name: str
     operator_app: str
+    apache_app: str  # the Apache operator's application (spark.operator/spark-app-name)
     submission: str
     owner_kind: str  # of the controller ownerReference
     owner_uid: str
@@ -93,12 +95,13 @@ def facts(pod: dict[str, Any]) -> PodFacts:
         exec_id = labels.get(EXEC_ID, "")
         app_name = labels.get(APP_NAME, "")
         operator_app = labels.get(OPERATOR_APP, "")
+        apache_app = labels.get(APACHE_APP, "")
         submission = labels.get(SUBMISSION, "")
         # The API sends only strings; anything else (a hand-made or hostile object) is read safely.
         if not (
             type(name) is type(uid) is type(namespace) is type(created) is type(phase) is str
             and type(role) is type(app_id) is type(exec_id) is type(app_name) is str
-            and type(operator_app) is type(submission) is str
+            and type(operator_app) is type(submission) is type(apache_app) is str
         ):
             return _careful(pod)
         owner = _controller(meta)
@@ -138,6 +141,7 @@ def facts(pod: dict[str, Any]) -> PodFacts:
             exec_id=exec_id,
             app_name=app_name,
             operator_app=operator_app,
+            apache_app=apache_app,
             submission=submission,
             owner_kind=owner[0],
             owner_uid=owner[1],
@@ -214,6 +218,7 @@ def _careful(pod: Any) -> PodFacts:
         exec_id=labels.get(EXEC_ID, ""),
         app_name=labels.get(APP_NAME, ""),
         operator_app=labels.get(OPERATOR_APP, ""),
+        apache_app=labels.get(APACHE_APP, ""),
         submission=labels.get(SUBMISSION, ""),
         owner_kind=raw.text(ref, "kind"),
         owner_uid=raw.text(ref, "uid"),

@@ -19,6 +19,10 @@ INACTIVE = "spark-exec-inactive"  # set on executors kept by deleteOnTermination
 EXIT_EXCEPTION = "spark.exit-exception"
 OPERATOR_APP = "sparkoperator.k8s.io/app-name"
 SUBMISSION = "sparkoperator.k8s.io/submission-id"
+# The Apache Spark Kubernetes Operator's (spark.apache.org) label on every pod of an
+# application, each attempt with an app id of its own (<name>-<attemptId>):
+# spark-operator-api/.../Constants.java LABEL_SPARK_APPLICATION_NAME.
+APACHE_APP = "spark.operator/spark-app-name"
 # On each run a Kubeflow ScheduledSparkApplication starts (a SparkApplication it also owns):
 # internal/controller/scheduledsparkapplication/controller.go, createSparkApplication.
 SCHEDULED_APP = "sparkoperator.k8s.io/scheduled-app-name"

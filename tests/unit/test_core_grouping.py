@@ -497,3 +497,41 @@ def test_a_run_names_its_schedule_by_label_or_by_owner() -> None:
     }
     assert schedule_of(labelled) == "nightly" and schedule_of(owned) == "weekly"
     assert schedule_of({"metadata": {}}) == "" and schedule_of(None) == ""
+
+
+def apache_attempt(attempt: int, created: str, phase: str = "Running") -> list[dict[str, Any]]:
+    """One attempt as the Apache operator makes it: app id and pod names per attempt."""
+    app_id = f"pi-{attempt}"
+    labels = {"spark.operator/spark-app-name": "pi", "spark-app-selector": app_id}
+    driver = mk(f"{app_id}-driver", "driver", created, labels=labels, phase=phase)
+    executor = mk(
+        f"{app_id}-exec-1",
+        "executor",
+        created,
+        labels={**labels, "spark-exec-id": "1"},
+        owner=ref("Pod", f"{app_id}-driver", f"uid-{app_id}-driver"),
+        phase=phase,
+    )
+    return [driver, executor]
+
+
+def test_the_apache_operators_attempts_are_one_application() -> None:
+    """Each attempt of an Apache-operator application has its own app id (<name>-<attemptId>)
+    and driver name: grouped by app id they were separate applications, and two attempts alive
+    were no split brain. Its label (spark.operator/spark-app-name) makes them one."""
+    pods = [*apache_attempt(0, "2026-03-01T00:00:00Z"), *apache_attempt(1, "2026-03-01T00:10:00Z")]
+    (app,) = analyze(Snapshot(pods=pods, now=NOW)).apps
+    assert (app.name, app.source, app.app_id) == ("pi", "apache-operator", "pi-0")
+    assert [(a.number, a.driver_pod, [e.pod for e in a.executors]) for a in app.attempts] == [
+        (1, "pi-0-driver", ["pi-0-exec-1"]),
+        (2, "pi-1-driver", ["pi-1-exec-1"]),
+    ]
+    assert "SplitBrain" in {a.type for a in app.alerts}
+    # Once the first attempt has failed, no alert: one attempt alive.
+    ended = [
+        *apache_attempt(0, "2026-03-01T00:00:00Z", "Failed"),
+        *apache_attempt(1, "2026-03-01T00:10:00Z"),
+    ]
+    (app,) = analyze(Snapshot(pods=ended, now=NOW)).apps
+    assert "SplitBrain" not in {a.type for a in app.alerts}
+    assert app.to_json()["source"] == "apache-operator"

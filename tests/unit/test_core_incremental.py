@@ -112,3 +112,26 @@ def test_without_readable_nodes_every_update_is_a_full_analysis() -> None:
     result = live.update(snapshot, {"pods": {victim["metadata"]["uid"]: Change(victim)}})
     assert live.full_runs == 2
     assert result.to_json() == analyze(snapshot).to_json()
+
+
+def test_a_change_to_one_attempt_of_an_apache_operator_app_equals_a_full_analysis() -> None:
+    """Its attempts have app ids of their own: a change to one re-reads them all together."""
+    from tests.unit.test_core_grouping import apache_attempt
+
+    before = [
+        *apache_attempt(0, "2026-03-01T00:00:00Z"),
+        *apache_attempt(1, "2026-03-01T00:10:00Z"),
+        *pods(),
+    ]
+    live = LiveAnalysis()
+    live.update(Snapshot(pods=before, now=NOW), None)
+    after = copy.deepcopy(before)
+    driver = next(p for p in after if p["metadata"]["name"] == "pi-0-driver")
+    driver["status"] = {"phase": "Failed"}
+    snapshot = Snapshot(pods=after, now=NOW)
+    fast = live.update(snapshot, {"pods": {driver["metadata"]["uid"]: Change(driver)}})
+    assert live.full_runs == 1  # the fast path was taken
+    full = analyze(snapshot)
+    assert [a.to_json() for a in fast.apps] == [a.to_json() for a in full.apps]
+    (pi,) = [a for a in fast.apps if a.name == "pi"]
+    assert [a.number for a in pi.attempts] == [1, 2] and not pi.alerts

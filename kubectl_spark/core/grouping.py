@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_spark.knowledge.labels import RESUBMITTED_FROM
+from kubectl_spark.knowledge.labels import APACHE_CLUSTER, RESUBMITTED_FROM
 
 from . import raw
 from .model import UngroupedPod
@@ -234,8 +234,7 @@ class _Grouper:
                 self.groups, first_by_app_id, f, self.group_by
             ) or self.by_labels(f, None)
             if target is None:
-                why = "no driver owner, no spark-app-selector and no spark-operator label"
-                self.ungrouped.append(UngroupedPod(f.namespace, f.name, f.uid, f.role, why))
+                self.ungrouped.append(UngroupedPod(f.namespace, f.name, f.uid, f.role, _why(f)))
                 continue
             first_by_app_id.setdefault((target.namespace, target.app_id), target)
             _attach_executor(target, owner_uid, f.owner_name if owner_uid else "", f)
@@ -266,6 +265,18 @@ class _Grouper:
                     job,
                     jobs=[job],
                 )
+
+
+def _why(f: PodFacts) -> str:
+    """Why a non-driver pod fits no application, in words that say what it is."""
+    cluster = f.label(APACHE_CLUSTER)
+    if cluster and f.role in ("master", "worker"):
+        # SparkClusterResourceSpec (spark-submission-worker): a standalone cluster's pods.
+        return (
+            f"the {f.role} of SparkCluster {cluster} (a Spark standalone cluster the Apache "
+            "operator runs): not an executor of an application"
+        )
+    return "no driver owner, no spark-app-selector and no spark-operator label"
 
 
 def _newest(held: dict[str, Any] | None, job: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -23,6 +23,7 @@ SUBMISSION = "sparkoperator.k8s.io/submission-id"
 # application, each attempt with an app id of its own (<name>-<attemptId>):
 # spark-operator-api/.../Constants.java LABEL_SPARK_APPLICATION_NAME.
 APACHE_APP = "spark.operator/spark-app-name"
+APACHE_CLUSTER = "spark.operator/spark-cluster-name"  # on a SparkCluster's master and workers
 # On each run a Kubeflow ScheduledSparkApplication starts (a SparkApplication it also owns):
 # internal/controller/scheduledsparkapplication/controller.go, createSparkApplication.
 SCHEDULED_APP = "sparkoperator.k8s.io/scheduled-app-name"

@@ -535,3 +535,21 @@ def test_the_apache_operators_attempts_are_one_application() -> None:
     (app,) = analyze(Snapshot(pods=ended, now=NOW)).apps
     assert "SplitBrain" not in {a.type for a in app.alerts}
     assert app.to_json()["source"] == "apache-operator"
+
+
+def test_a_sparkclusters_master_and_workers_are_not_read_as_executors() -> None:
+    """The Apache operator's SparkCluster (spark-role master/worker) is a standalone cluster:
+    its pods are listed aside, saying what they are, never counted as an app's executors."""
+    cluster = {"spark.operator/spark-cluster-name": "prod"}
+    pods = [
+        mk("prod-master-0", "master", "2026-03-01T00:00:00Z", labels=cluster),
+        mk("prod-worker-0", "worker", "2026-03-01T00:00:00Z", labels=cluster),
+        *apache_attempt(0, "2026-03-01T00:00:00Z"),
+    ]
+    analysis = analyze(Snapshot(pods=pods, now=NOW))
+    assert [a.name for a in analysis.apps] == ["pi"]
+    assert sum(len(t.executors) for t in analysis.apps[0].attempts) == 1
+    assert [(u.pod, u.why.split(" (")[0]) for u in analysis.ungrouped] == [
+        ("prod-master-0", "the master of SparkCluster prod"),
+        ("prod-worker-0", "the worker of SparkCluster prod"),
+    ]

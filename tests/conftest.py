@@ -77,6 +77,23 @@ LONGEST = (
 
 
 @pytest.fixture
+def staged(bed: Bed, tmp_path: Path) -> Iterator[Any]:
+    """Scenarios (by name or parsed) staged on ``bed``, each closed after the test."""
+    from kubectl_spark.sim import scenario as scenarios
+    from tests.stages import Stage
+
+    made: list[Stage] = []
+
+    def start(name: str | scenarios.Scenario) -> Stage:
+        made.append(Stage(bed, name, tmp_path))
+        return made[-1]
+
+    yield start
+    for each in made:
+        each.close()
+
+
+@pytest.fixture
 def kubeconfig(emulator: EmbeddedApiServer, tmp_path: Path) -> Path:
     return emulator.write_kubeconfig(tmp_path / "kubeconfig")
 

@@ -10,14 +10,13 @@ takes the refusal away.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from kubectl_spark.sim.client import SimApiError
-from tests.beds import Bed, grant_edit_to_default_account
+from tests.beds import grant_edit_to_default_account
 from tests.stages import Stage, alerts
 
 pytestmark = pytest.mark.slow
@@ -27,10 +26,8 @@ BINDINGS = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindi
 
 
 @pytest.fixture
-def stage(bed: Bed, tmp_path: Path) -> Iterator[Stage]:
-    s = Stage(bed, "s2-partition", tmp_path)
-    yield s
-    s.close()
+def stage(staged: Any) -> Stage:
+    return staged("s2-partition")
 
 
 def _drivers_may_act(s: Stage) -> None:

@@ -10,15 +10,12 @@ gone. Each test waits for what a scenario's timeline would have reached, on eith
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kubectl_spark.sim import scenario as scenarios
 from kubectl_spark.sim.client import SimApiError
-from tests.beds import Bed
 from tests.stages import Stage, alerts
 
 pytestmark = pytest.mark.slow
@@ -26,16 +23,8 @@ APP = "networkwordcount"
 
 
 @pytest.fixture
-def stage(bed: Bed, tmp_path: Path) -> Iterator[Any]:
-    made: list[Stage] = []
-
-    def start(name: str | scenarios.Scenario) -> Stage:
-        made.append(Stage(bed, name, tmp_path))
-        return made[-1]
-
-    yield start
-    for each in made:
-        each.close()
+def stage(staged: Any) -> Any:
+    return staged  # scenarios by name, staged on the bed and closed after (conftest)
 
 
 def _running_app(s: Stage) -> str:

@@ -8,13 +8,11 @@ wide`` and ``describe`` name the schedule of a run; ``describe <schedule>`` list
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kubectl_spark.sim import scenario as scenarios
-from tests.beds import Bed
 from tests.stages import Stage
 
 pytestmark = pytest.mark.slow
@@ -23,7 +21,7 @@ SPARKAPPS = "/apis/sparkoperator.k8s.io/v1beta2/namespaces/default/sparkapplicat
 
 
 @pytest.fixture
-def stage(bed: Bed, tmp_path: Path) -> Iterator[Stage]:
+def stage(staged: Any) -> Stage:
     doc = {
         "name": "schedule-runs",
         "title": "two runs of a schedule and an application of its own",
@@ -32,9 +30,7 @@ def stage(bed: Bed, tmp_path: Path) -> Iterator[Stage]:
         "apps": [{"name": name, "launch": "operator", "executors": 1} for name in (*RUNS, "adhoc")],
         "steps": [],
     }
-    s = Stage(bed, scenarios.parse(doc, doc["name"]), tmp_path)
-    yield s
-    s.close()
+    return staged(scenarios.parse(doc, doc["name"]))
 
 
 def test_runs_name_their_schedule_and_the_schedule_lists_its_runs(

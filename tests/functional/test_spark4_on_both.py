@@ -8,12 +8,10 @@ default); on the real control plane the real Job controller then starts attempt 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.beds import Bed
 from tests.stages import Stage
 
 pytestmark = pytest.mark.slow
@@ -30,10 +28,8 @@ SAID = (
 
 
 @pytest.fixture
-def stage(bed: Bed, tmp_path: Path) -> Iterator[Stage]:
-    s = Stage(bed, "s2-partition", tmp_path)
-    yield s
-    s.close()
+def stage(staged: Any) -> Stage:
+    return staged("s2-partition")
 
 
 def test_a_failed_drivers_exit_exception_is_its_reason(

@@ -8,7 +8,6 @@ only: kube-apiserver dials the pod's IP, which no simulated pod listens on.)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ from kubectl_spark.tui.app import SparkTUI
 from kubectl_spark.tui.screens.text import TextScreen
 from kubectl_spark.tui.sources import LiveSource
 from kubectl_spark.tui.widgets.apps_table import AppsTable
-from tests.beds import Bed
 from tests.functional.test_tui import SIZE, text_of, to_first_attempt, until
 from tests.functional.test_tui_keys import STAMP, body_lines
 from tests.stages import Stage
@@ -29,10 +27,8 @@ APP = "networkwordcount"
 
 
 @pytest.fixture
-def stage(bed: Bed, tmp_path: Path) -> Iterator[Stage]:
-    s = Stage(bed, "s2-partition", tmp_path)
-    yield s
-    s.close()
+def stage(staged: Any) -> Stage:
+    return staged("s2-partition")
 
 
 def tui_on(kubeconfig: Path) -> SparkTUI:

@@ -226,7 +226,7 @@ def action_spark_ui(self: SparkTUI) -> None:
 
 @work(thread=True, exclusive=True, group="view")
 def _start_ui_forward(self: SparkTUI, namespace: str, pod: str) -> None:
-    from kubectl_spark.kube.sparkapi import DEFAULT_UI_PORT, _ui_port
+    from kubectl_spark.kube.sparkapi import DEFAULT_UI_PORT, ui_port
     from kubectl_spark.kube.uiforward import UiForward
 
     found = next(
@@ -238,7 +238,7 @@ def _start_ui_forward(self: SparkTUI, namespace: str, pod: str) -> None:
             self.connected().connect,
             namespace,
             pod,
-            _ui_port(found) if found is not None else DEFAULT_UI_PORT,
+            ui_port(found) if found is not None else DEFAULT_UI_PORT,
         )
     except Exception as exc:  # noqa: BLE001 - shown to the user
         self.call_from_thread(

@@ -22,6 +22,17 @@ def find_app(analysis: Analysis, reference: str) -> App:
     raise NotFound(f'application "{reference}" not found (applications: {listing})', status=404)
 
 
+def runs_of_schedule(analysis: Analysis, reference: str) -> list[App]:
+    """The runs of a ScheduledSparkApplication named ``reference``, when no application is.
+
+    An application's own name wins: a schedule and one of its runs never share one (runs are
+    ``<schedule>-<time>``), but an unrelated application may be named like a schedule.
+    """
+    if any(reference in (a.name, a.app_id) for a in analysis.apps):
+        return []
+    return [a for a in analysis.apps if a.schedule == reference]
+
+
 def find_attempt(analysis: Analysis, reference: str, *, acting: str = "") -> tuple[App, Attempt]:
     """``<app>/<n>``, ``<app>/latest`` or a driver pod name.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from kubectl_spark.app.find import find_app, find_attempt, find_executor
@@ -88,20 +88,22 @@ def load(
 
 
 @contextmanager
-def session() -> Iterator[ClusterView]:
-    """Read the cluster for an action (no history, no Spark UI: plans use the cluster as it is)."""
-    loaded = load(history=False, spark_api=False)
+def view(*, history: bool = True, spark_api: bool = True) -> Iterator[ClusterView]:
+    """The cluster as read, closed when done."""
+    loaded = load(history=history, spark_api=spark_api)
     try:
         yield loaded
     finally:
         loaded.close()
 
 
+def session() -> AbstractContextManager[ClusterView]:
+    """Read the cluster for an action (no history, no Spark UI: plans use the cluster as it is)."""
+    return view(history=False, spark_api=False)
+
+
 @contextmanager
 def one_app(reference: str, *, spark_api: bool = True) -> Iterator[tuple[ClusterView, App]]:
     """Read the cluster and find one application."""
-    loaded = load(spark_api=spark_api)
-    try:
+    with view(spark_api=spark_api) as loaded:
         yield loaded, find_app(loaded.analysis, reference)
-    finally:
-        loaded.close()

@@ -23,7 +23,8 @@ DEFAULT_UI_PORT = 4040
 TIMEOUT = 5.0  # a driver that does not answer in this long is reported, not waited for
 
 
-def _ui_port(pod: Any) -> int:
+def ui_port(pod: Any) -> int:
+    """The driver container's ``spark-ui`` port (4040 unless the pod names another)."""
     for container in raw.items(pod, "spec", "containers"):
         for port in raw.items(container, "ports"):
             if port.get("name") == "spark-ui" and raw.number(port, "containerPort"):
@@ -77,7 +78,7 @@ def read_views(
 def _read_view(api: Api, driver: dict[str, Any]) -> dict[str, Any]:
     name, namespace = raw.name(driver), raw.namespace(driver)
     path = (
-        f"/api/v1/namespaces/{namespace}/pods/{name}:{_ui_port(driver)}"
+        f"/api/v1/namespaces/{namespace}/pods/{name}:{ui_port(driver)}"
         f"/proxy/api/v1/applications/{raw.labels(driver)[APP_ID]}/allexecutors"
     )
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -49,11 +50,16 @@ class LabelView:
     def headers(self) -> list[str]:
         return label_headers(self.columns, self.show)
 
-    def cells(self, app: App, pods: list[Any]) -> list[str]:
+    def index(self, pods: Sequence[Any]) -> Mapping[str, Mapping[str, str]]:
+        """Each pod's labels by uid, read once per listing (and not at all without -L)."""
+        if not self.columns and not self.show:
+            return {}
+        return {raw.uid(p): raw.labels(p) for p in pods}
+
+    def cells(self, app: App, labels_by_uid: Mapping[str, Mapping[str, str]]) -> list[str]:
         if not self.columns and not self.show:
             return []
-        by_uid = {raw.uid(p): raw.labels(p) for p in pods}
-        return label_cells(app_labels(app, by_uid), self.columns, self.show)
+        return label_cells(app_labels(app, labels_by_uid), self.columns, self.show)
 
 
 def sorted_by(apps: list[App], path: str) -> list[App]:
@@ -101,7 +107,7 @@ def render_analysis(
     now: datetime,
     sort_by: str = "",
     labels: LabelView = LabelView(),
-    pods: list[Any] | None = None,
+    pods: Sequence[Any] = (),
 ) -> str:
     apps = sorted(analysis.apps, key=sort_key)
     if sort_by:
@@ -112,8 +118,9 @@ def render_analysis(
     if output == "name":
         return "".join(f"sparkapp/{app.name}\n" for app in apps)
     wide = output == "wide"
+    labels_by_uid = labels.index(pods)
     rows = [
-        row(app, now, all_namespaces=all_namespaces, wide=wide) + labels.cells(app, pods or [])
+        row(app, now, all_namespaces=all_namespaces, wide=wide) + labels.cells(app, labels_by_uid)
         for app in apps
     ]
     text = (
@@ -205,7 +212,7 @@ def run(
                 now=now,
                 sort_by=sort_by,
                 labels=labels,
-                pods=list(loaded.snapshot.pods),
+                pods=loaded.snapshot.pods,
             )
         if not loaded.analysis.apps and chosen in ("table", "wide") and not watch_only:
             where = "any namespace" if loaded.namespace is None else f"{loaded.namespace} namespace"
@@ -272,10 +279,12 @@ class _WatchView:
     field_selector: str = ""
     labels: LabelView = LabelView()
 
-    def row(self, app: App, now: datetime, pods: list[Any]) -> list[str]:
+    def row(
+        self, app: App, now: datetime, labels_by_uid: Mapping[str, Mapping[str, str]]
+    ) -> list[str]:
         return row(
             app, now, all_namespaces=self.everywhere, wide=self.output == "wide"
-        ) + self.labels.cells(app, pods)
+        ) + self.labels.cells(app, labels_by_uid)
 
     def age(self) -> int:
         """Where AGE is in a row: its changing alone is no news."""
@@ -301,9 +310,10 @@ def _watch(loaded: common.Loaded, view: _WatchView) -> None:
     live = LiveCluster(lambda: connect(connection), loaded.namespace, pod_selector=view.selector)
     live.seed_snapshot(loaded.snapshot)
     live.on_change = wake.set
-    pods = list(loaded.snapshot.pods)
+    labels_by_uid = view.labels.index(loaded.snapshot.pods)
     shown = {
-        (a.namespace, a.name): view.row(a, loaded.snapshot.now, pods) for a in loaded.analysis.apps
+        (a.namespace, a.name): view.row(a, loaded.snapshot.now, labels_by_uid)
+        for a in loaded.analysis.apps
     }
     said, caught_up = "", False
     live.start()
@@ -323,7 +333,7 @@ def _watch(loaded: common.Loaded, view: _WatchView) -> None:
             fresh = analyze(snap, group_by=view.group_by)
             if view.field_selector:
                 fresh = with_pods_matching(loaded, view.selector or "", view.field_selector, fresh)
-            _reprint(fresh, snap.now, shown, view, list(snap.pods))
+            _reprint(fresh, snap.now, shown, view, view.labels.index(snap.pods))
     finally:
         live.stop()
 
@@ -333,13 +343,13 @@ def _reprint(
     now: datetime,
     shown: dict[tuple[str, str], list[str]],
     view: _WatchView,
-    pods: list[Any],
+    labels_by_uid: Mapping[str, Mapping[str, str]],
 ) -> None:
     """Print the rows that changed (AGE alone changing is no news)."""
     output, everywhere = view.output, view.everywhere
     age = view.age()
     for app in sorted(fresh.apps, key=sort_key):
-        cells = view.row(app, now, pods)
+        cells = view.row(app, now, labels_by_uid)
         key = (app.namespace, app.name)
         before = shown.get(key)
         if (

@@ -202,6 +202,8 @@ def _remove_objects(client: Client) -> None:
         "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies",
         "/apis/rbac.authorization.k8s.io/v1/rolebindings",
         "/apis/sparkoperator.k8s.io/v1beta2/sparkapplications",
+        "/apis/spark.apache.org/v1/sparkapplications",
+        "/apis/spark.apache.org/v1/sparkclusters",
         "/apis/batch/v1/jobs",
         "/api/v1/pods",
         *(f"/api/v1/{p}" for p in ("configmaps", "events", "persistentvolumeclaims", "services")),

@@ -285,24 +285,25 @@ class ControlPlane:
             lambda: self._get("/api/v1/namespaces/default/serviceaccounts/default") == 200,
             60,
         )
-        self._wait(
-            "kube-apiserver",
-            lambda: self._get("/apis/sparkoperator.k8s.io/v1beta2/sparkapplications") == 200,
-            30,
-        )
+        for served in CRD_PATHS:
+            self._wait("kube-apiserver", lambda path=served: self._get(path) == 200, 30)
 
     def _install_crds(self) -> None:
-        """The spark-operator's CRD, which the emulator serves built in."""
-        crd = yaml.safe_load(Path(__file__).with_name("sparkapplication-crd.yaml").read_text())
+        """The two Spark operators' CRDs, which the emulator serves built in."""
         ctx = ssl.create_default_context(cadata=self.ca_pem.decode())
-        request = urllib.request.Request(
-            self.url + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-            data=json.dumps(crd).encode(),
-            method="POST",
-            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(request, context=ctx, timeout=10):
-            pass
+        for file in CRD_FILES:
+            for crd in yaml.safe_load_all(Path(__file__).with_name(file).read_text()):
+                request = urllib.request.Request(
+                    self.url + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                    data=json.dumps(crd).encode(),
+                    method="POST",
+                    headers={
+                        "Authorization": f"Bearer {self.token}",
+                        "Content-Type": "application/json",
+                    },
+                )
+                with urllib.request.urlopen(request, context=ctx, timeout=10):
+                    pass
 
     def stop(self) -> None:
         for name in reversed(list(self.processes)):
@@ -322,6 +323,18 @@ class ControlPlane:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+CRD_FILES = ("sparkapplication-crd.yaml", "apache-spark-crds.yaml")
+# Served once established: every version of every CRD the bed installs.
+CRD_PATHS = (
+    "/apis/sparkoperator.k8s.io/v1beta2/sparkapplications",
+    *(
+        f"/apis/spark.apache.org/{version}/{plural}"
+        for plural in ("sparkapplications", "sparkclusters")
+        for version in ("v1", "v1beta1")
+    ),
+)
 
 
 def _accepts(port: int) -> bool:

@@ -389,7 +389,15 @@ _EV_RENAMES = (
 
 
 def to_storage(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-    """Convert an object of ``rt`` to the stored form (events.k8s.io Events → core/v1)."""
+    """Convert an object of ``rt`` to the stored form (events.k8s.io Events → core/v1).
+
+    A custom resource at another served version is stored as is under the storage version
+    (a CRD's conversion strategy None); a body naming a third version is left to be refused.
+    """
+    if rt.stored_as:
+        if obj.get("apiVersion") in (None, rt.api_version):
+            obj["apiVersion"] = rt.stored_as
+        return obj
     if rt.group != "events.k8s.io":
         return obj
     out = {k: v for k, v in obj.items() if k not in {new for _, new in _EV_RENAMES}}
@@ -402,6 +410,8 @@ def to_storage(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def from_storage(rt: ResourceType, obj: Mapping[str, Any]) -> dict[str, Any]:
+    if rt.stored_as:
+        return {**obj, "apiVersion": rt.api_version}
     if rt.group != "events.k8s.io":
         return dict(obj)
     out = {k: v for k, v in obj.items() if k not in {core for core, _ in _EV_RENAMES}}

@@ -39,10 +39,18 @@ class ResourceType:
     # Objects live in the storage of another resource (events.k8s.io events are core events).
     storage: str = ""
     stored: bool = True  # False for review-style resources that are created but never kept
+    # A custom resource served at a version other than its storage version: the apiVersion it is
+    # stored under (conversion strategy None, as kube-apiserver does: only apiVersion changes).
+    stored_as: str = ""
 
     @property
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def resource(self) -> str:
+        """``<plural>.<group>``: what names a resource across groups (pods., jobs.batch)."""
+        return f"{self.plural}.{self.group}"
 
     @property
     def key(self) -> str:
@@ -75,6 +83,35 @@ SPARK_APPLICATIONS = ResourceType(
     categories=("all",),
     subresources=(_status("SparkApplication"),),
     builtin=False,
+)
+
+
+def _apache(plural: str, kind: str, version: str) -> ResourceType:
+    """A CRD of the Apache Spark Kubernetes Operator (build-tools/helm/…/crds in its repository).
+
+    Both versions are served, v1 is stored; their schemas differ in nothing the plugin reads.
+    kubectl's short names are the singulars (``sparkapp`` is the Kubeflow CRD's too).
+    """
+    return ResourceType(
+        APACHE_GROUP,
+        version,
+        plural,
+        plural[:-1],
+        kind,
+        namespaced=True,
+        short_names=(plural[:-1],),
+        subresources=(_status(kind),),
+        builtin=False,
+        storage="" if version == "v1" else f"{plural}.{APACHE_GROUP}",
+        stored_as="" if version == "v1" else f"{APACHE_GROUP}/v1",
+    )
+
+
+APACHE_GROUP = "spark.apache.org"
+APACHE_CRDS: tuple[ResourceType, ...] = tuple(
+    _apache(plural, kind, version)
+    for plural, kind in (("sparkapplications", "SparkApplication"), ("sparkclusters", "SparkCluster"))
+    for version in ("v1", "v1beta1")  # the preferred version first
 )
 
 BUILTIN: tuple[ResourceType, ...] = (
@@ -295,6 +332,7 @@ GROUP_ORDER = (
     "events.k8s.io",
     "authorization.k8s.io",
     "sparkoperator.k8s.io",
+    "spark.apache.org",
 )
 
 
@@ -303,10 +341,12 @@ class Registry:
     types: list[ResourceType] = field(default_factory=list)
 
     @classmethod
-    def default(cls, *, spark_operator_crd: bool = True) -> Registry:
+    def default(cls, *, spark_operator_crd: bool = True, apache_crds: bool = True) -> Registry:
         types = list(BUILTIN)
         if spark_operator_crd:
             types.append(SPARK_APPLICATIONS)
+        if apache_crds:
+            types.extend(APACHE_CRDS)
         return cls(types)
 
     def lookup(self, group: str, version: str, plural: str) -> ResourceType | None:
@@ -345,18 +385,20 @@ class Registry:
             ],
         }
 
-    def _group_entry(self, group: str, version: str) -> dict[str, Any]:
-        gv = {"groupVersion": f"{group}/{version}", "version": version}
-        return {"name": group, "versions": [gv], "preferredVersion": gv}
+    def _group_entry(self, group: str) -> dict[str, Any]:
+        """A group with every version it serves, the first registered preferred (v1 over v1beta1)."""
+        versions = [
+            {"groupVersion": f"{g}/{v}", "version": v} for g, v in self.group_versions() if g == group
+        ]
+        return {"name": group, "versions": versions, "preferredVersion": versions[0]}
 
     def api_group_list(self) -> dict[str, Any]:
-        groups = [self._group_entry(g, v) for g, v in self.group_versions()]
+        groups = [self._group_entry(g) for g in dict.fromkeys(g for g, _ in self.group_versions())]
         return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
     def api_group(self, group: str) -> dict[str, Any] | None:
-        for g, v in self.group_versions():
-            if g == group:
-                return {"kind": "APIGroup", "apiVersion": "v1", **self._group_entry(g, v)}
+        if any(g == group for g, _ in self.group_versions()):
+            return {"kind": "APIGroup", "apiVersion": "v1", **self._group_entry(group)}
         return None
 
     def resource_list(self, group: str, version: str) -> dict[str, Any] | None:

@@ -319,7 +319,7 @@ class ApiServer:
             obj = store.get(rt, ns, name)
             if as_table:
                 meta = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
-                return _json(self._table(rt.plural, [obj], as_table, query, meta))
+                return _json(self._table(rt.resource, [obj], as_table, query, meta))
             return _json(obj)
         if verb == "list":
             return self._list(route, query, as_table)

@@ -83,7 +83,7 @@ def _list(
         meta["remainingItemCount"] = result.remaining
     if as_table:
         objects = [i.obj if isinstance(i, Stored) else i for i in result.items]
-        return _json(self._table(rt.plural, objects, as_table, query, meta))
+        return _json(self._table(rt.resource, objects, as_table, query, meta))
     head = orjson.dumps({"kind": f"{rt.kind}List", "apiVersion": rt.api_version, "metadata": meta})
     items = b",".join(_list_item(i, builtin=rt.builtin) for i in result.items)
     body = head[:-1] + b',"items":[' + items + b"]}"
@@ -151,7 +151,7 @@ async def _watch(
                     bookmark = watcher.bookmark_line(self.store.rv)
                     if as_table:
                         bookmark = self._table_line(
-                            rt.plural, bookmark, as_table, query, first=False
+                            rt.resource, bookmark, as_table, query, first=False
                         )
                     await response.write(bookmark)
                     last_bookmark = loop.time()
@@ -170,7 +170,7 @@ async def _watch(
                 size += len(more)
             if as_table:
                 chunk = [
-                    self._table_line(rt.plural, line, as_table, query, first=i == 0 and first)
+                    self._table_line(rt.resource, line, as_table, query, first=i == 0 and first)
                     for i, line in enumerate(chunk)
                 ]
                 first = False

@@ -333,6 +333,21 @@ def _sparkapp_row(app: dict[str, Any], now: datetime) -> Row:
     ]
 
 
+# The Apache operator's CRDs (SparkApplication and SparkCluster of spark.apache.org) print the same
+# two columns at both versions, v1 in this order (its chart's crds/*.yaml).
+APACHE_COLUMNS: list[Column] = [_NAME, _AGE, ("Current State", "", 0)]
+
+
+def _apache_row(obj: dict[str, Any], now: datetime) -> Row:
+    meta = _dict(obj.get("metadata"))
+    state = _dict(_dict(obj.get("status")).get("currentState")).get("currentStateSummary")
+    return [
+        meta.get("name", ""),
+        _since(meta.get("creationTimestamp"), now),
+        state if isinstance(state, str) else None,
+    ]
+
+
 # ---------------------------------------------------------------------------------- default
 def _default_row(obj: dict[str, Any], now: datetime) -> Row:
     meta = _dict(obj.get("metadata"))
@@ -346,6 +361,8 @@ PRINTERS: dict[str, tuple[list[Column], Callable[[dict[str, Any], datetime], Row
     "events": (EVENT_COLUMNS, _event_row),
     "jobs": (JOB_COLUMNS, _job_row),
     "sparkapplications": (SPARKAPP_COLUMNS, _sparkapp_row),
+    "sparkapplications.spark.apache.org": (APACHE_COLUMNS, _apache_row),
+    "sparkclusters.spark.apache.org": (APACHE_COLUMNS, _apache_row),
 }
 DEFAULT: tuple[list[Column], Callable[[dict[str, Any], datetime], Row]] = (
     [_NAME, _AGE],
@@ -376,8 +393,11 @@ def table(
     list_meta: dict[str, Any],
     columns: bool = True,
 ) -> dict[str, Any]:
-    """A Table of ``objects``; ``columns=False`` for watch events after the first."""
-    definitions, row_of = PRINTERS.get(plural, DEFAULT)
+    """A Table of ``objects``; ``columns=False`` for watch events after the first.
+
+    ``plural`` is ``<plural>.<group>``: two groups may serve one plural (sparkapplications).
+    """
+    definitions, row_of = PRINTERS.get(plural) or PRINTERS.get(plural.split(".", 1)[0], DEFAULT)
     include = include_object or "Metadata"
     rows = []
     for obj in objects:

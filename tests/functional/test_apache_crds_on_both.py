@@ -1,0 +1,80 @@
+"""The Apache operator's CRDs, served by the emulator as kube-apiserver serves its chart's CRDs.
+
+Both versions are served and v1 is stored (conversion strategy None: an object written at
+v1beta1 reads back at v1 with only its apiVersion changed); the status subresource keeps
+status out of the main resource's writes; kubectl prints the CRD's columns. The Kubeflow CRD
+shares the plural ``sparkapplications``: the group tells them apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kubectl_spark.sim.client import Client
+from tests.beds import Bed
+from tests.conftest import Kubectl, kubectl_binary
+
+APPS = "/apis/spark.apache.org/{version}/namespaces/default/sparkapplications"
+MANIFEST = """
+apiVersion: spark.apache.org/v1beta1
+kind: SparkApplication
+metadata:
+  name: pi
+spec:
+  mainClass: org.apache.spark.examples.SparkPi
+  runtimeVersions: {sparkVersion: 4.0.1}
+status:
+  currentState: {currentStateSummary: RunningHealthy}
+"""
+
+
+@pytest.fixture
+def admin(bed: Bed) -> Iterator[Client]:
+    client = Client(bed.url, bed.token, bed.ca_pem)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def kubectl_on(bed: Bed, tmp_path: Path) -> Kubectl:
+    binary = kubectl_binary()
+    if binary is None:
+        pytest.skip("kubectl is not installed (.ci/run installs it)")
+    return Kubectl(binary, bed.write_kubeconfig(tmp_path / "kubeconfig"))
+
+
+def test_both_versions_served_v1_stored_status_apart(admin: Client, kubectl_on: Kubectl) -> None:
+    kubectl_on("apply", "-f", "-", input=MANIFEST)
+    at_v1 = admin.get(APPS.format(version="v1") + "/pi")
+    at_beta = admin.get(APPS.format(version="v1beta1") + "/pi")
+    assert at_v1["apiVersion"] == "spark.apache.org/v1"
+    assert at_beta["apiVersion"] == "spark.apache.org/v1beta1"
+    assert at_v1["spec"] == at_beta["spec"]
+    assert "status" not in at_v1  # a create does not write status
+    state = {"currentState": {"currentStateSummary": "DriverRequested"}}
+    admin.request("PUT", APPS.format(version="v1") + "/pi/status", {**at_v1, "status": state})
+    listed = admin.list(APPS.format(version="v1beta1"))
+    assert [i["status"]["currentState"]["currentStateSummary"] for i in listed] == [
+        "DriverRequested"
+    ]
+
+    out = kubectl_on("get", "sparkapplications.spark.apache.org").stdout.splitlines()
+    assert out[0].split() == ["NAME", "AGE", "CURRENT", "STATE"]
+    assert out[1].split()[0] == "pi" and out[1].split()[-1] == "DriverRequested"
+    versions = kubectl_on("api-versions").stdout.split()
+    assert {"spark.apache.org/v1", "spark.apache.org/v1beta1"} <= set(versions)
+    kubeflow = kubectl_on("get", "sparkapplications.sparkoperator.k8s.io").stderr
+    assert "No resources found" in kubeflow  # the other group's plural is its own
+
+    kubectl_on(
+        "apply",
+        "-f",
+        "-",
+        input="apiVersion: spark.apache.org/v1\nkind: SparkCluster\n"
+        "metadata: {name: standalone}\nspec: {}\n",
+    )
+    clusters = kubectl_on("get", "sparkclusters", "-o", "name").stdout.split()
+    assert clusters == ["sparkcluster.spark.apache.org/standalone"]

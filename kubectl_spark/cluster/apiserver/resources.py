@@ -110,7 +110,10 @@ def _apache(plural: str, kind: str, version: str) -> ResourceType:
 APACHE_GROUP = "spark.apache.org"
 APACHE_CRDS: tuple[ResourceType, ...] = tuple(
     _apache(plural, kind, version)
-    for plural, kind in (("sparkapplications", "SparkApplication"), ("sparkclusters", "SparkCluster"))
+    for plural, kind in (
+        ("sparkapplications", "SparkApplication"),
+        ("sparkclusters", "SparkCluster"),
+    )
     for version in ("v1", "v1beta1")  # the preferred version first
 )
 
@@ -388,7 +391,9 @@ class Registry:
     def _group_entry(self, group: str) -> dict[str, Any]:
         """A group with every version it serves, the first registered preferred (v1 over v1beta1)."""
         versions = [
-            {"groupVersion": f"{g}/{v}", "version": v} for g, v in self.group_versions() if g == group
+            {"groupVersion": f"{g}/{v}", "version": v}
+            for g, v in self.group_versions()
+            if g == group
         ]
         return {"name": group, "versions": versions, "preferredVersion": versions[0]}
 

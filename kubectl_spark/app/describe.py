@@ -88,6 +88,7 @@ def _header(app: App, now: datetime) -> list[str]:
             else []
         ),
         f"State:        {app.state}",
+        *_operator_lines(app, col),
         f"Created:      {app.created_at or '<unknown>'} ({age(parse(app.created_at), now)} ago)",
         f"Read from:    {', '.join(app.sources)}",
         # The numbers of the ls row, from the same summary.
@@ -101,6 +102,20 @@ def _header(app: App, now: datetime) -> list[str]:
     lines.append("Alerts:" + ("       <none>" if not app.alerts else ""))
     lines += [f"  ! {a.type}: {continued(a.message, '    ')}" for a in app.alerts]
     return lines
+
+
+def _operator_lines(app: App, col: str) -> list[str]:
+    """The Apache operator's own state and restart budget (its SparkApplication's status)."""
+    view = app.operator
+    if view is None:
+        return []
+    state = f"{view.get('state') or '<none>'} (attempt id {view.get('attemptId')})"
+    if view.get("message"):
+        state += f": {view['message']}"
+    return [
+        f"Operator:     {continued(state, col)}",
+        f"Restart:      {continued(str(view.get('restart') or ''), col)}",
+    ]
 
 
 def _attempt(attempt: Attempt) -> list[str]:

@@ -15,9 +15,9 @@ from kubectl_spark.knowledge import times
 from kubectl_spark.knowledge.labels import ROLE, SCHEDULE_KIND, SCHEDULED_APP
 from kubectl_spark.memory import collector_paused
 
-from . import raw
+from . import apache, raw
 from .alerts import find_alerts
-from .grouping import OUTSIDE_NOTE, AppGroup, AttemptGroup, group
+from .grouping import APACHE, OUTSIDE_NOTE, AppGroup, AttemptGroup, group
 from .history import build_history
 from .inputs import Index, Snapshot, build_index
 from .linking import link_executor_failures
@@ -27,6 +27,7 @@ from .podfacts import PodFacts, canonical_time
 from .reasons import NodeHealth, PodContext, spark_container, waiting_reason
 from .reconstruct import (
     job_pods_in_events,
+    reconstruct_apache_attempts,
     reconstruct_job_attempts,
     reconstruct_operator_attempts,
     reruns_only_after_failure,
@@ -209,6 +210,10 @@ def _gone_driver(
             message="preempted by the scheduler (from Events; the pod is gone)",
             evidence=(*evidence, f"event Preempted: {raw.text(seen['Preempted'], 'message')}"),
         )
+    if group_.told is not None:  # the Apache operator's account of the attempt
+        told = group_.told
+        told = dataclasses.replace(told, evidence=(*evidence, *told.evidence))
+        return ("Succeeded" if told.code == "Completed" else "Failed"), told
     if rerun and reruns_only_after_failure(app):
         failed = [
             e
@@ -365,6 +370,8 @@ def _app_state(app: AppGroup, attempts: Sequence[Attempt]) -> str:
         state = raw.text(app.owner, "status", "applicationState", "state")
         if state in OPERATOR_STATES and (state or not attempts):
             return OPERATOR_STATES[state]
+    if app.source == APACHE and app.owner is not None:
+        return apache.app_state(app.owner)
     if app.source == "job" and app.owner is not None:
         for cond in raw.items(app.owner, "status", "conditions"):
             if cond.get("status") == "True" and cond.get("type") == "Failed":
@@ -398,11 +405,13 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
         snapshot.sparkapplications,
         group_by=group_by,
         owners=snapshot.owners,
+        apacheapps=snapshot.apacheapps,
     )
     apps = []
     named_by_job = lru_cache(maxsize=1)(lambda: job_pods_in_events(snapshot))
     for app in groups:
         reconstruct_operator_attempts(app, index)
+        reconstruct_apache_attempts(app)
         reconstruct_job_attempts(app, named_by_job)
         attempts = tuple(
             link_executor_failures(
@@ -450,6 +459,9 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
                 draft.owner,
                 *_sources(app, attempts, snapshot),
                 schedule=schedule_of(app.owner) if app.source == "sparkapplication" else "",
+                operator=apache.operator_view(app.owner)
+                if app.source == APACHE and app.owner is not None
+                else None,
             )
         )
     return Analysis(tuple(apps), tuple(ungrouped))

@@ -18,7 +18,8 @@ from typing import Any
 from kubectl_spark.knowledge.labels import APACHE_CLUSTER, RESUBMITTED_FROM
 
 from . import raw
-from .model import UngroupedPod
+from .apache import spans
+from .model import Reason, UngroupedPod
 from .podfacts import PodFacts, facts
 
 
@@ -33,6 +34,8 @@ class AttemptGroup:
     note: str = ""
     ended: str | None = None  # a reconstructed attempt's end, when Events tell it
     outside: bool = False  # no driver pod and executors that name no owner: client mode
+    # A gone attempt's end as its owner recorded it (the Apache operator's status): its reason.
+    told: Reason | None = None
 
 
 APACHE = "apache-operator"  # the source of an application the Apache operator runs
@@ -66,6 +69,7 @@ def group(
     *,
     group_by: str | None = None,
     owners: Sequence[Any] = (),
+    apacheapps: Sequence[Any] = (),
 ) -> tuple[list[AppGroup], list[UngroupedPod]]:
     read = [facts(p) for p in pods if isinstance(p, dict)]
     drivers = [f for f in read if f.role == "driver"]
@@ -75,7 +79,7 @@ def group(
     ]
     drivers += _client_mode_drivers(owners, executors)
     drivers.sort(key=_created)
-    grouper = _Grouper(jobs, sparkapps, group_by)
+    grouper = _Grouper(jobs, sparkapps, group_by, apacheapps)
     driver_attempt = grouper.place_drivers(drivers)
     grouper.place_executors(executors, driver_attempt)
     grouper.add_apps_without_pods(jobs)
@@ -115,8 +119,17 @@ def _name_shared_labels(groups: dict[tuple[str, str, str], AppGroup]) -> None:
 class _Grouper:
     """The applications found so far, and the rules that place a pod in one."""
 
-    def __init__(self, jobs: Sequence[Any], sparkapps: Sequence[Any], group_by: str | None) -> None:
+    def __init__(
+        self,
+        jobs: Sequence[Any],
+        sparkapps: Sequence[Any],
+        group_by: str | None,
+        apacheapps: Sequence[Any] = (),
+    ) -> None:
         self.groups: dict[tuple[str, str, str], AppGroup] = {}
+        self.apache_by_name = {
+            (raw.namespace(a), raw.name(a)): a for a in apacheapps if raw.name(a)
+        }
         self.ungrouped: list[UngroupedPod] = []
         self.jobs_by_uid = {raw.uid(j): j for j in jobs if raw.uid(j)}
         self.apps_by_name = {(raw.namespace(a), raw.name(a)): a for a in sparkapps if raw.name(a)}
@@ -167,7 +180,8 @@ class _Grouper:
             # Each attempt has an app id of its own (<name>-<attemptId>): the label, not the
             # app id, is the application, so two attempts alive are one app's split brain.
             name = f.apache_app
-            return self.app_group(("apache-operator", ns, name), name, f.app_id, APACHE, None)
+            owner = self.apache_by_name.get((ns, name))
+            return self.app_group(("apache-operator", ns, name), name, f.app_id, APACHE, owner)
         if job_uid is not None:
             job = self.jobs_by_uid.get(job_uid)
             root = self.root_job(job) if job is not None else None
@@ -241,6 +255,12 @@ class _Grouper:
 
     def add_apps_without_pods(self, jobs: Sequence[Any]) -> None:
         """SparkApplications and driver Jobs with no pod left are applications still."""
+        for (ns, app_name), app in self.apache_by_name.items():
+            key = ("apache-operator", ns, app_name)
+            if key not in self.groups:
+                first = spans(app)
+                app_id = f"{app_name}-{first[0].attempt_id if first else 0}"
+                self.groups[key] = AppGroup(key, ns, app_name, app_id, APACHE, app)
         for (ns, app_name), app in self.apps_by_name.items():
             key = ("sparkapplication", ns, app_name)
             if key not in self.groups:

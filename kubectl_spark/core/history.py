@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from kubectl_spark.knowledge import times
 
 from . import raw
+from .apache import spans
 from .model import App, Attempt, Executor, HistoryEntry, Reason
 from .reasons import restart_reasons
 
@@ -86,6 +87,8 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
             entries += _executor_entries(attempt.number, executor, pod, index)
     if group.owner is not None and app.source == "sparkapplication":
         entries += _sparkapp_entries(group.owner, index)
+    if group.owner is not None and app.source == "apache-operator":
+        entries += _apache_entries(app, group)
     return _in_time_order(entries)
 
 
@@ -183,6 +186,29 @@ def _sparkapp_entries(owner: Any, index: Index) -> list[HistoryEntry]:
             first, suffix = _aggregated(event)
             message = f"{raw.text(event, 'reason')}: {raw.text(event, 'message')}{suffix}"
             entries.append(HistoryEntry(first, "Event", None, None, message))
+    return entries
+
+
+def _apache_entries(app: App, group: AppGroup) -> list[HistoryEntry]:
+    """The Apache operator's state history, each state where it happened, by attempt.
+
+    Its attempts are numbered here as ``ls`` numbers them (by creation); the operator's attempt id
+    is said in the message, as it is in the attempt's app id (``<name>-<attemptId>``).
+    """
+    number: dict[str, int] = {}
+    for n, attempt in enumerate(group.attempts, start=1):
+        if attempt.driver is not None and attempt.driver.app_id:
+            number[attempt.driver.app_id] = n
+        if attempt.name:
+            number[attempt.name.removesuffix("-driver")] = n
+    entries = []
+    for span in spans(group.owner):
+        shown = number.get(f"{app.name}-{span.attempt_id}")
+        for state in span.states:
+            message = f"SparkApplication {state.summary} (attempt id {span.attempt_id})" + (
+                f": {state.message}" if state.message else ""
+            )
+            entries.append(HistoryEntry(state.time, "OperatorState", shown, None, message))
     return entries
 
 

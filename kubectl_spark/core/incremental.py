@@ -173,7 +173,7 @@ class LiveAnalysis:
 
     def _apply(self, snapshot: Snapshot, changes: Changes, index: _Index) -> set[Key]:
         """Bring the index up to date; return the applications the changes touched."""
-        if changes.get("volumeattachments") or changes.get("pvcs"):
+        if changes.get("volumeattachments") or changes.get("pvcs") or changes.get("sparkclusters"):
             raise _NeedsFull
         if changes.get("nodes"):
             health = {raw.name(n): node_health(n) for n in snapshot.nodes if raw.name(n)}
@@ -195,11 +195,11 @@ class LiveAnalysis:
             if not change.deleted:
                 self._add_event(index, change.obj)
             touched |= self._event_keys(snapshot, index, change.obj)
-        for kind in ("jobs", "sparkapplications"):
+        for kind, by_name in (("jobs", ""), ("sparkapplications", "op"), ("apacheapps", "ap")):
             for uid, change in (changes.get(kind) or {}).items():
                 keys = set(index.owned.get(uid, ()))
-                if kind == "sparkapplications":
-                    keys.add(("op", raw.namespace(change.obj), raw.name(change.obj)))
+                if by_name:
+                    keys.add((by_name, raw.namespace(change.obj), raw.name(change.obj)))
                 if not any(index.members.get(k) for k in keys):
                     raise _NeedsFull  # an owner without pods is an application of its own
                 touched |= keys
@@ -207,8 +207,8 @@ class LiveAnalysis:
 
     def _event_keys(self, snapshot: Snapshot, index: _Index, event: Any) -> set[Key]:
         ns, kind, name = _target(event)
-        if kind == "SparkApplication":
-            return {("op", ns, name)}
+        if kind == "SparkApplication":  # either operator's: the Event does not say which
+            return {("op", ns, name), ("ap", ns, name)}
         if kind != "Pod":
             return set()  # the core reads Events about pods and SparkApplications only
         pod = index.pods.get(_involved_uid(event))
@@ -240,6 +240,8 @@ class LiveAnalysis:
         sparkapps = [
             a for a in snapshot.sparkapplications if (raw.namespace(a), raw.name(a)) in operator
         ]
+        apache = {(k[1], k[2]) for k in touched if k[0] == "ap"}
+        apacheapps = [a for a in snapshot.apacheapps if (raw.namespace(a), raw.name(a)) in apache]
         events: dict[str, Any] = {}
         for uid, pod in pods.items():
             events.update(index.by_involved_uid.get(uid) or {})
@@ -248,7 +250,7 @@ class LiveAnalysis:
                 str(r.get("name")) for r in raw.items(pod, "metadata", "ownerReferences")
             ]:
                 events.update(index.by_target.get((ns, "Pod", name)) or {})
-        for app in sparkapps:
+        for app in [*sparkapps, *apacheapps]:
             events.update(index.by_involved_uid.get(raw.uid(app)) or {})
             events.update(
                 index.by_target.get((raw.namespace(app), "SparkApplication", raw.name(app))) or {}
@@ -267,6 +269,8 @@ class LiveAnalysis:
                 events=list(events.values()),
                 nodes=snapshot.nodes,
                 sparkapplications=sparkapps,
+                apacheapps=apacheapps,
+                sparkclusters=snapshot.sparkclusters,
                 volumeattachments=snapshot.volumeattachments,
                 pvcs=snapshot.pvcs,
                 now=snapshot.now,

@@ -28,6 +28,9 @@ class Snapshot:
     events: Sequence[Any] = ()
     nodes: Sequence[Any] = ()
     sparkapplications: Sequence[Any] = ()
+    # The Apache operator's SparkApplications (spark.apache.org) and SparkClusters
+    apacheapps: Sequence[Any] = ()
+    sparkclusters: Sequence[Any] = ()
     volumeattachments: Sequence[Any] = ()
     pvcs: Sequence[Any] = ()
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
@@ -56,6 +59,8 @@ class Snapshot:
             events=lists.get("events", ()),
             nodes=lists.get("nodes", ()),
             sparkapplications=lists.get("sparkapplications", ()),
+            apacheapps=lists.get("apacheapps", ()),
+            sparkclusters=lists.get("sparkclusters", ()),
             volumeattachments=lists.get("volumeattachments", ()),
             pvcs=lists.get("pvcs", ()),
             now=now,

@@ -10,7 +10,7 @@ documented in the README; scripts depend on it: fields may be added, never renam
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from typing import Any, Literal, get_args, overload
@@ -55,6 +55,11 @@ ReasonCode = Literal[
     "AdmissionRejected",
     "SidecarFailed",
     "LivenessProbe",
+    # The Apache operator's own failure states (core.apache), when its status is the evidence.
+    "SchedulingFailure",
+    "DriverStartTimedOut",
+    "DriverReadyTimedOut",
+    "ExecutorsStartTimedOut",
     ExitCause,  # the causes Spark's exit codes name (knowledge.exitcodes), listed there once
 ]
 REASON_CODES: tuple[ReasonCode, ...] = get_args(ReasonCode)
@@ -299,6 +304,8 @@ class App:
     sources: tuple[str, ...] = ("cluster",)  # what was read: cluster, watch, history, spark-api
     notes: tuple[str, ...] = ()  # what could not be read, and why (said, never an error)
     schedule: str = ""  # the ScheduledSparkApplication this run was started by, if any
+    # The Apache operator's own view (core.apache.operator_view): state, attempt id, restarts.
+    operator: Mapping[str, Any] | None = None
 
     @property
     def current(self) -> Attempt | None:
@@ -318,6 +325,7 @@ class App:
             "sources": list(self.sources),
             "notes": list(self.notes),
             "schedule": self.schedule or None,
+            "operator": dict(self.operator) if self.operator is not None else None,
         }
 
 

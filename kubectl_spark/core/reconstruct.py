@@ -8,7 +8,8 @@ from typing import Any
 from kubectl_spark.knowledge import times
 
 from . import raw
-from .grouping import AppGroup, AttemptGroup
+from .apache import span_reason, spans
+from .grouping import APACHE, AppGroup, AttemptGroup
 from .inputs import Index, Snapshot
 
 
@@ -181,3 +182,37 @@ def reruns_only_after_failure(app: AppGroup) -> bool:
         app.source == "sparkapplication"
         and raw.text(app.owner, "spec", "restartPolicy", "type") == "OnFailure"
     )
+
+
+def reconstruct_apache_attempts(app: AppGroup) -> None:
+    """The Apache operator's attempts whose driver pods are gone, from its state history.
+
+    Each attempt's app id is ``<name>-<attemptId>`` and its driver pod ``<appId>-driver``
+    (SparkAppDriverConf.resourceNamePrefix is the app id; Spark names the driver
+    ``<prefix>-driver``). An attempt the history tells and no pod shows was released: its
+    reason is the operator's own account (``apache.span_reason``).
+    """
+    if app.source != APACHE or app.owner is None:
+        return
+    present = {
+        a.driver.app_id for a in app.attempts if a.driver is not None and a.driver.app_id
+    } | {a.name for a in app.attempts if a.name}
+    for span in spans(app.owner):
+        app_id = f"{app.name}-{span.attempt_id}"
+        driver = f"{app_id}-driver"
+        if app_id in present or driver in present:
+            continue
+        end = span.ending
+        app.attempts.append(
+            AttemptGroup(
+                None,
+                None,
+                driver,
+                span.started,
+                note=f"its pod is gone; the operator's state history tells attempt {span.attempt_id} "
+                f"(app id {app_id})",
+                ended=end.time if end is not None else None,
+                told=span_reason(span),
+            )
+        )
+    app.attempts.sort(key=lambda a: (a.created or "", a.name or ""))

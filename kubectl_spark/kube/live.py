@@ -32,7 +32,9 @@ from .client import RETRIED, Api
 from .snapshot import missing_owners, read_owners
 from .sparkapi import read_views
 
-RESOURCES = tuple((r.key, r.base, r.plural, r.namespaced, r.selector) for r in resources.ALL)
+RESOURCES = tuple(
+    (r.key, r.base, r.plural, r.namespaced, r.selector, r.fallbacks) for r in resources.ALL
+)
 OWNER_POLL_SECONDS = 10.0  # client-mode drivers in unlabelled pods: no watch selects them
 SPARK_POLL_SECONDS = 10.0  # Spark's executor lists: a request per running driver
 
@@ -285,8 +287,16 @@ class LiveCluster:
                 self.state, self.error = "connecting", ""
 
     def _run(
-        self, key: str, base: str, plural: str, namespaced: bool, selector: str | None
+        self,
+        key: str,
+        base: str,
+        plural: str,
+        namespaced: bool,
+        selector: str | None,
+        fallbacks: tuple[str, ...] = (),
     ) -> None:
+        bases = (base, *fallbacks)
+        served = 0  # which of the versions is asked: the next after a 404
         path = self._path(base, plural, namespaced)
         if key == "pods" and self.pod_selector:
             selector = f"{selector},{self.pod_selector}"
@@ -331,6 +341,10 @@ class LiveCluster:
                     self.ready.set()
                 self.stopping.wait(30)
             except errors.NotFound:
+                served = (served + 1) % len(bases)
+                path = self._path(bases[served], plural, namespaced)
+                if served:
+                    continue  # an older version of the CRD may be served
                 self._listed.add(key)  # e.g. no spark-operator CRD
                 self._outcome(key)
                 if len(self._listed) == len(RESOURCES):

@@ -12,6 +12,12 @@ class Resource:
     plural: str
     namespaced: bool
     selector: str | None = None  # pods: only Spark's (spark-role)
+    # Other served versions, asked in turn when one answers 404 (an older operator's CRD).
+    fallbacks: tuple[str, ...] = ()
+
+    @property
+    def bases(self) -> tuple[str, ...]:
+        return (self.base, *self.fallbacks)
 
     def path(self, namespace: str | None) -> str:
         if self.namespaced and namespace:
@@ -30,6 +36,22 @@ OPTIONAL = (
         "/apis/sparkoperator.k8s.io/v1beta2",
         "sparkapplications",
         namespaced=True,
+    ),
+    # The Apache Spark Kubernetes Operator (spark.apache.org): v1 is stored; v1beta1 is all an
+    # older release serves. Its SparkApplication shares the Kubeflow one's plural.
+    Resource(
+        "apacheapps",
+        "/apis/spark.apache.org/v1",
+        "sparkapplications",
+        namespaced=True,
+        fallbacks=("/apis/spark.apache.org/v1beta1",),
+    ),
+    Resource(
+        "sparkclusters",
+        "/apis/spark.apache.org/v1",
+        "sparkclusters",
+        namespaced=True,
+        fallbacks=("/apis/spark.apache.org/v1beta1",),
     ),
     Resource("volumeattachments", "/apis/storage.k8s.io/v1", "volumeattachments", namespaced=False),
     Resource("pvcs", "/api/v1", "persistentvolumeclaims", namespaced=True),

@@ -84,6 +84,20 @@ def read_owners(
     return found
 
 
+def _list_served(
+    api: Api, resource: resources.Resource, namespace: str | None
+) -> list[dict[str, Any]]:
+    """A resource's items at the first of its versions served; none where no CRD serves it."""
+    for base in resource.bases:
+        path = resources.Resource(resource.key, base, resource.plural, resource.namespaced)
+        try:
+            items, _ = api.list(path.path(namespace), what=f"list {resource.plural}")
+        except errors.NotFound:
+            continue  # e.g. no spark-operator CRD, or not at this version
+        return items
+    return []
+
+
 def read(
     api: Api, namespace: str | None, *, selector: str | None = None, slim_pods: bool = False
 ) -> Snapshot:
@@ -109,12 +123,10 @@ def read(
     for resource in resources.OPTIONAL:
         key = resource.key
         try:
-            optional[key], _ = api.list(resource.path(namespace), what=f"list {resource.plural}")
+            optional[key] = _list_served(api, resource, namespace)
         except errors.Forbidden:
             optional[key] = []
             unreadable.append(key)  # said in the analysis: what it could not know
-        except errors.NotFound:
-            optional[key] = []  # e.g. no spark-operator CRD: nothing to read
     return Snapshot.of(
         {**optional, "pods": pods},
         now=api.now(),  # the cluster's clock: ages and windows as kubectl reads them

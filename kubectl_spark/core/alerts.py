@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from kubectl_spark.knowledge import times
 from kubectl_spark.knowledge.labels import SEEN_AT
 
-from . import raw
+from . import apache, raw
 from .model import Alert, App
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ def find_alerts(app: App, group: AppGroup, snapshot: Snapshot, index: Index) -> 
                 )
             )
     alerts.extend(_tombstones(group, index))
+    alerts.extend(_forced_on_lost_node(app, group, index))
     alerts.extend(_replacement_blocked(app, group, snapshot, index))
     ids = app_ids(group)
     alerts.extend(_shared_app_id(app, ids))
@@ -121,6 +123,109 @@ def _tombstones(group: AppGroup, index: Index) -> list[Alert]:
                 f"out-of-service once confirmed powered off (kubectl taint node {nodes[0]} "
                 f"node.kubernetes.io/out-of-service=nodeshutdown:NoExecute)",
                 (number,),
+            )
+        )
+    return out
+
+
+def _scheduled_to(index: Index, namespace: str, pod: str) -> str:
+    """The node kube-scheduler bound a pod to, from its Scheduled Event ("" when none is left)."""
+    for event in index.events_by_name.get((namespace, "Pod", pod), []):
+        if raw.text(event, "reason") == "Scheduled":
+            match = re.search(r" to (\S+)$", raw.text(event, "message"))
+            if match:
+                return match.group(1)
+    return ""
+
+
+def _forced_on_lost_node(app: App, group: AppGroup, index: Index) -> list[Alert]:
+    """Gone drivers the Apache operator released after their node was lost: deleted by force.
+
+    A pod bound to a node leaves the API only when its kubelet confirms it stopped, or when it
+    is deleted with grace 0. The operator deletes a stopping attempt's driver with grace 0 once
+    the stopping state is forceTerminationGracePeriodMillis old (AppCleanUpStep.enableForceDelete):
+    a driver whose node was unreachable from before that attempt ended, and that had not
+    finished, was removed by force, with no kubelet to say its JVM stopped. Its Scheduled Event
+    names the node; the operator's state history says when the attempt ended.
+    """
+    if app.source != "apache-operator":
+        return []
+    out = []
+    pairs = zip(app.attempts, group.attempts, strict=False)
+    for number, (attempt, source) in enumerate(pairs, start=1):
+        told = source.told
+        if source.driver is not None or told is None or not attempt.driver_pod:
+            continue
+        if told.code == "Completed" or told.exit_code is not None:
+            continue  # its container ended: the kubelet saw it stop
+        node = _scheduled_to(index, app.namespace, attempt.driver_pod)
+        health = index.nodes.get(node) if node else None
+        ended = times.parse(attempt.ended_at)
+        lost = times.parse(health.since) if health is not None else None
+        if (
+            health is None
+            or health.reachable
+            or health.out_of_service
+            or ended is None
+            or lost is None
+            or ended < lost
+        ):
+            continue
+        out.append(
+            Alert(
+                "ForceDeletedOnLostNode",
+                f"attempt {number}'s driver pod {attempt.driver_pod} was on node {node}, "
+                f"unreachable since {health.since}; the operator ended the attempt after that "
+                f"({told.code}) and its pod is gone, which on a lost node only a grace-0 delete "
+                "does (forceTerminationGracePeriodMillis): its JVM may still run. Treat attempt "
+                f"{number} as alive until node {node} is Ready again, deleted, or tainted "
+                f"out-of-service once confirmed powered off (kubectl taint node {node} "
+                "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute)",
+                (number,),
+            )
+        )
+    return out
+
+
+def _apache_release_blocked(app: App, group: AppGroup, index: Index) -> list[Alert]:
+    """The Apache operator holds a stopping attempt until its driver pod is gone.
+
+    Its clean-up deletes the driver (foreground) and restarts or releases only once the pod is
+    gone; a pod Terminating on an unreachable node stays, until the stopping state is
+    forceTerminationGracePeriodMillis (300 s) old: then it deletes with grace 0, and the pod
+    leaves the API whether or not its JVM stopped (AppCleanUpStep, ReconcilerUtils).
+    """
+    if app.source != "apache-operator" or group.owner is None:
+        return []
+    current = apache.history(group.owner)
+    last = current[-1] if current else None
+    if last is None or last.summary not in apache.ENDINGS:
+        return []
+    out = []
+    grace = apache.force_termination_seconds(group.owner)
+    stopped = times.parse(last.time)
+    for attempt in app.attempts:
+        if not (
+            attempt.driver_pod
+            and _terminating(group, attempt.uid)
+            and _unreachable(index, attempt.node)
+        ):
+            continue
+        when = (
+            f"At {times.rfc3339(stopped + timedelta(seconds=grace))}"
+            if stopped is not None
+            else "Later"
+        )
+        out.append(
+            Alert(
+                "ReplacementBlocked",
+                f"the Apache operator holds the application in {last.summary} until attempt "
+                f"{attempt.number}'s driver pod {attempt.driver_pod} is gone; the pod is "
+                f"Terminating on unreachable node {attempt.node}. {when} "
+                f"(forceTerminationGracePeriodMillis={grace:g}s after {last.summary}) it deletes "
+                "the pod with grace 0 and moves on: the pod leaves the API whether or not its "
+                f"JVM stopped. Fence it before then: kubectl spark fence {app.name}/{attempt.number}",
+                (attempt.number,),
             )
         )
     return out
@@ -179,6 +284,7 @@ def _replacement_blocked(
             )
         )
     out.extend(_rerun_blocked(app, group, index))
+    out.extend(_apache_release_blocked(app, group, index))
     if current.state == "Pending" and current.driver_pod:
         driver = next((a.driver for a in group.attempts if a.uid == current.uid), None)
         attach = (

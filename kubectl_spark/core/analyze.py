@@ -182,14 +182,17 @@ def _gone_driver(
             for r, e in seen.items()
             if r in ("NodeNotReady", "TaintManagerEviction")
         ]
+        told = group_.told  # the Apache operator's own account of the attempt's end
         return "Lost", Reason(
             category="cluster",
             code="NodeLost",
             exit_code=None,
-            counts_as_failure=app.source == "job",
+            # a Job counts the failed pod; the Apache operator counted its restart
+            counts_as_failure=app.source == "job" or (told is not None and told.counts_as_failure),
             message="its node became unreachable and the pod was deleted (from Events; the pod is gone)"
-            + ("; then force-killed with kubectl spark" if killed else ""),
-            evidence=(*evidence, *by_us),
+            + ("; then force-killed with kubectl spark" if killed else "")
+            + (f"; the operator ended the attempt as {told.code}" if told is not None else ""),
+            evidence=(*evidence, *by_us, *(told.evidence if told is not None else ())),
         )
     if killed is not None:
         # kubectl spark's own Event on the driver pod: a person asked for it.

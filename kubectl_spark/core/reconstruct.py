@@ -216,3 +216,10 @@ def reconstruct_apache_attempts(app: AppGroup) -> None:
             )
         )
     app.attempts.sort(key=lambda a: (a.created or "", a.name or ""))
+    first = app.attempts[0] if app.attempts else None
+    if first is not None:  # the contract: an Apache application's appId is its first attempt's
+        app.app_id = (
+            first.driver.app_id
+            if first.driver is not None and first.driver.app_id
+            else (first.name or "").removesuffix("-driver") or app.app_id
+        )

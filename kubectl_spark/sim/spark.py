@@ -34,7 +34,9 @@ class AppConfig:
 
     name: str
     namespace: str = "default"
-    launch: str = "submit"  # submit (bare driver pod), job, operator
+    launch: str = "submit"  # submit (bare driver pod), job, operator (Kubeflow), apache
+    # The Apache operator's spec.applicationTolerations (restartConfig, applicationTimeoutConfig)
+    apache_tolerations: dict[str, Any] = field(default_factory=dict)
     executors: int = 2
     executor_prefix: str = "fresh"  # fresh per attempt, or fixed across attempts
     delete_on_termination: bool = True
@@ -199,6 +201,24 @@ class SparkDrivers:
             }
             created: dict[str, Any] = client.create(sparkapps(app.namespace), body)
             return created
+        if app.launch == "apache":
+            apache_app = {
+                "apiVersion": "spark.apache.org/v1",
+                "kind": "SparkApplication",
+                "metadata": {"name": app.name, "namespace": app.namespace},
+                "spec": {
+                    "mainClass": "org.apache.spark.examples.SparkPi",
+                    "jars": "local:///opt/spark/examples/jars/spark-examples.jar",
+                    "runtimeVersions": {"sparkVersion": SPARK_VERSION},
+                    "sparkConf": {"spark.executor.instances": str(app.executors)},
+                    "applicationTolerations": app.apache_tolerations,
+                },
+            }
+            made: dict[str, Any] = client.create(
+                f"/apis/spark.apache.org/v1/namespaces/{app.namespace}/sparkapplications",
+                apache_app,
+            )
+            return made
         if app.launch == "job":
             stamp = int(self.world.clock.now().timestamp() * 1000)
             template = self.driver_pod(app)
@@ -469,7 +489,8 @@ class SparkDrivers:
             {
                 k: v
                 for k, v in objects.labels(driver).items()
-                if k.startswith("sparkoperator.k8s.io/")
+                # Both operators pass their labels on (spark.kubernetes.executor.label.*).
+                if k.startswith(("sparkoperator.k8s.io/", "spark.operator/"))
             }
         )
         # spark-operator#2961: executors also name the SparkApplication, as a non-controller owner
@@ -478,6 +499,7 @@ class SparkDrivers:
             {**ref, "controller": False}
             for ref in driver["metadata"].get("ownerReferences") or []
             if ref.get("kind") == "SparkApplication"
+            and str(ref.get("apiVersion")).startswith("sparkoperator.k8s.io/")
         )
         return {
             "apiVersion": "v1",

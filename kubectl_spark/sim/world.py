@@ -18,6 +18,7 @@ from kubectl_spark.knowledge.clock import Clock, ManualClock
 from kubectl_spark.knowledge.times import rfc3339
 
 from . import objects
+from .apache_operator import ApacheOperator
 from .attach import AttachDetach
 from .client import Client, SimApiError, pod, pods, request_token
 from .jobs import JobController
@@ -50,6 +51,7 @@ class World:
         self.jobs = JobController(self)
         self.spark = SparkDrivers(self)
         self.operator = SparkOperator(self, self.spark)
+        self.apache = ApacheOperator(self, self.spark)
         self.lock = threading.RLock()
         self.started = clock.now()
         # How a process in a pod becomes reachable through pods/<name>:<port>/proxy: only an
@@ -133,6 +135,7 @@ class World:
             if stand_ins:
                 self.jobs.tick()
             self.operator.tick()
+            self.apache.tick()
             self.spark.tick()
 
     def step(
@@ -260,6 +263,8 @@ class World:
         with self.lock:
             if app.launch == "operator":
                 self.operator.templates[(app.namespace, app.name)] = app
+            if app.launch == "apache":
+                self.apache.templates[(app.namespace, app.name)] = app
             return self.spark.submit(app)
 
     def scale_executors(self, namespace: str, app_name: str, executors: int) -> None:

@@ -183,6 +183,8 @@ def test_demo_lists_scenarios() -> None:
     names = [line.split()[0] for line in proc.stdout.splitlines()]
     assert names[0] == "empty"
     assert {"mixed", "s1-node-shutdown", "s2-partition", "s8-orphans-and-churn"} <= set(names)
+    # the Apache operator's: a retry after an infrastructure failure, a force-deleted driver
+    assert {"s10-apache-infra-retry", "s11-apache-force-delete"} <= set(names)
 
 
 def test_demo_no_tui_plays_a_scenario_to_its_end(tmp_path: Path) -> None:

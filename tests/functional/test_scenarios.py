@@ -98,6 +98,9 @@ def test_every_scenario_file_loads() -> None:
         "s6-driver-restarts",
         "s7-name-collision",
         "s8-orphans-and-churn",
+        "s9-deleted-executors",
+        "s10-apache-infra-retry",
+        "s11-apache-force-delete",
         "mixed",
     ):
         assert required in names

@@ -189,6 +189,9 @@ def kill_context(app: App, attempt: Attempt, snapshot: Any) -> Any:
         sparkapp=raw_named(snapshot.sparkapplications, app.owner)
         if app.source == "sparkapplication"
         else None,
+        apacheapp=raw_named(snapshot.apacheapps, app.owner)
+        if app.source == "apache-operator"
+        else None,
         volumeattachments=tuple(snapshot.volumeattachments),
         pvcs=tuple(snapshot.pvcs),
     )
@@ -207,12 +210,15 @@ def resubmit_inputs(api: Any, app: App, snapshot: Any) -> dict[str, Any]:
 
         found = kept_sources(api, app, last.uid)
         if found:
-            return {"job": None, "sparkapp": None, **found}
+            return {"job": None, "sparkapp": None, "apacheapp": None, **found}
     return {
         "driver": raw_pod(snapshot, last.uid) if last else None,
         "job": raw_named(snapshot.jobs, app.owner) if app.source == "job" else None,
         "sparkapp": raw_named(snapshot.sparkapplications, app.owner or app.name)
         if app.source == "sparkapplication"
+        else None,
+        "apacheapp": raw_named(snapshot.apacheapps, app.owner or app.name)
+        if app.source == "apache-operator"
         else None,
         "configmaps": owned_by(api, app, last, "configmaps") if bare and last else [],
         "services": owned_by(api, app, last, "services") if bare and last else [],

@@ -158,6 +158,9 @@ def _forced_on_lost_node(app: App, group: AppGroup, index: Index) -> list[Alert]
             continue
         if told.code == "Completed" or told.exit_code is not None:
             continue  # its container ended: the kubelet saw it stop
+        named = index.events_by_name.get((app.namespace, "Pod", attempt.driver_pod), [])
+        if any(raw.text(e, "reason") == "ForceKilled" for e in named):
+            continue  # a person force-killed it with kubectl spark: fenced, or the node is down
         node = _scheduled_to(index, app.namespace, attempt.driver_pod)
         health = index.nodes.get(node) if node else None
         ended = times.parse(attempt.ended_at)

@@ -56,6 +56,9 @@ class AppGroup:
     owner: dict[str, Any] | None = None  # the Job or SparkApplication (the newest Job)
     attempts: list[AttemptGroup] = field(default_factory=list)
     jobs: list[dict[str, Any]] = field(default_factory=list)  # every driver Job, resubmits too
+    # The Apache operator's SparkApplications of this application, oldest first: the first and
+    # the copies ``resubmit`` made of it (each names the one it copies); ``owner`` is the newest.
+    chain: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _created(f: PodFacts) -> tuple[str, str]:
@@ -136,6 +139,31 @@ class _Grouper:
         self.group_by = group_by
         self.jobs_by_name = {(raw.namespace(j), raw.name(j)): j for j in jobs if raw.name(j)}
 
+    def apache_chain(self, namespace: str, name: str) -> list[dict[str, Any]]:
+        """The SparkApplications from the first to every copy of it ``resubmit`` made."""
+        app = self.apache_by_name.get((namespace, name))
+        if app is None:
+            return []
+        seen = {raw.uid(app)}
+        while (source := raw.label(app, RESUBMITTED_FROM)) and (
+            older := self.apache_by_name.get((namespace, source))
+        ) is not None:
+            if raw.uid(older) in seen:
+                break
+            seen.add(raw.uid(older))
+            app = older
+        chain = [app]
+        copies = {
+            raw.label(a, RESUBMITTED_FROM): a
+            for (ns, _), a in self.apache_by_name.items()
+            if ns == namespace and raw.label(a, RESUBMITTED_FROM)
+        }
+        while (following := copies.get(raw.name(chain[-1]))) is not None and raw.uid(
+            following
+        ) not in {raw.uid(c) for c in chain}:
+            chain.append(following)
+        return chain
+
     def root_job(self, job: dict[str, Any]) -> dict[str, Any]:
         """The first driver Job of a chain of resubmits (each labels the one it copies).
 
@@ -179,9 +207,13 @@ class _Grouper:
         if f.apache_app:
             # Each attempt has an app id of its own (<name>-<attemptId>): the label, not the
             # app id, is the application, so two attempts alive are one app's split brain.
-            name = f.apache_app
-            owner = self.apache_by_name.get((ns, name))
-            return self.app_group(("apache-operator", ns, name), name, f.app_id, APACHE, owner)
+            chain = self.apache_chain(ns, f.apache_app)
+            name = raw.name(chain[0]) if chain else f.apache_app
+            found = self.app_group(
+                ("apache-operator", ns, name), name, f.app_id, APACHE, chain[-1] if chain else None
+            )
+            found.chain = chain
+            return found
         if job_uid is not None:
             job = self.jobs_by_uid.get(job_uid)
             root = self.root_job(job) if job is not None else None
@@ -255,12 +287,14 @@ class _Grouper:
 
     def add_apps_without_pods(self, jobs: Sequence[Any]) -> None:
         """SparkApplications and driver Jobs with no pod left are applications still."""
-        for (ns, app_name), app in self.apache_by_name.items():
-            key = ("apache-operator", ns, app_name)
+        for ns, app_name in self.apache_by_name:
+            chain = self.apache_chain(ns, app_name)
+            root = raw.name(chain[0])
+            key = ("apache-operator", ns, root)
             if key not in self.groups:
-                first = spans(app)
-                app_id = f"{app_name}-{first[0].attempt_id if first else 0}"
-                self.groups[key] = AppGroup(key, ns, app_name, app_id, APACHE, app)
+                first = spans(chain[0])
+                app_id = f"{root}-{first[0].attempt_id if first else 0}"
+                self.groups[key] = AppGroup(key, ns, root, app_id, APACHE, chain[-1], chain=chain)
         for (ns, app_name), app in self.apps_by_name.items():
             key = ("sparkapplication", ns, app_name)
             if key not in self.groups:

@@ -88,7 +88,7 @@ def build_history(app: App, group: AppGroup, index: Index) -> tuple[HistoryEntry
     if group.owner is not None and app.source == "sparkapplication":
         entries += _sparkapp_entries(group.owner, index)
     if group.owner is not None and app.source == "apache-operator":
-        entries += _apache_entries(app, group)
+        entries += _apache_entries(group)
     return _in_time_order(entries)
 
 
@@ -189,7 +189,7 @@ def _sparkapp_entries(owner: Any, index: Index) -> list[HistoryEntry]:
     return entries
 
 
-def _apache_entries(app: App, group: AppGroup) -> list[HistoryEntry]:
+def _apache_entries(group: AppGroup) -> list[HistoryEntry]:
     """The Apache operator's state history, each state where it happened, by attempt.
 
     Its attempts are numbered here as ``ls`` numbers them (by creation); the operator's attempt id
@@ -202,10 +202,13 @@ def _apache_entries(app: App, group: AppGroup) -> list[HistoryEntry]:
         if attempt.name:
             number[attempt.name.removesuffix("-driver")] = n
     entries = []
-    for span in spans(group.owner):
-        shown = number.get(f"{app.name}-{span.attempt_id}")
+    chain = group.chain or ([group.owner] if group.owner is not None else [])
+    for cr, span in ((c, span) for c in chain for span in spans(c)):
+        name = raw.name(cr)
+        shown = number.get(f"{name}-{span.attempt_id}")
+        which = f"SparkApplication {name}" if len(chain) > 1 else "SparkApplication"
         for state in span.states:
-            message = f"SparkApplication {state.summary} (attempt id {span.attempt_id})" + (
+            message = f"{which} {state.summary} (attempt id {span.attempt_id})" + (
                 f": {state.message}" if state.message else ""
             )
             entries.append(HistoryEntry(state.time, "OperatorState", shown, None, message))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from kubectl_spark.knowledge.labels import APACHE_APP, OPERATOR_APP
+from kubectl_spark.knowledge.labels import APACHE_APP, OPERATOR_APP, RESUBMITTED_FROM
 
 from . import raw
 from .analyze import analyze
@@ -48,6 +48,31 @@ def _keys(pod: Any) -> set[Key]:
     if labels.get(APACHE_APP):  # its attempts have app ids of their own: analysed together
         out.add(("ap", ns, labels[APACHE_APP]))
     return out
+
+
+def _resubmit_family(snapshot: Snapshot, touched: set[Key]) -> set[Key]:
+    """The Apache SparkApplications linked to a touched one by ``resubmit`` (one application).
+
+    A copy names the one it copies (RESUBMITTED_FROM); the grouping shows the chain as one
+    application, so analysing part of it alone would name it differently.
+    """
+    wanted = {(k[1], k[2]) for k in touched if k[0] == "ap"}
+    if not wanted:
+        return set()
+    links: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for app in snapshot.apacheapps:
+        source = raw.label(app, RESUBMITTED_FROM)
+        if source:
+            a, b = (raw.namespace(app), raw.name(app)), (raw.namespace(app), source)
+            links.setdefault(a, set()).add(b)
+            links.setdefault(b, set()).add(a)
+    family, todo = set(wanted), list(wanted)
+    while todo:
+        for linked in links.get(todo.pop(), ()):
+            if linked not in family:
+                family.add(linked)
+                todo.append(linked)
+    return {("ap", ns, name) for ns, name in family}
 
 
 def _target(event: Any) -> Target:
@@ -225,6 +250,7 @@ class LiveAnalysis:
 
     # ------------------------------------------------------------------ the fast path
     def _partial(self, snapshot: Snapshot, touched: set[Key], index: _Index) -> Analysis:
+        touched = touched | _resubmit_family(snapshot, touched)
         pods: dict[str, Any] = {}
         for key in touched:
             pods.update(index.members.get(key) or {})

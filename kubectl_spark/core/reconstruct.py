@@ -197,8 +197,8 @@ def reconstruct_apache_attempts(app: AppGroup) -> None:
     present = {
         a.driver.app_id for a in app.attempts if a.driver is not None and a.driver.app_id
     } | {a.name for a in app.attempts if a.name}
-    for span in spans(app.owner):
-        app_id = f"{app.name}-{span.attempt_id}"
+    for cr, span in ((c, span) for c in app.chain or [app.owner] for span in spans(c)):
+        app_id = f"{raw.name(cr)}-{span.attempt_id}"
         driver = f"{app_id}-driver"
         if app_id in present or driver in present:
             continue

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from kubectl_spark.knowledge.times import parse_time
 from kubectl_spark.sim.client import pod
 from tests.stages import Stage, alerts
 
@@ -134,3 +135,88 @@ def test_s11_a_driver_on_a_lost_node_is_held_then_force_deleted(
     assert any("DriverStartTimedOut" in e for e in first["reason"]["evidence"])
     assert second["state"] == "Running" and second["node"] != node
     assert app["operator"]["attemptId"] == 1
+
+
+def test_s11_fence_and_force_kill_free_the_held_attempt_at_once(
+    staged: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The operator waits forceTerminationGracePeriodMillis for a driver on a lost node; a
+    fence, then a force-kill (deleting exactly that pod, by UID), lets it restart now."""
+    s = staged("s11-apache-force-delete")
+    _timeouts(s, "stream", driverStartTimeoutMillis=20000, forceTerminationGracePeriodMillis=600000)
+    _driver_waiting_on_its_image(s, "stream")
+    s.until(
+        "the driver is bound", lambda: bool(s.pods(spark_role="driver")[0]["spec"].get("nodeName"))
+    )
+    s.do("partition", s.pods(spark_role="driver")[0]["spec"]["nodeName"])
+    s.until(
+        "the operator's attempt timed out", lambda: _state(s, "stream") == "DriverStartTimedOut"
+    )
+
+    code, out, err = s.cli(capsys, "force-kill", "stream/1", "--dry-run")
+    assert code == 1 and "fence it first (kubectl spark fence stream/1)" in err
+    code, out, err = s.cli(capsys, "fence", "stream/1", "--yes")
+    assert code == 0, err
+    code, out, err = s.cli(capsys, "force-kill", "stream/1", "--dry-run")
+    assert code == 0, err
+    said = out + err
+    assert "holds the attempt in DriverStartTimedOut until this pod is gone" in said
+    assert "restarts it (a new attempt, app id stream-1)" in said
+    code, out, err = s.cli(capsys, "force-kill", "stream/1", "--yes")
+    assert code == 0, err
+    s.until("attempt 1's driver running", lambda: _running(s, "stream-1-driver"))
+    status = (s.world.client.get(f"{APPS}/stream") or {})["status"]
+    history = status["stateTransitionHistory"]
+    timed_out = next(
+        v for v in history.values() if v["currentStateSummary"] == "DriverStartTimedOut"
+    )
+    restarted = next(
+        v for v in history.values() if v["currentStateSummary"] == "ScheduledToRestart"
+    )
+    waited = parse_time(restarted["lastTransitionTime"]) - parse_time(
+        timed_out["lastTransitionTime"]
+    )
+    assert waited.total_seconds() < 120  # not the 600 s the operator would have waited
+    app = s.app(capsys, "stream")
+    assert "ForceDeletedOnLostNode" not in alerts(app)  # a person force-killed it, fenced
+    assert app["attempts"][0]["reason"]["code"] in ("NodeLost", "DeletedByUser")
+
+
+def test_resubmit_is_a_new_sparkapplication_once_released(
+    staged: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Apache operator has no re-run switch: while it runs the application, resubmit refuses
+    and names its restart policy; once released, a copy under a new name (new app ids), shown
+    as the same application."""
+    s = staged("s10-apache-infra-retry")
+    s.do("submit", "etl")
+    s.until("attempt 0's driver running", lambda: _running(s, "etl-0-driver"))
+    code, out, err = s.cli(capsys, "resubmit", "etl", "--force", "--dry-run")
+    assert code == 1 and "restarts it itself by its restartConfig (OnInfrastructureFailure" in err
+    code, out, err = s.cli(capsys, "force-kill", "etl/1", "--force", "--dry-run")
+    assert code == 0, err
+    said = out + err  # warnings go to stderr
+    assert "records Failed (driver removed)" in said and "releases the application" in said
+    code, out, err = s.cli(capsys, "force-kill", "etl/1", "--force", "--yes")
+    assert code == 0, err
+    s.until("the operator releases it", lambda: _state(s, "etl") == "ResourceReleased")
+
+    code, out, err = s.cli(capsys, "resubmit", "etl", "--dry-run", "-o", "json")
+    assert code == 0, err
+    (made,) = json.loads(out)["items"]  # what it would create, as kubectl create prints it
+    assert (made["apiVersion"], made["kind"]) == ("spark.apache.org/v1", "SparkApplication")
+    assert made["metadata"]["name"].startswith("etl-r")
+    assert made["metadata"]["labels"]["kubectl-spark.io/resubmitted-from"] == "etl"
+    assert made["spec"]["applicationTolerations"]["restartConfig"]["restartPolicy"] == (
+        "OnInfrastructureFailure"
+    )
+    code, out, err = s.cli(capsys, "resubmit", "etl", "--yes")
+    assert code == 0, err
+    made = [a["metadata"]["name"] for a in s.world.client.list(APPS)]
+    (copy_name,) = [n for n in made if n != "etl"]
+    s.until("the copy's driver running", lambda: _running(s, f"{copy_name}-0-driver"))
+    app = s.app(capsys, "etl")
+    assert [a["driverPod"] for a in app["attempts"]] == ["etl-0-driver", f"{copy_name}-0-driver"]
+    assert app["state"] == "Running" and app["operator"]["attemptId"] == 0
+    first = app["attempts"][0]
+    assert first["reason"]["code"] == "DeletedByUser"

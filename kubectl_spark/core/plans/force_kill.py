@@ -5,7 +5,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_spark.core import raw
+from kubectl_spark.core import apache, raw
 from kubectl_spark.core.model import App, Attempt
 
 from .base import (
@@ -32,6 +32,7 @@ class KillContext:
     node_reachable: bool = True
     job: dict[str, Any] | None = None
     sparkapp: dict[str, Any] | None = None
+    apacheapp: dict[str, Any] | None = None  # the Apache operator's (spark.apache.org)
     volumeattachments: tuple[dict[str, Any], ...] = ()
     pvcs: tuple[dict[str, Any], ...] = ()
     # The ConfigMaps and Services the driver pod owns (a bare driver's), as (role, object):
@@ -159,8 +160,50 @@ def force_kill_plan(
             f"the spark-operator resubmits SparkApplication {raw.name(ctx.sparkapp)} per its restartPolicy ({restart}); "
             "its executors also name the SparkApplication as owner (spark-operator#2961), so they are deleted explicitly"
         )
+    if ctx.apacheapp is not None:
+        warnings.append(_apache_after_kill(ctx.apacheapp, attempt))
     return dataclasses.replace(
         base, operations=tuple(ops), warnings=tuple(warnings), notes=tuple(notes), keep=keep
+    )
+
+
+def _apache_after_kill(sparkapp: dict[str, Any], attempt: Attempt) -> str:
+    """What the Apache operator does once the driver is gone, by its restart policy.
+
+    An attempt it is already ending (a stopping state: its clean-up waits for this pod) ends as
+    that state says; otherwise a driver that vanishes is Failed to it
+    (SparkAppStatusUtils.driverUnexpectedRemoved), a failure but not an infrastructure one
+    (ApplicationStateSummary). RestartPolicy.attemptRestartOnState decides from that state.
+    """
+    budget = apache.budget(sparkapp)
+    name = raw.name(sparkapp)
+    current = apache.spans(sparkapp)
+    is_current = bool(current) and attempt.driver_pod == f"{name}-{current[-1].attempt_id}-driver"
+    if not is_current:
+        return (
+            f"attempt {attempt.number} is not the Apache operator's current attempt of "
+            f"SparkApplication {name}: it no longer watches this driver"
+        )
+    now = apache.summary(sparkapp)
+    ending = now if now in apache.ENDINGS else "Failed"
+    restarts = {
+        "Always": True,
+        "OnFailure": ending in apache.FAILURES,
+        "OnInfrastructureFailure": ending in apache.INFRASTRUCTURE_FAILURES,
+    }.get(budget.policy, False) and budget.restarts < budget.max_restarts
+    then = (
+        f"restarts it (a new attempt, app id {name}-{current[-1].attempt_id + 1})"
+        if restarts
+        else "releases the application (no restart)"
+    )
+    how = (
+        f"holds the attempt in {now} until this pod is gone; then"
+        if now in apache.ENDINGS
+        else "then records Failed (driver removed), and"
+    )
+    return (
+        f"the Apache operator {how}, by its restart policy {budget.text()} for SparkApplication "
+        f"{name}, {then}"
     )
 
 

@@ -21,6 +21,7 @@ from .base import (
     job_may_start_attempts,
     stamp_of,
 )
+from .resubmit_apache import apache_resubmit
 from .resubmit_operator import operator_resubmit
 
 _RUNTIME_META = (
@@ -151,6 +152,32 @@ def _own_identity(spec: dict[str, Any], app_id: str, cm_copies: dict[str, str]) 
     return spec
 
 
+def _by_operator(
+    base: Plan, app: App, sparkapp: dict[str, Any] | None, apacheapp: dict[str, Any] | None,
+    *, prefix: str, suffix: str, now: str, actor: str, stamp: dict[str, str],
+) -> Plan | None:  # fmt: skip
+    """An operator's application is resubmitted by that operator's means (None: not one)."""
+    if app.source == "sparkapplication":
+        if sparkapp is None:
+            return dataclasses.replace(
+                base, refusal=f"SparkApplication {app.name} no longer exists: nothing to re-run"
+            )
+        return operator_resubmit(
+            base, app, sparkapp, prefix=prefix, now=now, actor=actor, stamp=stamp
+        )
+    if app.source == "apache-operator":
+        if apacheapp is None:
+            return dataclasses.replace(
+                base,
+                refusal=f"no SparkApplication (spark.apache.org) {app.owner or app.name} is left "
+                "to copy",
+            )
+        return apache_resubmit(
+            base, app, apacheapp, suffix=suffix, now=now, actor=actor, stamp=stamp
+        )
+    return None
+
+
 def resubmit_plan(
     app: App,
     *,
@@ -158,6 +185,7 @@ def resubmit_plan(
     job: dict[str, Any] | None,
     sparkapp: dict[str, Any] | None,
     configmaps: list[dict[str, Any]],
+    apacheapp: dict[str, Any] | None = None,
     services: list[dict[str, Any]],
     force: bool,
     suffix: str,
@@ -180,14 +208,12 @@ def resubmit_plan(
     stamp = stamp_of(actor, now, "resubmit")
     suffix = suffix.lower()
     prefix = f"{app.name}-{suffix}"[:40].strip("-")
-    if app.source == "sparkapplication":
-        if sparkapp is None:
-            return dataclasses.replace(
-                base, refusal=f"SparkApplication {app.name} no longer exists: nothing to re-run"
-            )
-        return operator_resubmit(
-            base, app, sparkapp, prefix=prefix, now=now, actor=actor, stamp=stamp
-        )
+    by_operator = _by_operator(
+        base, app, sparkapp, apacheapp, prefix=prefix, suffix=suffix, now=now, actor=actor,
+        stamp=stamp,
+    )  # fmt: skip
+    if by_operator is not None:
+        return by_operator
     if app.source == "job":
         if job is None:
             return dataclasses.replace(

@@ -109,13 +109,15 @@ def _operator_lines(app: App, col: str) -> list[str]:
     view = app.operator
     if view is None:
         return []
-    state = f"{view.get('state') or '<none>'} (attempt id {view.get('attemptId')})"
+    state = str(view.get("state") or "<none>")
+    if "attemptId" in view:
+        state += f" (attempt id {view['attemptId']})"
     if view.get("message"):
         state += f": {view['message']}"
-    return [
-        f"Operator:     {continued(state, col)}",
-        f"Restart:      {continued(str(view.get('restart') or ''), col)}",
-    ]
+    lines = [f"Operator:     {continued(state, col)}"]
+    if view.get("restart"):
+        lines.append(f"Restart:      {continued(str(view['restart']), col)}")
+    return lines
 
 
 def _attempt(attempt: Attempt) -> list[str]:

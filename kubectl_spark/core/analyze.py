@@ -17,7 +17,7 @@ from kubectl_spark.memory import collector_paused
 
 from . import apache, raw
 from .alerts import find_alerts
-from .grouping import APACHE, OUTSIDE_NOTE, AppGroup, AttemptGroup, group
+from .grouping import APACHE, CLUSTER, OUTSIDE_NOTE, AppGroup, AttemptGroup, group
 from .history import build_history
 from .inputs import Index, Snapshot, build_index
 from .linking import link_executor_failures
@@ -375,6 +375,8 @@ def _app_state(app: AppGroup, attempts: Sequence[Attempt]) -> str:
             return OPERATOR_STATES[state]
     if app.source == APACHE and app.owner is not None:
         return apache.app_state(app.owner)
+    if app.source == CLUSTER and app.owner is not None:
+        return apache.cluster_state(app.owner)
     if app.source == "job" and app.owner is not None:
         for cond in raw.items(app.owner, "status", "conditions"):
             if cond.get("status") == "True" and cond.get("type") == "Failed":
@@ -409,6 +411,7 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
         group_by=group_by,
         owners=snapshot.owners,
         apacheapps=snapshot.apacheapps,
+        sparkclusters=snapshot.sparkclusters,
     )
     apps = []
     named_by_job = lru_cache(maxsize=1)(lambda: job_pods_in_events(snapshot))
@@ -462,12 +465,21 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
                 draft.owner,
                 *_sources(app, attempts, snapshot),
                 schedule=schedule_of(app.owner) if app.source == "sparkapplication" else "",
-                operator=apache.operator_view(app.owner)
-                if app.source == APACHE and app.owner is not None
-                else None,
+                operator=_operator_view(app),
             )
         )
     return Analysis(tuple(apps), tuple(ungrouped))
+
+
+def _operator_view(app: AppGroup) -> dict[str, Any] | None:
+    """The Apache operator's own view of its SparkApplication or SparkCluster, if it runs it."""
+    if app.owner is None:
+        return None
+    if app.source == APACHE:
+        return apache.operator_view(app.owner)
+    if app.source == CLUSTER:
+        return apache.cluster_view(app.owner)
+    return None
 
 
 def schedule_of(sparkapp: Any) -> str:

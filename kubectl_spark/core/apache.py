@@ -354,3 +354,27 @@ def operator_view(app: Any) -> dict[str, Any]:
         or "Never",
         "restart": budget_.text(),
     }
+
+
+# ClusterStateSummary.java: a SparkCluster's states.
+CLUSTER_STATES = {
+    "Submitted": "Pending",
+    "SchedulingFailure": "Failed",
+    "RunningHealthy": "Running",
+    "Failed": "Failed",
+    "ResourceReleased": "Unknown",
+}
+
+
+def cluster_state(cluster: Any) -> str:
+    return CLUSTER_STATES.get(summary(cluster), "Pending" if not summary(cluster) else "Unknown")
+
+
+def cluster_view(cluster: Any) -> dict[str, Any]:
+    current = raw.mapping(cluster, "status", "currentState")
+    return {
+        "kind": "SparkCluster",
+        "apiVersion": raw.text(cluster, "apiVersion") or f"{API_GROUP}/v1",
+        "state": raw.text(current, "currentStateSummary") or None,
+        "message": raw.text(current, "message") or None,
+    }

@@ -39,6 +39,8 @@ class AttemptGroup:
 
 
 APACHE = "apache-operator"  # the source of an application the Apache operator runs
+NO_PLACE = "no driver owner, no spark-app-selector and no spark-operator label"
+CLUSTER = "spark-cluster"  # the source of a SparkCluster of the Apache operator (master, workers)
 
 OUTSIDE_NOTE = (
     "no driver pod, and its executors name no owner: the driver runs outside the cluster "
@@ -73,8 +75,11 @@ def group(
     group_by: str | None = None,
     owners: Sequence[Any] = (),
     apacheapps: Sequence[Any] = (),
+    sparkclusters: Sequence[Any] = (),
 ) -> tuple[list[AppGroup], list[UngroupedPod]]:
     read = [facts(p) for p in pods if isinstance(p, dict)]
+    for f in read:
+        _as_cluster_member(f)
     drivers = [f for f in read if f.role == "driver"]
     # An empty spark-role still marks a Spark pod (kept, shown as ungrouped if nothing places it).
     executors = [
@@ -82,7 +87,7 @@ def group(
     ]
     drivers += _client_mode_drivers(owners, executors)
     drivers.sort(key=_created)
-    grouper = _Grouper(jobs, sparkapps, group_by, apacheapps)
+    grouper = _Grouper(jobs, sparkapps, group_by, apacheapps, sparkclusters)
     driver_attempt = grouper.place_drivers(drivers)
     grouper.place_executors(executors, driver_attempt)
     grouper.add_apps_without_pods(jobs)
@@ -128,7 +133,11 @@ class _Grouper:
         sparkapps: Sequence[Any],
         group_by: str | None,
         apacheapps: Sequence[Any] = (),
+        sparkclusters: Sequence[Any] = (),
     ) -> None:
+        self.clusters_by_name = {
+            (raw.namespace(c), raw.name(c)): c for c in sparkclusters if raw.name(c)
+        }
         self.groups: dict[tuple[str, str, str], AppGroup] = {}
         self.apache_by_name = {
             (raw.namespace(a), raw.name(a)): a for a in apacheapps if raw.name(a)
@@ -199,6 +208,10 @@ class _Grouper:
         chosen = f.label(self.group_by) if self.group_by else ""
         if chosen:
             return self.app_group(_label_key(f, chosen), chosen, f.app_id, "pod", None)
+        cluster = f.label(APACHE_CLUSTER) if f.cluster_member else ""
+        if cluster:
+            owner = self.clusters_by_name.get((ns, cluster))
+            return self.app_group((CLUSTER, ns, cluster), cluster, "", CLUSTER, owner)
         if f.operator_app:
             name = f.operator_app
             owner = self.apps_by_name.get((ns, name))
@@ -275,18 +288,27 @@ class _Grouper:
         for g in self.groups.values():
             first_by_app_id.setdefault((g.namespace, g.app_id), g)
         for f in sorted(homeless, key=_created):
+            if f.cluster_member:
+                target = self.by_labels(f, None)
+                if target is not None and target.attempts:
+                    target.attempts[-1].executors.append(f)  # the master now serving them
+                    continue
             owner_uid = f.owner_uid if f.owner_kind == "Pod" else ""
             target = _fallback_group(
                 self.groups, first_by_app_id, f, self.group_by
             ) or self.by_labels(f, None)
             if target is None:
-                self.ungrouped.append(UngroupedPod(f.namespace, f.name, f.uid, f.role, _why(f)))
+                self.ungrouped.append(UngroupedPod(f.namespace, f.name, f.uid, f.role, NO_PLACE))
                 continue
             first_by_app_id.setdefault((target.namespace, target.app_id), target)
             _attach_executor(target, owner_uid, f.owner_name if owner_uid else "", f)
 
     def add_apps_without_pods(self, jobs: Sequence[Any]) -> None:
         """SparkApplications and driver Jobs with no pod left are applications still."""
+        for (ns, name), cluster in self.clusters_by_name.items():
+            key = (CLUSTER, ns, name)
+            if key not in self.groups:
+                self.groups[key] = AppGroup(key, ns, name, "", CLUSTER, cluster)
         for ns, app_name in self.apache_by_name:
             chain = self.apache_chain(ns, app_name)
             root = raw.name(chain[0])
@@ -321,16 +343,22 @@ class _Grouper:
                 )
 
 
-def _why(f: PodFacts) -> str:
-    """Why a non-driver pod fits no application, in words that say what it is."""
-    cluster = f.label(APACHE_CLUSTER)
-    if cluster and f.role in ("master", "worker"):
-        # SparkClusterResourceSpec (spark-submission-worker): a standalone cluster's pods.
-        return (
-            f"the {f.role} of SparkCluster {cluster} (a Spark standalone cluster the Apache "
-            "operator runs): not an executor of an application"
-        )
-    return "no driver owner, no spark-app-selector and no spark-operator label"
+def _as_cluster_member(f: PodFacts) -> None:
+    """A SparkCluster's master is read as its application's driver, each worker as an executor.
+
+    SparkClusterResourceSpec (spark-submission-worker) makes a master StatefulSet and a worker
+    StatefulSet, their pods labelled spark-role master or worker and
+    spark.operator/spark-cluster-name. A worker's id is its StatefulSet ordinal.
+    """
+    if f.role not in ("master", "worker") or not f.label(APACHE_CLUSTER):
+        return
+    f.cluster_member = True
+    if f.role == "master":
+        f.role = "driver"
+    else:
+        f.role = "executor"
+        ordinal = f.name.rpartition("-")[2]
+        f.exec_id = f.exec_id or (ordinal if ordinal.isdigit() else "")
 
 
 def _newest(held: dict[str, Any] | None, job: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -47,6 +47,8 @@ class PodFacts:
     app_name: str
     operator_app: str
     apache_app: str  # the Apache operator's application (spark.operator/spark-app-name)
+    # A SparkCluster's master or worker (grouping reads its master as a driver): set by grouping.
+    cluster_member: bool = False
     submission: str
     owner_kind: str  # of the controller ownerReference
     owner_uid: str

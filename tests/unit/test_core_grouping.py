@@ -537,19 +537,40 @@ def test_the_apache_operators_attempts_are_one_application() -> None:
     assert app.to_json()["source"] == "apache-operator"
 
 
-def test_a_sparkclusters_master_and_workers_are_not_read_as_executors() -> None:
+def test_a_sparkcluster_is_an_application_of_its_own_not_executors() -> None:
     """The Apache operator's SparkCluster (spark-role master/worker) is a standalone cluster:
-    its pods are listed aside, saying what they are, never counted as an app's executors."""
+    its own application (source spark-cluster), its master read as the driver and its workers
+    as executors by StatefulSet ordinal, never counted among another app's executors."""
     cluster = {"spark.operator/spark-cluster-name": "prod"}
     pods = [
-        mk("prod-master-0", "master", "2026-03-01T00:00:00Z", labels=cluster),
-        mk("prod-worker-0", "worker", "2026-03-01T00:00:00Z", labels=cluster),
+        mk("prod-worker-1", "worker", "2026-03-01T00:00:00Z", labels=cluster),
+        mk("prod-master-0", "master", "2026-03-01T00:00:01Z", labels=cluster),
+        mk("prod-worker-0", "worker", "2026-03-01T00:00:00Z", labels=cluster, phase="Failed"),
         *apache_attempt(0, "2026-03-01T00:00:00Z"),
     ]
-    analysis = analyze(Snapshot(pods=pods, now=NOW))
-    assert [a.name for a in analysis.apps] == ["pi"]
-    assert sum(len(t.executors) for t in analysis.apps[0].attempts) == 1
-    assert [(u.pod, u.why.split(" (")[0]) for u in analysis.ungrouped] == [
-        ("prod-master-0", "the master of SparkCluster prod"),
-        ("prod-worker-0", "the worker of SparkCluster prod"),
+    owner = {
+        "apiVersion": "spark.apache.org/v1",
+        "kind": "SparkCluster",
+        "metadata": {"name": "prod", "namespace": "ns", "uid": "uid-prod"},
+        "status": {"currentState": {"currentStateSummary": "RunningHealthy", "message": "ok"}},
+    }
+    analysis = analyze(Snapshot(pods=pods, sparkclusters=[owner], now=NOW))
+    assert [(a.name, a.source) for a in analysis.apps] == [
+        ("pi", "apache-operator"),
+        ("prod", "spark-cluster"),
     ]
+    assert sum(len(t.executors) for t in analysis.apps[0].attempts) == 1
+    prod = analysis.apps[1]
+    (master,) = prod.attempts
+    assert (master.driver_pod, prod.state, prod.owner) == ("prod-master-0", "Running", "prod")
+    assert [(e.id, e.pod, e.state) for e in master.executors] == [
+        ("0", "prod-worker-0", "Failed"),
+        ("1", "prod-worker-1", "Running"),
+    ]
+    assert prod.to_json()["operator"] == {
+        "kind": "SparkCluster",
+        "apiVersion": "spark.apache.org/v1",
+        "state": "RunningHealthy",
+        "message": "ok",
+    }
+    assert analysis.ungrouped == ()

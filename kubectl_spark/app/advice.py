@@ -16,7 +16,7 @@ ADVICE = {
     "ImagePullFailure": "fix the image name or the registry credentials",
     "Unschedulable": "no node has room: lower the requests or add capacity",
     "ContainerConfigError": "a ConfigMap, Secret or key it references is missing: create it, or fix the pod template",
-    "VolumeAttachFailure": "a ReadWriteOnce volume is still attached to another node: end the attempt that holds it "
+    "VolumeAttachFailure": "a ReadWriteOnce (or ReadWriteOncePod) volume is still attached to another node: end the attempt that holds it "
     "(kubectl spark force-kill --detach-volumes --node-down), once that node is confirmed powered off",
     "VolumeMountFailure": "create the ConfigMap or Secret it mounts, or check the volume's storage (its Events say which)",
     "AdmissionRejected": "the kubelet refused it after scheduling (its node's resources or "

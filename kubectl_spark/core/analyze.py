@@ -392,6 +392,15 @@ def _app_state(app: AppGroup, attempts: Sequence[Attempt]) -> str:
     )
 
 
+def _unlabelled_ips(attempt: AttemptGroup) -> dict[str, str]:
+    """Pod uid → IP of executors whose pods do not carry Spark's id (a controller made them)."""
+    return {
+        f.uid: ip
+        for f in attempt.executors
+        if not f.exec_id.isdecimal() and (ip := raw.text(f.pod, "status", "podIP"))
+    }
+
+
 def _pod_events_named(index: Index, namespace: str, name: str) -> list[dict[str, Any]]:
     return index.events_by_name.get((namespace, "Pod", name), [])
 
@@ -425,6 +434,7 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
                     _attempt(i + 1, a, app, index),
                     snapshot.spark_views.get(a.uid or "") if a.uid else None,
                     partial(_pod_events_named, index, app.namespace),
+                    _unlabelled_ips(a),
                 )
             )
             for i, a in enumerate(app.attempts)

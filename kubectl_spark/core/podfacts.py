@@ -72,6 +72,18 @@ def canonical_time(value: str) -> str:
     return times.rfc3339(times.parse(value)) or ""
 
 
+# Spark's StatefulSet and Deployment allocators build one pod template for every executor,
+# with the executor id "EXECID" (KubernetesConf.createExecutorConf(conf, "EXECID", …) in
+# StatefulSetPodsAllocator and DeploymentPodsAllocator); each JVM asks the driver for its id as
+# it registers, so the pod's label never says it. Such a pod is told by its own name's suffix.
+UNREGISTERED_ID = "EXECID"
+
+
+def _named_id(name: object) -> str:
+    """The last part of a controller-made pod's name (``spark-d-<appId>-0-<hash>-x7k2q``)."""
+    return name.rpartition("-")[2] if isinstance(name, str) else ""
+
+
 def _text(value: Any) -> str:
     """A label value as ``raw.labels`` reads it (numbers kept as text, anything else dropped)."""
     if type(value) is str:
@@ -95,6 +107,8 @@ def facts(pod: dict[str, Any]) -> PodFacts:
         role = labels.get(ROLE, "")
         app_id = labels.get(APP_ID, "")
         exec_id = labels.get(EXEC_ID, "")
+        if exec_id == UNREGISTERED_ID:
+            exec_id = _named_id(meta.get("name"))
         app_name = labels.get(APP_NAME, "")
         operator_app = labels.get(OPERATOR_APP, "")
         apache_app = labels.get(APACHE_APP, "")
@@ -217,7 +231,9 @@ def _careful(pod: Any) -> PodFacts:
         created=canonical_time(raw.text(pod, "metadata", "creationTimestamp")),
         role=labels.get(ROLE, ""),
         app_id=labels.get(APP_ID, ""),
-        exec_id=labels.get(EXEC_ID, ""),
+        exec_id=_named_id(raw.name(pod))
+        if labels.get(EXEC_ID, "") == UNREGISTERED_ID
+        else labels.get(EXEC_ID, ""),
         app_name=labels.get(APP_NAME, ""),
         operator_app=labels.get(OPERATOR_APP, ""),
         apache_app=labels.get(APACHE_APP, ""),

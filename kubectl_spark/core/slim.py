@@ -27,7 +27,8 @@ _METADATA = (
     "resourceVersion",
 )
 _POD_SPEC = ("nodeName", "restartPolicy", "priority", "priorityClassName")
-_POD_STATUS = ("phase", "reason", "message", "startTime", "conditions")
+# podIP: Spark's executor list names an executor by host:port, the pod IP (Deployment executors)
+_POD_STATUS = ("phase", "reason", "message", "startTime", "conditions", "podIP")
 _CONTAINER_STATUS = ("name", "state", "lastState", "restartCount", "ready", "started")
 # Of the init containers' specs only what tells a sidecar (restartPolicy Always): its restarts
 # count in RESTARTS as kubectl counts them.

@@ -221,11 +221,17 @@ def _told_by_events(spark: Reason, name: str, events_of: EventsOf | None) -> Rea
 
 
 def with_spark_view(
-    attempt: Attempt, view: Mapping[str, Any] | None, events_of: EventsOf | None = None
+    attempt: Attempt,
+    view: Mapping[str, Any] | None,
+    events_of: EventsOf | None = None,
+    pod_ips: Mapping[str, str] | None = None,
 ) -> Attempt:
     """Add what Spark's driver knows to an attempt; count executor ids no source explains.
 
     ``events_of``: the Events about a pod, by name (for executors whose pods are gone).
+    ``pod_ips``: pod uid → pod IP of the executors whose pods do not carry their Spark id
+    (a StatefulSet's or Deployment's, labelled EXECID): Spark names those by host (the pod IP),
+    and a pod whose container restarted held several of Spark's executors, one after another.
     """
     summaries = [
         s
@@ -239,11 +245,23 @@ def with_spark_view(
         return dataclasses.replace(attempt, unknown_losses=unknown)
     executors = list(attempt.executors)
     by_id = {e.id: i for i, e in enumerate(executors)}
+    by_host = _by_host(executors, pod_ips or {}, summaries)
     for summary in summaries:
         exec_id = str(summary.get("id"))
         if summary.get("isActive", True):
             continue
         spark = reason_from_spark(summary)
+        hosted = by_host.get(_host(summary))
+        if hosted is not None and exec_id not in by_id:
+            index, last = hosted
+            mine = executors[index]
+            if exec_id == last and mine.reason is not None:  # the pod's last JVM: its end
+                note = f"{spark.evidence[0]} (Spark's executor {exec_id}, on this pod's IP)"
+                executors[index] = dataclasses.replace(
+                    mine,
+                    reason=dataclasses.replace(mine.reason, evidence=(*mine.reason.evidence, note)),
+                )
+            continue  # an earlier JVM of the same pod: its container restarted in place
         if exec_id in by_id:
             mine = executors[by_id[exec_id]]
             if mine.reason is not None:
@@ -279,6 +297,27 @@ def with_spark_view(
         )
     unknown = _unknown_losses({e.id for e in executors} | {str(s.get("id", "")) for s in summaries})
     return dataclasses.replace(attempt, executors=in_id_order(executors), unknown_losses=unknown)
+
+
+def _host(summary: Mapping[str, Any]) -> str:
+    return str(summary.get("hostPort") or "").rpartition(":")[0]
+
+
+def _by_host(
+    executors: Sequence[Executor], pod_ips: Mapping[str, str], summaries: Sequence[Any]
+) -> dict[str, tuple[int, str]]:
+    """Pod IP → (the executor's index, the highest Spark id on that IP) for unlabelled pods."""
+    if not pod_ips:
+        return {}
+    index = {pod_ips[e.uid]: i for i, e in enumerate(executors) if pod_ips.get(e.uid)}
+    found: dict[str, tuple[int, str]] = {}
+    for summary in summaries:
+        host, exec_id = _host(summary), str(summary.get("id"))
+        if host in index and exec_id.isdecimal():
+            last = found.get(host, (0, ""))[1]
+            if not last or int(exec_id) > int(last):
+                found[host] = (index[host], exec_id)
+    return found
 
 
 def kept_copy(pod: dict[str, Any], source: str, seen_at: str) -> dict[str, Any]:

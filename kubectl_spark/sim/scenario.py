@@ -225,15 +225,17 @@ class Player:
             )
             live = [d for d in drivers if not objects.deleting(d)] or drivers
             if live:
-                owner = live[int(spec["attempt"]) - 1 if "attempt" in spec else -1]["metadata"][
-                    "uid"
-                ]
+                chosen = live[int(spec["attempt"]) - 1 if "attempt" in spec else -1]
+                owner = chosen["metadata"]["uid"]
+                app_id = objects.labels(chosen).get(spark_labels.APP_ID)
                 found = [
                     p
                     for p in found
                     if any(
                         r.get("uid") == owner for r in p["metadata"].get("ownerReferences") or []
                     )
+                ] or [  # a StatefulSet's or Deployment's executors: the driver's by app id
+                    p for p in found if objects.labels(p).get(spark_labels.APP_ID) == app_id
                 ]
             if "exec" in spec:
                 found = [

@@ -21,6 +21,12 @@ from . import objects
 from .client import SimApiError, jobs, pod, pods, sparkapps
 from .sparkrest import KILLED_BY_DRIVER, SparkUI, deleted_text, exited_text
 
+# CoarseGrainedSchedulerBackend.onDisconnected: an executor whose JVM went away, pod or not.
+DISASSOCIATED = (
+    "Remote RPC client disassociated. Likely due to containers exceeding thresholds, or network "
+    "issues. Check driver logs for WARN messages."
+)
+
 if TYPE_CHECKING:
     from .world import World
 
@@ -59,6 +65,10 @@ class AppConfig:
         "Never"  # the seed's surprise: anything but Never restarts in place
     )
     app_id: str = ""
+    # spark.kubernetes.allocation.pods.allocator: direct (one pod per executor) or deployment
+    # (4.2: one Deployment spark-d-<appId>-<rp> whose ReplicaSet makes the executor pods)
+    allocator: str = "direct"
+    spark_version: str = SPARK_VERSION
 
     def __post_init__(self) -> None:
         if not self.app_id:
@@ -78,6 +88,9 @@ class DriverState:
     finished: bool = False
     collisions: int = 0
     ui: SparkUI | None = None
+    # Deployment allocator: executor id by (pod uid, container restarts) — each JVM that
+    # registers gets the next id, a restarted one a new id in the same pod.
+    registered: dict[tuple[str, int], str] = field(default_factory=dict)
 
 
 def configured(driver: dict[str, Any], key: str) -> str:
@@ -143,7 +156,7 @@ class SparkDrivers:
             spark_labels.APP_ID: app.app_id,
             spark_labels.ROLE: "driver",
             "spark-app-name": app.name,
-            "spark-version": SPARK_VERSION,
+            "spark-version": app.spark_version,
             **(extra_labels or {}),
         }
         spec: dict[str, Any] = {
@@ -300,6 +313,9 @@ class SparkDrivers:
         ns = driver["metadata"]["namespace"]
         if not state.set_up:
             self._set_up(driver, state)
+        if app.allocator == "deployment":
+            self._drive_deployment(driver, state)
+            return
         # Spark's snapshot of its executors: every executor pod that carries its app id, whoever
         # owns it, keyed by executor id (ExecutorPodsWatchSnapshotSource selects by the
         # spark-app-selector and spark-role labels; ExecutorPodsSnapshot maps spark-exec-id to
@@ -383,6 +399,83 @@ class SparkDrivers:
                 f"INFO ExecutorPodsAllocator: Requested executor with id {exec_id} from Kubernetes.",
             )
             active += 1
+
+    def _drive_deployment(self, driver: dict[str, Any], state: DriverState) -> None:
+        """Spark 4.2's DeploymentPodsAllocator: one Deployment, scaled; ids given at registration.
+
+        Its pod template carries the executor id EXECID (KubernetesConf.createExecutorConf); each
+        JVM gets its id from the driver as it registers. An executor that dies in a pod that
+        restarts it (restartPolicy Always) is lost to Spark ("Remote RPC client disassociated",
+        CoarseGrainedSchedulerBackend) and the restarted JVM is a new executor.
+        """
+        app = state.app
+        client = self.world.acting_as(driver)
+        ns = driver["metadata"]["namespace"]
+        name = f"spark-d-{app.app_id}-0"
+        path = f"/apis/apps/v1/namespaces/{ns}/deployments"
+        found = client.get(f"{path}/{name}")
+        if found is None and not state.finished:
+            template = self._executor(driver, state, "EXECID")
+            meta = template["metadata"]
+            labels = {**meta["labels"], "spark-version": app.spark_version}
+            annotations = {"controller.kubernetes.io/pod-deletion-cost": "0"}
+            template["spec"]["restartPolicy"] = "Always"  # a Deployment's pods must restart
+            client.create(
+                path,
+                {
+                    "metadata": {"name": name, "ownerReferences": [objects.owner_ref(driver)]},
+                    "spec": {
+                        "replicas": app.executors,
+                        "selector": {"matchLabels": {
+                            spark_labels.APP_ID: app.app_id, spark_labels.ROLE: "executor",
+                            "spark-exec-resourceprofile-id": "0",
+                        }},
+                        "template": {
+                            "metadata": {"labels": labels, "annotations": annotations},
+                            "spec": template["spec"],
+                        },
+                    },
+                },
+            )  # fmt: skip
+            self.world.log(driver, f"INFO DeploymentPodsAllocator: created Deployment {name}")
+        elif found is not None and (found.get("spec") or {}).get("replicas") != app.executors:
+            client.patch(f"{path}/{name}", {"spec": {"replicas": app.executors}})
+        execs = client.list(
+            pods(ns), labelSelector=f"spark-app-selector={app.app_id},spark-role=executor"
+        )
+        live: set[tuple[str, int]] = set()
+        for item in execs:
+            statuses = (item.get("status") or {}).get("containerStatuses") or []
+            restarts = int(statuses[0].get("restartCount") or 0) if statuses else 0
+            key = (item["metadata"]["uid"], restarts)
+            if objects.is_terminal(item) or objects.deleting(item):
+                continue
+            live.add(key)
+            if key not in state.registered and objects.phase(item) == "Running":
+                exec_id = str(state.next_id)
+                state.next_id += 1
+                state.registered[key] = exec_id
+                if state.ui is not None:  # Spark's executors bind to their pod's IP
+                    host = str((item.get("status") or {}).get("podIP") or "")
+                    state.ui.added(exec_id, self.world.now_text(), host)
+                self.world.log(
+                    driver,
+                    f"INFO KubernetesClusterSchedulerBackend: executor {exec_id} registered ({item['metadata']['name']})",
+                )
+        for key, exec_id in list(state.registered.items()):
+            if key in live:
+                continue
+            gone: dict[str, Any] | None = next(
+                (p for p in execs if p["metadata"]["uid"] == key[0]), None
+            )
+            failed = gone is not None and objects.is_terminal(gone)
+            reason = exited_text(exec_id, gone) if failed and gone is not None else DISASSOCIATED
+            self.world.log(
+                driver,
+                f"ERROR TaskSchedulerImpl: Lost executor {exec_id}: {reason.splitlines()[0]}",
+            )
+            self._removed(state, exec_id, reason)
+            del state.registered[key]
 
     def _scale_down(
         self, driver: dict[str, Any], state: DriverState, live: list[dict[str, Any]], surplus: int
@@ -483,7 +576,7 @@ class SparkDrivers:
             spark_labels.EXEC_ID: exec_id,
             "spark-exec-resourceprofile-id": "0",
             "spark-app-name": app.name,
-            "spark-version": SPARK_VERSION,
+            "spark-version": app.spark_version,
         }
         labels.update(
             {

@@ -21,6 +21,7 @@ from . import objects
 from .apache_operator import ApacheOperator
 from .attach import AttachDetach
 from .client import Client, SimApiError, pod, pods, request_token
+from .deployments import DeploymentControllers
 from .jobs import JobController
 from .kubelet import Kubelet
 from .nodelifecycle import OUT_OF_SERVICE, NodeLifecycle
@@ -52,6 +53,7 @@ class World:
         self.spark = SparkDrivers(self)
         self.operator = SparkOperator(self, self.spark)
         self.apache = ApacheOperator(self, self.spark)
+        self.deployments = DeploymentControllers(self)
         self.lock = threading.RLock()
         self.started = clock.now()
         # How a process in a pod becomes reachable through pods/<name>:<port>/proxy: only an
@@ -134,6 +136,7 @@ class World:
                 kubelet.tick()
             if stand_ins:
                 self.jobs.tick()
+                self.deployments.tick()
             self.operator.tick()
             self.apache.tick()
             self.spark.tick()

@@ -355,21 +355,25 @@ def test_sparkapplications_and_nodes(kubectl) -> None:
         },
     }
     kubectl("create", "--validate=false", "-f", "-", input=json.dumps(app))
+    # Both operators' CRDs are installed, and both say `sparkapp`: kubectl takes the group that
+    # sorts first, the Apache operator's; the Kubeflow one needs its group named.
+    kubeflow = "sparkapplications.sparkoperator.k8s.io"
+    assert "No resources found" in kubectl("get", "sparkapp").stderr
     kubectl(
         "patch",
-        "sparkapp",
+        kubeflow,
         "pi",
         "--subresource=status",
         "--type=merge",
         "-p",
         '{"status":{"applicationState":{"state":"RUNNING"}}}',
     )
-    got = json.loads(kubectl("get", "sparkapplications", "pi", "-o", "json").stdout)
+    got = json.loads(kubectl("get", kubeflow, "pi", "-o", "json").stdout)
     assert got["status"]["applicationState"]["state"] == "RUNNING"
-    lines = kubectl("get", "sparkapp").stdout.splitlines()  # the operator CRD's printer columns
+    lines = kubectl("get", kubeflow).stdout.splitlines()  # the operator CRD's printer columns
     assert lines[0].split() == ["NAME", "STATUS", "ATTEMPTS", "START", "FINISH", "AGE"]
     assert lines[1].split()[:2] == ["pi", "RUNNING"]
-    proc = kubectl("patch", "sparkapp", "pi", "-p", '{"spec":{"mode":"client"}}', check=False)
+    proc = kubectl("patch", kubeflow, "pi", "-p", '{"spec":{"mode":"client"}}', check=False)
     assert (
         proc.returncode != 0 and "UnsupportedMediaType" in proc.stderr
     ) or "unknown format" in proc.stderr

@@ -8,6 +8,7 @@ shares the plural ``sparkapplications``: the group tells them apart.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -78,3 +79,41 @@ def test_both_versions_served_v1_stored_status_apart(admin: Client, kubectl_on: 
     )
     clusters = kubectl_on("get", "sparkclusters", "-o", "name").stdout.split()
     assert clusters == ["sparkcluster.spark.apache.org/standalone"]
+
+
+def test_an_operator_serving_v1beta1_alone_is_read_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An older release of the operator serves v1beta1 only: ls and the live view ask v1 first
+    (404), then v1beta1, and read its status the same."""
+    from kubectl_spark.cli.main import main
+    from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
+    from kubectl_spark.kube.client import Connection, connect
+    from kubectl_spark.kube.live import LiveCluster
+
+    with EmbeddedApiServer(EmulatorOptions(apache_versions=("v1beta1",))) as server:
+        client = Client(server.url, server.token, server.ca_pem)
+        beta = APPS.format(version="v1beta1")
+        made = client.create(
+            beta,
+            {"apiVersion": "spark.apache.org/v1beta1", "kind": "SparkApplication",
+             "metadata": {"name": "pi"}, "spec": {}},
+        )  # fmt: skip
+        state = {"currentState": {"currentStateSummary": "Submitted", "message": "created"}}
+        client.request("PUT", f"{beta}/pi/status", {**made, "status": state})
+        assert client.get(APPS.format(version="v1") + "/pi") is None  # not served
+        kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
+        assert main(["--kubeconfig", str(kubeconfig), "ls", "-o", "json"]) == 0
+        (app,) = json.loads(capsys.readouterr().out)["items"]
+        assert (app["name"], app["source"], app["state"]) == ("pi", "apache-operator", "Pending")
+        assert app["operator"]["apiVersion"] == "spark.apache.org/v1beta1"
+
+        live = LiveCluster(lambda: connect(Connection(kubeconfig=str(kubeconfig))), None)
+        live.start()
+        try:
+            assert live.ready.wait(10)
+            _, snapshot = live.take_changes()
+            assert [a["metadata"]["name"] for a in snapshot.apacheapps] == ["pi"]
+        finally:
+            live.stop()
+        client.close()

@@ -185,6 +185,7 @@ def test_demo_lists_scenarios() -> None:
     assert {"mixed", "s1-node-shutdown", "s2-partition", "s8-orphans-and-churn"} <= set(names)
     # the Apache operator's: a retry after an infrastructure failure, a force-deleted driver
     assert {"s10-apache-infra-retry", "s11-apache-force-delete"} <= set(names)
+    assert "s12-spark4-deployment-executors" in names
 
 
 def test_demo_no_tui_plays_a_scenario_to_its_end(tmp_path: Path) -> None:

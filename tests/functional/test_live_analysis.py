@@ -40,8 +40,8 @@ def _slimmed(snapshot: Any) -> Any:
 
 # Every kind of application and failure: Jobs and node loss (s1), split brain (s2), the
 # operator (s5), name collisions (s7), orphans and churn (s8), deleted executors (s9), the
-# Apache operator's force-delete (s11), all at once (mixed). The others vary these and cost
-# suite time.
+# Apache operator's force-delete (s11), Spark 4.2's Deployment executors (s12), all at once
+# (mixed). The others vary these and cost suite time.
 KINDS = [
     "s1-node-shutdown",
     "s2-partition",
@@ -50,6 +50,7 @@ KINDS = [
     "s8-orphans-and-churn",
     "s9-deleted-executors",
     "s11-apache-force-delete",
+    "s12-spark4-deployment-executors",
     "mixed",
 ]
 

@@ -101,6 +101,7 @@ def test_every_scenario_file_loads() -> None:
         "s9-deleted-executors",
         "s10-apache-infra-retry",
         "s11-apache-force-delete",
+        "s12-spark4-deployment-executors",
         "mixed",
     ):
         assert required in names

@@ -57,3 +57,20 @@ def test_the_legend_names_the_shade_only_when_it_is_drawn() -> None:
     )
     text = rows(app, NOW, width=61).plain
     assert UNDATED not in text
+
+
+def test_the_apache_operators_ending_and_restart_are_marked() -> None:
+    """Its timeouts and failures end an attempt; ScheduledToRestart starts the next: marked on
+    their rows (the states between, seconds apart, are in `history`)."""
+    from kubectl_spark.core.analyze import analyze
+    from kubectl_spark.core.inputs import Snapshot
+    from tests.unit.test_core_apache import RESTARTED, TIMED_OUT, sparkapp
+    from tests.unit.test_core_grouping import apache_attempt
+
+    owner = sparkapp([*TIMED_OUT, *RESTARTED], attempt=1, restarts=1, failures=1)
+    snapshot = Snapshot(pods=apache_attempt(1, "2026-03-01T00:10:00Z"), apacheapps=[owner], now=NOW)
+    (app,) = analyze(snapshot).apps
+    text = rows(app, NOW, width=61).plain
+    assert span(text, 1).count("o") == 1  # DriverStartTimedOut, where attempt 1 ended
+    assert span(text, 2).count("o") == 1  # ScheduledToRestart, where attempt 2 began
+    assert "o operator: attempt ended, restart" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from rich.text import Text
@@ -25,7 +26,30 @@ ENTRY_MARK = {
     "Fenced": ("F", "magenta"),
     "ForceKilled": ("K", "magenta"),
     "Resubmitted": ("R", "magenta"),
+    "OperatorState": ("o", "cyan"),
 }
+# The Apache operator's states worth a mark: how an attempt ended, and a restart it scheduled
+# (core.apache; the rest, Submitted … RunningHealthy, follow each other within seconds).
+OPERATOR_MARKED = {
+    "SchedulingFailure",
+    "DriverStartTimedOut",
+    "DriverReadyTimedOut",
+    "ExecutorsStartTimedOut",
+    "DriverEvicted",
+    "Failed",
+    "ScheduledToRestart",
+    "RunningWithBelowThresholdExecutors",
+}
+_OPERATOR_STATE = re.compile(r"^SparkApplication (?:\S+ )?(\w+) \(attempt id")
+
+
+def _marked(kind: str, message: str) -> bool:
+    if kind != "OperatorState":
+        return kind in ENTRY_MARK
+    found = _OPERATOR_STATE.match(message)
+    return found is not None and found.group(1) in OPERATOR_MARKED
+
+
 UNDATED = "░"
 SPAN = {
     "Running": "green",
@@ -83,7 +107,7 @@ def rows(app: App, now: datetime, width: int = 60) -> Text:
                 if x is not None:
                     row[x], styles[x] = MARK.get(executor.reason.category, ("?", "white"))
         for entry in app.history:
-            if entry.attempt == attempt.number and entry.kind in ENTRY_MARK:
+            if entry.attempt == attempt.number and _marked(entry.kind, entry.message):
                 x = column(entry.time)
                 if x is not None:
                     row[x], styles[x] = ENTRY_MARK[entry.kind]
@@ -91,6 +115,7 @@ def rows(app: App, now: datetime, width: int = 60) -> Text:
         for char, style in zip(row, styles, strict=True):
             text.append(char, style=style)
         text.append(f"| {attempt.state}\n")
+    kinds = {entry.kind for entry in app.history if _marked(entry.kind, entry.message)}
     items = [
         "legend: █ attempt span",
         *([f"{UNDATED} undated, between its neighbours"] if UNDATED in text.plain else []),
@@ -100,6 +125,7 @@ def rows(app: App, now: datetime, width: int = 60) -> Text:
         "F fence",
         "K kill",
         "R resubmit",
+        *(["o operator: attempt ended, restart"] if "OperatorState" in kinds else []),
     ]
     text.append("\n".join(packed(items, width + 22)), style="dim")
     return text

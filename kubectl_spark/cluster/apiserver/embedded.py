@@ -50,6 +50,8 @@ class EmulatorOptions:
     port: int = 0
     tls: bool = True
     spark_operator_crd: bool = True
+    # The Apache operator's CRD versions served (an older release serves v1beta1 alone)
+    apache_versions: tuple[str, ...] = ("v1", "v1beta1")
     clock: Clock = field(default_factory=SystemClock)
     history_size: int = 20000
     event_ttl_seconds: float = 3600.0
@@ -109,7 +111,10 @@ class EmbeddedApiServer:
 
     def __init__(self, options: EmulatorOptions | None = None) -> None:
         self.options = options or EmulatorOptions()
-        self.registry = Registry.default(spark_operator_crd=self.options.spark_operator_crd)
+        self.registry = Registry.default(
+            spark_operator_crd=self.options.spark_operator_crd,
+            apache_versions=self.options.apache_versions,
+        )
         self.store = Store(
             self.registry,
             self.options.clock,

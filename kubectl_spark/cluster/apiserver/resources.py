@@ -7,6 +7,7 @@ names and subresources.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,7 +91,7 @@ def _apache(plural: str, kind: str, version: str) -> ResourceType:
     """A CRD of the Apache Spark Kubernetes Operator (build-tools/helm/…/crds in its repository).
 
     Both versions are served, v1 is stored; their schemas differ in nothing the plugin reads.
-    kubectl's short names are the singulars (``sparkapp`` is the Kubeflow CRD's too).
+    Its short names are the chart's: ``sparkapp`` (the Kubeflow CRD's too) and ``sparkcluster``.
     """
     return ResourceType(
         APACHE_GROUP,
@@ -99,7 +100,7 @@ def _apache(plural: str, kind: str, version: str) -> ResourceType:
         plural[:-1],
         kind,
         namespaced=True,
-        short_names=(plural[:-1],),
+        short_names=("sparkapp" if kind == "SparkApplication" else "sparkcluster",),
         subresources=(_status(kind),),
         builtin=False,
         storage="" if version == "v1" else f"{plural}.{APACHE_GROUP}",
@@ -334,8 +335,11 @@ GROUP_ORDER = (
     "coordination.k8s.io",
     "events.k8s.io",
     "authorization.k8s.io",
-    "sparkoperator.k8s.io",
+    # CRD groups after the built-in ones, by name: "spark.apache.org" sorts before
+    # "sparkoperator.k8s.io", so where both are installed kubectl's `sparkapp` and
+    # `sparkapplications` mean the Apache operator's (as the real control plane answers).
     "spark.apache.org",
+    "sparkoperator.k8s.io",
 )
 
 
@@ -344,12 +348,21 @@ class Registry:
     types: list[ResourceType] = field(default_factory=list)
 
     @classmethod
-    def default(cls, *, spark_operator_crd: bool = True, apache_crds: bool = True) -> Registry:
+    def default(
+        cls,
+        *,
+        spark_operator_crd: bool = True,
+        apache_versions: tuple[str, ...] = ("v1", "v1beta1"),
+    ) -> Registry:
         types = list(BUILTIN)
         if spark_operator_crd:
             types.append(SPARK_APPLICATIONS)
-        if apache_crds:
-            types.extend(APACHE_CRDS)
+        # v1 stores when served; an older release's v1beta1 alone stores itself
+        types.extend(
+            rt if "v1" in apache_versions else dataclasses.replace(rt, storage="", stored_as="")
+            for rt in APACHE_CRDS
+            if rt.version in apache_versions
+        )
         return cls(types)
 
     def lookup(self, group: str, version: str, plural: str) -> ResourceType | None:

@@ -51,6 +51,7 @@ class Connection:
     verbosity: int = 0  # -v: at trace.REQUESTS every request is printed
     # Whether a credential plugin may talk to the user on the terminal (not under the TUI).
     interactive: bool = True
+    in_cluster: bool = False  # the pod's service account (``record --in-cluster``)
 
     def selection(self) -> Selection:
         """What the kubeconfig loader applies: the fields both have, by name."""

@@ -34,6 +34,7 @@ class Selection:
     server: str | None = None
     token: str | None = None
     insecure_skip_tls_verify: bool = False
+    in_cluster: bool = False  # the pod's service account, whatever kubeconfig there is
 
 
 @dataclass(frozen=True)
@@ -79,10 +80,21 @@ def _absolutize(entry: dict[str, Any], base: Path) -> dict[str, Any]:
 
 
 def load(selection: Selection) -> Resolved:
+    if selection.in_cluster:
+        if not in_cluster_possible():
+            raise ConfigError(
+                "not in a pod: no KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT, or no "
+                f"service account token in {service_account_dir()}"
+            )
+        return _in_cluster(selection)
     files = _files(selection)
     merged, current, read = _merge(files, selection)
     if not read and selection.server and not selection.context:
         return _from_flags(selection)
+    if not read and not selection.kubeconfig and in_cluster_possible():
+        # As kubectl does in a pod with no kubeconfig (client-go tools/clientcmd,
+        # merged_client_builder.go: an empty config and InClusterConfig possible).
+        return _in_cluster(selection)
     if not read:
         raise ConfigError(
             "no kubeconfig found (looked at " + ", ".join(str(f) for f in files) + ")",
@@ -113,6 +125,55 @@ def load(selection: Selection) -> Resolved:
         "contexts": [{"name": context_name, "context": context}],
     }
     return Resolved(config, context_name, cluster_name, namespace, tuple(read))
+
+
+IN_CLUSTER = "in-cluster"  # the context (and cluster) name of a pod's own configuration
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def service_account_dir() -> Path:
+    """Where the pod's token, CA and namespace are mounted (a test may point elsewhere)."""
+    return Path(os.environ.get("KUBECTL_SPARK_SERVICEACCOUNT_DIR") or SERVICE_ACCOUNT_DIR)
+
+
+def in_cluster_possible() -> bool:
+    """client-go's rule (rest.InClusterConfig): both variables set and a token to read."""
+    return bool(
+        os.environ.get("KUBERNETES_SERVICE_HOST")
+        and os.environ.get("KUBERNETES_SERVICE_PORT")
+        and (service_account_dir() / "token").is_file()
+    )
+
+
+def _in_cluster(selection: Selection) -> Resolved:
+    """The pod's service account as a kubeconfig: the token is a file, read at each connect.
+
+    Bound tokens are rotated by the kubelet; a file, not its contents, keeps up with them.
+    """
+    host = os.environ["KUBERNETES_SERVICE_HOST"]
+    port = os.environ["KUBERNETES_SERVICE_PORT"]
+    folder = service_account_dir()
+    where = f"[{host}]" if ":" in host else host  # net.JoinHostPort
+    cluster: dict[str, Any] = {"server": f"https://{where}:{port}"}
+    if (folder / "ca.crt").is_file():
+        cluster["certificate-authority"] = str(folder / "ca.crt")
+    try:
+        own = (folder / "namespace").read_text().strip()
+    except OSError:
+        own = ""
+    namespace = selection.namespace or own or "default"
+    context = {"cluster": IN_CLUSTER, "user": IN_CLUSTER, "namespace": namespace}
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": IN_CLUSTER,
+        "clusters": [{"name": IN_CLUSTER, "cluster": _cluster(cluster, selection)}],
+        "users": [
+            {"name": IN_CLUSTER, "user": _user({"tokenFile": str(folder / "token")}, selection)}
+        ],
+        "contexts": [{"name": IN_CLUSTER, "context": context}],
+    }
+    return Resolved(config, IN_CLUSTER, IN_CLUSTER, namespace, ())
 
 
 Merged = dict[str, dict[str, Any]]

@@ -115,3 +115,58 @@ def test_a_server_the_client_cannot_use_is_bad_input(tmp_path: Path) -> None:
         load(Selection(kubeconfig=str(a)))
     fixed = load(Selection(kubeconfig=str(a), server="alpha:6443")).config["clusters"][0]
     assert fixed["cluster"]["server"] == "https://alpha:6443"  # host:port alone: https, as kubectl
+
+
+def _service_account(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "sa"
+    folder.mkdir()
+    (folder / "token").write_text("bound-token\n")
+    (folder / "ca.crt").write_text("-----BEGIN CERTIFICATE-----\n")
+    (folder / "namespace").write_text("spark-recorder\n")
+    monkeypatch.setenv("KUBECTL_SPARK_SERVICEACCOUNT_DIR", str(folder))
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    return folder
+
+
+def test_in_a_pod_without_a_kubeconfig_the_service_account_is_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As kubectl in a pod (client-go's in-cluster fallback): server from the environment, the
+    token as a file (re-read at each connect: bound tokens rotate), the pod's namespace."""
+    from kubectl_spark.kube.config import IN_CLUSTER, Selection, load
+
+    folder = _service_account(tmp_path, monkeypatch)
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    resolved = load(Selection())
+    assert (resolved.context, resolved.namespace) == (IN_CLUSTER, "spark-recorder")
+    cluster = resolved.config["clusters"][0]["cluster"]
+    assert cluster == {
+        "server": "https://10.96.0.1:443",
+        "certificate-authority": str(folder / "ca.crt"),
+    }
+    assert resolved.user_entry == {"tokenFile": str(folder / "token")}
+    assert load(Selection(namespace="other")).namespace == "other"
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "fd00::1")
+    assert load(Selection()).config["clusters"][0]["cluster"]["server"] == "https://[fd00::1]:443"
+
+
+def test_in_cluster_forced_wins_over_a_kubeconfig_and_says_why_it_cannot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kubectl_spark.errors import ConfigError
+    from kubectl_spark.kube.config import IN_CLUSTER, Selection, load
+
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: k, cluster: "
+        "{server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+    )
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    with pytest.raises(ConfigError, match="not in a pod"):
+        load(Selection(kubeconfig=str(kubeconfig), in_cluster=True))
+    _service_account(tmp_path, monkeypatch)
+    assert load(Selection(kubeconfig=str(kubeconfig))).context == "c"  # a kubeconfig: used
+    assert load(Selection(kubeconfig=str(kubeconfig), in_cluster=True)).context == IN_CLUSTER

@@ -36,6 +36,13 @@ COMMANDS: tuple[tuple[str, str, str, str, str | None], ...] = (
         "Keep Spark pods' last states and Events in the local history store.",
         None,
     ),
+    (
+        "recorder",
+        "recorder",
+        "run",
+        "Print or apply the in-cluster recorder (record with leader election).",
+        None,
+    ),
     ("fence", "fence", "run", "Fence an attempt so that it cannot make progress.", "Actions"),
     ("unfence", "fence", "unfence", "Undo a fence.", "Actions"),
     (

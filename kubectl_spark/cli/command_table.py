@@ -78,6 +78,24 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
         [
             "--quiet",
             "-q",
+            "--in-cluster",
+            "--leader-elect",
+            "--identity",
+        ],
+    ),
+    "recorder": (
+        "Print or apply the in-cluster recorder (record with leader election).",
+        [
+            "--image",
+            "--replicas",
+            "--storage",
+            "--storage-class",
+            "--access-mode",
+            "--dry-run",
+            "--yes",
+            "-y",
+            "--output",
+            "-o",
         ],
     ),
     "fence": (
@@ -203,6 +221,7 @@ TOP_HELP = (
     "  logs        Print the log of a driver attempt or an executor.\n"
     "  tui         Open the live terminal UI.\n"
     "  record      Keep Spark pods' last states and Events in the local...\n"
+    "  recorder    Print or apply the in-cluster recorder (record with leader...\n"
     "  fence       Fence an attempt so that it cannot make progress.\n"
     "  unfence     Undo a fence.\n"
     "  force-kill  Delete exactly one attempt's pods, now, by UID.\n"

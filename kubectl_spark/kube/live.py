@@ -75,6 +75,7 @@ class LiveCluster:
         self.failures: dict[str, str] = {}
         self.denied = ""  # the pods list's refusal (RBAC): nothing to show without it
         self.last_event: float | None = None
+        self.lists = 0  # lists made: one per resource, and one more after each lost watch
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
         self.ready = threading.Event()
@@ -311,6 +312,7 @@ class LiveCluster:
                         keep=lambda i, key=key: slim(key, i),  # type: ignore[misc]
                     )
                     with self.lock:
+                        self.lists += 1
                         self.objects[key] = {
                             i["metadata"]["uid"]: i
                             for i in items

@@ -1,86 +1,204 @@
 """``kubectl spark record``: watch and keep every attempt's and executor's last state locally.
 
-Runs until Ctrl-C or SIGTERM (a terminal, tmux, or a systemd user unit: see the README). What it
-keeps lets ``ls``, ``describe``, ``history`` and the TUI explain losses whose pods and Events the
-cluster has since forgotten.
+Runs until Ctrl-C or SIGTERM (a terminal, tmux, a systemd user unit, or a pod: see the README).
+What it keeps lets ``ls``, ``describe``, ``history`` and the TUI explain losses whose pods and
+Events the cluster has since forgotten.
+
+In a cluster (``--in-cluster --leader-elect``, as ``kubectl spark recorder`` deploys it), two
+replicas run: both watch, one records. The other is a hot standby: what it watched since it
+started (pods deleted meanwhile included) is written the moment it takes the Lease over, so a
+leader that dies loses nothing to the gap.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import signal
+import socket
 import sys
 import threading
+import time
 from typing import Any
 
 import typer
 
 from kubectl_spark.cli import common
 from kubectl_spark.cli import globals as cli_globals
-from kubectl_spark.errors import Forbidden
+from kubectl_spark.errors import Forbidden, UsageError
+
+LEASE = "kubectl-spark-recorder"
 
 
 def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Say nothing but errors."),
+    in_cluster: bool = typer.Option(
+        False, "--in-cluster", help="Use the pod's service account, whatever kubeconfig there is."
+    ),
+    leader_elect: bool = typer.Option(
+        False,
+        "--leader-elect",
+        help=f"Record only while holding the Lease {LEASE} in the recorder's namespace; "
+        "watch meanwhile, and write what was watched on taking it over.",
+    ),
+    metrics_port: int = typer.Option(
+        0,
+        "--metrics-port",
+        min=0,
+        max=65535,
+        help="Serve Prometheus metrics on this port (/metrics); 0: none.",
+    ),
+    identity: str = typer.Option(
+        "",
+        "--identity",
+        help="This recorder's name in the Lease (default: $POD_NAME, else host and process id).",
+    ),
 ) -> None:
     """Watch Spark pods and their Events and keep them in the local history store."""
-    from kubectl_spark.history.store import HistoryStore
     from kubectl_spark.kube import snapshot
     from kubectl_spark.kube.client import connect, history_scope
-    from kubectl_spark.kube.live import LiveCluster
-    from kubectl_spark.kube.logtails import LogKeeper
-    from kubectl_spark.kube.recording import Recorder
 
     g = cli_globals.current()
     conn = common.connection()
+    if in_cluster:
+        conn = dataclasses.replace(conn, in_cluster=True)
     with connect(conn) as api:
         namespace = None if g.all_namespaces else api.namespace
         if namespace:
             snapshot.check_namespace(api, namespace)
         scope = history_scope(api)
-    path = common.history_path()
-    stop = threading.Event()
-    wake = threading.Event()
+        own_namespace = api.namespace
+    me = identity or os.environ.get("POD_NAME") or f"{socket.gethostname()}-{os.getpid()}"
+    session = _Session(conn, namespace, scope, quiet=quiet)
+    if leader_elect:
+        from kubectl_spark.kube.leader import LeaseElector
 
-    def stopping(*_: Any) -> None:
-        stop.set()
-        wake.set()
+        session.elector = LeaseElector(lambda: connect(conn), own_namespace, LEASE, me)
+        session.me = me
+    if metrics_port:
+        session.serve_metrics(metrics_port)
+    session.run()
 
-    previous = signal.signal(signal.SIGTERM, stopping)
-    with HistoryStore(path) as store, connect(conn) as api:
-        recorder = Recorder(store, scope)
-        keeper = LogKeeper(api, store, scope)
-        live = LiveCluster(lambda: connect(conn), namespace)
-        live.on_change = wake.set
-        live.start()
-        if not quiet:
-            where = f"namespace {namespace}" if namespace else "all namespaces"
-            print(f"recording {scope.context} ({where}) into {path}; Ctrl-C stops", file=sys.stderr)
+
+class _Session:
+    """One recorder's life: watch; record while leading; count for the metrics."""
+
+    def __init__(self, conn: Any, namespace: str | None, scope: Any, *, quiet: bool) -> None:
+        self.conn, self.namespace, self.scope, self.quiet = conn, namespace, scope, quiet
+        self.path = common.history_path()
+        self.stop = threading.Event()
+        self.wake = threading.Event()
+        self.elector: Any = None
+        self.me = ""
+        self.metrics: Any = None
+        self.tracker: Any = None
+        self.leading = True
+        self.asked = 0.0
+
+    def say(self, text: str) -> None:
+        if not self.quiet:
+            print(text, file=sys.stderr, flush=True)
+
+    def serve_metrics(self, port: int) -> None:
+        from kubectl_spark.app.metrics import RecorderMetrics
+        from kubectl_spark.core.incremental import LiveAnalysis
+
+        self.metrics = RecorderMetrics()
+        self.tracker = LiveAnalysis()
         try:
-            while not stop.is_set():
-                wake.wait(1.0)
-                wake.clear()
-                if live.state == "forbidden":
-                    raise Forbidden(live.error, status=403)
-                changes, seen = live.take_changes()
-                pods = recorder.write(changes, seen)
-                # At once: Spark deletes a lost executor's pod, and its log, within a second.
-                said_forbidden = keeper.forbidden
-                keeper.keep(pods, listed=changes is None)
-                if keeper.forbidden and not said_forbidden:
-                    print(
-                        "cannot read pods' logs (forbidden: needs get on pods/log): the last "
-                        "lines of stopped containers are not kept",
-                        file=sys.stderr,
-                    )
-        except KeyboardInterrupt:
-            pass
-        finally:
-            live.stop()
-            recorder.write(*live.take_changes())  # what arrived since the last batch
-            signal.signal(signal.SIGTERM, previous)
-    if not quiet:
-        print(
+            self.metrics.serve(port)
+        except OSError as exc:
+            raise UsageError(f"cannot serve metrics on port {port}: {exc.strerror}") from exc
+
+    def run(self) -> None:
+        from kubectl_spark.history.store import HistoryStore
+        from kubectl_spark.kube.client import connect
+        from kubectl_spark.kube.live import LiveCluster
+        from kubectl_spark.kube.logtails import LogKeeper
+        from kubectl_spark.kube.recording import Recorder
+
+        def stopping(*_: Any) -> None:
+            self.stop.set()
+            self.wake.set()
+
+        previous = signal.signal(signal.SIGTERM, stopping)
+        self.leading = self.elector is None
+        with HistoryStore(self.path) as store, connect(self.conn) as api:
+            recorder = Recorder(store, self.scope)
+            keeper = LogKeeper(api, store, self.scope)
+            live = LiveCluster(lambda: connect(self.conn), self.namespace)
+            live.on_change = self.wake.set
+            live.start()
+            where = f"namespace {self.namespace}" if self.namespace else "all namespaces"
+            self.say(f"recording {self.scope.context} ({where}) into {self.path}; Ctrl-C stops")
+            try:
+                while not self.stop.is_set():
+                    self.wake.wait(1.0)
+                    self.wake.clear()
+                    self._step(live, recorder, keeper)
+            except KeyboardInterrupt:
+                pass
+            finally:
+                live.stop()
+                if self.leading:
+                    recorder.write(*live.take_changes())  # what arrived since the last batch
+                if self.elector is not None:
+                    self.elector.release()
+                signal.signal(signal.SIGTERM, previous)
+        self.say(
             f"recorded {recorder.pods_written} pod and {recorder.events_written} event states, "
-            f"and the last lines of {keeper.kept} stopped container(s)",
-            file=sys.stderr,
+            f"and the last lines of {keeper.kept} stopped container(s)"
         )
+
+    def _lead(self) -> bool:
+        """Renew or take the Lease when due; True when this round took it over."""
+        elector = self.elector
+        if elector is None:
+            return False
+        period = float(elector.renew_seconds) if self.leading else 2.0
+        if elector.clock() - self.asked < period:
+            return False
+        self.asked = elector.clock()
+        now_leading = elector.try_acquire_or_renew()
+        if now_leading != self.leading:
+            self.say(f"{self.me}: {'leading: recording' if now_leading else 'standing by'}")
+        taken_over = now_leading and not self.leading
+        self.leading = now_leading
+        return taken_over
+
+    def _step(self, live: Any, recorder: Any, keeper: Any) -> None:
+        if live.state == "forbidden":
+            raise Forbidden(live.error, status=403)
+        taken_over = self._lead()
+        changes, seen = live.take_changes()
+        # On a takeover, everything watched so far (deleted pods' last states too).
+        batch = None if taken_over else changes
+        if self.metrics is not None:
+            if self.leading:
+                self.metrics.update(self.tracker.update(seen, batch))
+            self.metrics.health(
+                leading=self.leading,
+                store_bytes=_size(self.path),
+                last_event_age=None
+                if live.last_event is None
+                else time.monotonic() - live.last_event,
+                lists=live.lists,
+            )
+        if not self.leading:
+            return  # watching: the snapshot keeps what a takeover writes
+        pods = recorder.write(batch, seen)
+        # At once: Spark deletes a lost executor's pod, and its log, within a second.
+        said_forbidden = keeper.forbidden
+        keeper.keep(pods, listed=batch is None)
+        if keeper.forbidden and not said_forbidden:
+            self.say(
+                "cannot read pods' logs (forbidden: needs get on pods/log): the last "
+                "lines of stopped containers are not kept"
+            )
+
+
+def _size(path: Any) -> int:
+    try:
+        return int(path.stat().st_size)
+    except OSError:
+        return 0

@@ -1,0 +1,252 @@
+"""Two in-cluster recorders with the rendered RBAC: one leads, the other takes over and loses nothing.
+
+Each recorder is a process with a pod's environment (KUBERNETES_SERVICE_HOST/PORT and a
+service-account folder holding a bound token from the TokenRequest API, the CA and the
+namespace), the ServiceAccount and RBAC of ``kubectl spark recorder``, and one store (the
+claim both replicas mount). S9's losses leave no pod behind (Spark deletes each within
+seconds): one happens before the leader is killed, one while no recorder leads, one after the
+standby took over; ``history`` afterwards tells all three. Their ``-v=6`` requests show every
+rendered rule used, and none refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_spark.core.recorder_manifests import LEASE_RULES, NAME, RULES
+from kubectl_spark.sim.client import Client
+from tests.stages import Stage
+
+pytestmark = pytest.mark.slow
+NS = "kubectl-spark"
+LEASE = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases/kubectl-spark-recorder"
+REQUEST = re.compile(r"\] (GET|POST|PUT|PATCH|DELETE) https?://[^/]+(/\S*) (\d{3})")
+
+
+def _apply_rbac(admin: Client, tmp_path: Path) -> None:
+    """What `kubectl spark recorder` renders, less the Deployment, claim and Service (the
+    recorders here are processes)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "kubectl_spark.cli.main", "recorder", "-n", NS, "--dry-run", "-o", "json"],
+        capture_output=True, text=True, check=True, env={**os.environ, "HOME": str(tmp_path)},
+    ).stdout  # fmt: skip
+    admin.create("/api/v1/namespaces", {"metadata": {"name": NS}})
+    paths = {
+        "ServiceAccount": f"/api/v1/namespaces/{NS}/serviceaccounts",
+        "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+        "ClusterRoleBinding": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        "Role": f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/roles",
+        "RoleBinding": f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/rolebindings",
+    }
+    for item in json.loads(out)["items"]:
+        if item["kind"] in paths:
+            admin.create(paths[item["kind"]], item)
+
+
+def _service_account(admin: Client, bed: Any, folder: Path) -> dict[str, str]:
+    """A pod's mounted service account: a bound token (TokenRequest), the CA, the namespace."""
+    answer = admin.create(
+        f"/api/v1/namespaces/{NS}/serviceaccounts/{NAME}/token",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+         "spec": {"expirationSeconds": 3600}},
+    )  # fmt: skip
+    folder.mkdir()
+    (folder / "token").write_text(answer["status"]["token"])
+    (folder / "ca.crt").write_bytes(bed.ca_pem)
+    (folder / "namespace").write_text(NS)
+    host, _, port = bed.url.removeprefix("https://").rpartition(":")
+    return {
+        "KUBERNETES_SERVICE_HOST": host,
+        "KUBERNETES_SERVICE_PORT": port,
+        "KUBECTL_SPARK_SERVICEACCOUNT_DIR": str(folder),
+    }
+
+
+def _recorder(name: str, env: dict[str, str], db: Path, log: Any) -> subprocess.Popen[bytes]:
+    args = [sys.executable, "-m", "kubectl_spark.cli.main", "record", "--in-cluster",
+            "--leader-elect", "-A", "--history-db", str(db), "--identity", name, "-v=6"]  # fmt: skip
+    return subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=log)
+
+
+def _notebook(admin: Client) -> None:
+    """A client-mode driver in a pod of its own (no spark-role label) and its executor: the
+    recorder reads such an owner by name (the rule's get on pods)."""
+    pods = "/api/v1/namespaces/default/pods"
+    container = [{"name": "c", "image": "apache/spark:3.5.1"}]
+    owner = admin.create(
+        pods, {"metadata": {"name": "notebook"}, "spec": {"containers": container}}
+    )
+    ref = {"apiVersion": "v1", "kind": "Pod", "name": "notebook",
+           "uid": owner["metadata"]["uid"], "controller": True}  # fmt: skip
+    labels = {
+        "spark-role": "executor",
+        "spark-app-selector": "spark-notebook",
+        "spark-exec-id": "1",
+    }
+    admin.create(
+        pods,
+        {"metadata": {"name": "notebook-exec-1", "labels": labels, "ownerReferences": [ref]},
+         "spec": {"containers": container}},
+    )  # fmt: skip
+
+
+def _holder(admin: Client) -> str | None:
+    lease = admin.get(LEASE)
+    return None if lease is None else (lease.get("spec") or {}).get("holderIdentity")
+
+
+def _wait(what: str, predicate: Any, seconds: float = 60) -> None:
+    end = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > end:
+            pytest.fail(f"{what} did not happen in {seconds:.0f} s")
+        time.sleep(0.2)
+
+
+def _rules_used(log: str) -> tuple[set[tuple[str, str, str]], set[tuple[str, str, str]]]:
+    """(apiGroup, resource, verb) of every request a recorder's -v=6 lines show, and of those
+    answered 403."""
+    used, refused = set(), set()
+    for method, path, status in REQUEST.findall(log):
+        url, _, query = path.partition("?")
+        parts = [p for p in url.split("/") if p]
+        group, rest = ("", parts[2:]) if parts[0] == "api" else (parts[1], parts[3:])
+        if rest[:1] == ["namespaces"] and len(rest) > 2:
+            rest = rest[2:]
+        resource, name, sub = (
+            rest[0],
+            rest[1] if len(rest) > 1 else "",
+            rest[2] if len(rest) > 2 else "",
+        )
+        verb = {"POST": "create", "PUT": "update"}.get(method) or (
+            "get" if name else "watch" if "watch=" in query else "list"
+        )
+        rule = (group, f"{resource}/{sub}" if sub else resource, verb)
+        used.add(rule)
+        if status == "403":
+            refused.add(rule)
+    return used, refused
+
+
+def test_the_standby_takes_over_and_no_loss_is_missed(control_plane: Any, tmp_path: Path) -> None:
+    """On the real control plane: its RBAC is enforced there (the emulator serves no RBAC API)."""
+    from tests.beds import RealBed, reset
+
+    real = RealBed(control_plane)
+    s = Stage(real, "s9-deleted-executors", tmp_path)
+    admin = Client(real.url, real.token, real.ca_pem)
+    try:
+        _failover(s, real, admin, tmp_path)
+    finally:
+        for kind in ("clusterrolebindings", "clusterroles"):
+            admin.delete(f"/apis/rbac.authorization.k8s.io/v1/{kind}/{NAME}-{NS}")
+            s.close()
+        real.close()
+        reset(control_plane)
+
+
+def _failover(s: Stage, here: Any, admin: Client, tmp_path: Path) -> None:
+    _apply_rbac(admin, tmp_path)
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")
+    }
+    env.update(HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"))
+    env.update(_service_account(admin, here, tmp_path / "sa"))
+    db = tmp_path / "store" / "history.db"
+    db.parent.mkdir()
+    logs = {n: tmp_path / f"{n}.log" for n in ("recorder-a", "recorder-b")}
+    handles = {n: logs[n].open("wb") for n in logs}
+    procs = {n: _recorder(n, env, db, handles[n]) for n in logs}
+    try:
+        _wait("a leader", lambda: _holder(admin) in procs)
+        leader = str(_holder(admin))
+        standby = next(n for n in procs if n != leader)
+        _notebook(admin)
+        s.do("submit", "vanishing")
+        s.until(
+            "four executors running",
+            lambda: len(s.running(spark_role="executor", spark_app_name="vanishing")) == 4,
+        )
+
+        def gone(exec_id: str) -> bool:
+            return not any(
+                p["metadata"]["labels"].get("spark-exec-id") == exec_id
+                for p in s.pods(spark_role="executor", spark_app_name="vanishing")
+            )
+
+        s.do("oom_kill", {"app": "vanishing", "exec": 1})
+        s.until("executor 1's pod deleted by Spark", lambda: gone("1"))
+        s.settle(3)
+        procs[leader].send_signal(signal.SIGKILL)  # no release: the Lease runs out
+        procs[leader].wait(10)
+        s.do("evict", {"app": "vanishing", "exec": 2})  # while nobody leads
+        s.until("executor 2's pod deleted by Spark", lambda: gone("2"))
+        _wait("the standby's takeover", lambda: _holder(admin) == standby)
+        s.do("oom_kill", {"app": "vanishing", "exec": 3})
+        s.until("executor 3's pod deleted by Spark", lambda: gone("3"))
+        s.settle(3)
+        time.sleep(3)  # the recorder's next batch
+        procs[standby].send_signal(signal.SIGTERM)
+        assert procs[standby].wait(30) == 0
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+        for handle in handles.values():
+            handle.close()
+
+    reader = {**env, "KUBECTL_SPARK_SERVICEACCOUNT_DIR": str(tmp_path / "sa")}
+    out = subprocess.run(
+        [sys.executable, "-m", "kubectl_spark.cli.main", "history", "vanishing", "-n", "default",
+         "--history-db", str(db), "-o", "json"],
+        capture_output=True, text=True, env=reader, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    lost = {
+        h["executor"]: h["message"].split(":", 1)[1].split(" — ")[0].strip()
+        for h in json.loads(out.stdout)["items"]
+        if h["kind"] == "ExecutorLost"
+    }
+    assert {k: lost.get(k) for k in ("1", "2", "3")} == {
+        "1": "OOMKilled",
+        "2": "Evicted",
+        "3": "OOMKilled",
+    }, lost
+
+    used, refused = set(), set()
+    for log in logs.values():
+        found = _rules_used(log.read_text(errors="replace"))
+        used |= found[0]
+        refused |= found[1]
+    # The pod proxy to a simulated driver's IP is refused by this machine's network sandbox
+    # ("resolve_deny: denied destination"), after the API server authorized it: RBAC's own
+    # answer for it is asked directly.
+    assert refused <= {("", "pods/proxy", "get")}, sorted(refused)
+    sa = Client(here.url, (tmp_path / "sa" / "token").read_text(), here.ca_pem)
+    review = sa.create(
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        {"spec": {"resourceAttributes": {"namespace": "default", "verb": "get",
+                                         "resource": "pods", "subresource": "proxy"}}},
+    )  # fmt: skip
+    assert review["status"]["allowed"], review["status"]
+    sa.close()
+    rendered = {
+        (group, resource, verb)
+        for groups, resources, verbs in (*RULES, *LEASE_RULES)
+        for group in groups
+        for resource in resources
+        for verb in verbs
+    }
+    assert rendered - used == set(), f"rendered but never used: {sorted(rendered - used)}"
+    assert {u for u in used if u[:2] != ("", "namespaces")} <= rendered, sorted(used - rendered)

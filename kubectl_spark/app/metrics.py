@@ -52,6 +52,10 @@ class RecorderMetrics:
             "kubectl_spark_attempts", "Driver attempts of an application.",
             ("namespace", "app", "state"), registry=r,
         )  # fmt: skip
+        self.app_state = Gauge(
+            "kubectl_spark_app_state", "1 for an application's state now (ls's STATE).",
+            ("namespace", "app", "source", "state"), registry=r,
+        )  # fmt: skip
         self.leader = Gauge(
             "kubectl_spark_recorder_leader", "1 while this recorder records.", registry=r
         )
@@ -66,6 +70,7 @@ class RecorderMetrics:
             "Seconds since the last watch event arrived.", registry=r,
         )  # fmt: skip
         self._counted: set[tuple[str, str]] = set()
+        self._alerts_seen: set[tuple[str, str, str]] = set()
         self._lists = 0
         self._lock = threading.Lock()
 
@@ -75,11 +80,17 @@ class RecorderMetrics:
     def update(self, analysis: Analysis) -> None:
         """Count new losses; set the alerts and attempts to what the analysis says now."""
         with self._lock:
-            self.alerts.clear()
+            raised = {
+                (a.namespace, a.name, alert.type) for a in analysis.apps for alert in a.alerts
+            }
+            # A cleared alert reads 0 (its series kept): "at 1, then 0", as rules expect.
+            for labels in self._alerts_seen | raised:
+                self.alerts.labels(*labels).set(1 if labels in raised else 0)
+            self._alerts_seen |= raised
             self.attempts.clear()
+            self.app_state.clear()
             for app in analysis.apps:
-                for alert in app.alerts:
-                    self.alerts.labels(app.namespace, app.name, alert.type).set(1)
+                self.app_state.labels(app.namespace, app.name, app.source, app.state).set(1)
                 states: dict[str, int] = {}
                 for attempt in app.attempts:
                     states[attempt.state] = states.get(attempt.state, 0) + 1

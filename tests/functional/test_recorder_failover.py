@@ -15,6 +15,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -33,7 +34,7 @@ LEASE = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases/kubectl-spark-reco
 REQUEST = re.compile(r"\] (GET|POST|PUT|PATCH|DELETE) https?://[^/]+(/\S*) (\d{3})")
 
 
-def _apply_rbac(admin: Client, tmp_path: Path) -> None:
+def _apply_rbac(admin: Client, tmp_path: Path) -> list[str]:
     """What `kubectl spark recorder` renders, less the Deployment, claim and Service (the
     recorders here are processes)."""
     out = subprocess.run(
@@ -48,9 +49,12 @@ def _apply_rbac(admin: Client, tmp_path: Path) -> None:
         "Role": f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/roles",
         "RoleBinding": f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/rolebindings",
     }
-    for item in json.loads(out)["items"]:
+    items = json.loads(out)["items"]
+    for item in items:
         if item["kind"] in paths:
             admin.create(paths[item["kind"]], item)
+    (deployment,) = [i for i in items if i["kind"] == "Deployment"]
+    return list(deployment["spec"]["template"]["spec"]["containers"][0]["args"])
 
 
 def _service_account(admin: Client, bed: Any, folder: Path) -> dict[str, str]:
@@ -72,10 +76,17 @@ def _service_account(admin: Client, bed: Any, folder: Path) -> dict[str, str]:
     }
 
 
-def _recorder(name: str, env: dict[str, str], db: Path, log: Any) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "kubectl_spark.cli.main", "record", "--in-cluster",
-            "--leader-elect", "-A", "--history-db", str(db), "--identity", name, "-v=6"]  # fmt: skip
-    return subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=log)
+def _recorder(
+    name: str, deployed: list[str], env: dict[str, str], db: Path, log: Any
+) -> subprocess.Popen[bytes]:
+    """The Deployment's own command line, with this process's store, port and name."""
+    args = list(deployed)
+    args[args.index("--history-db") + 1] = str(db)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        args[args.index("--metrics-port") + 1] = str(sock.getsockname()[1])
+    command = [sys.executable, "-m", "kubectl_spark.cli.main", *args, "--identity", name, "-v=6"]
+    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=log)
 
 
 def _notebook(admin: Client) -> None:
@@ -156,7 +167,8 @@ def test_the_standby_takes_over_and_no_loss_is_missed(control_plane: Any, tmp_pa
 
 
 def _failover(s: Stage, here: Any, admin: Client, tmp_path: Path) -> None:
-    _apply_rbac(admin, tmp_path)
+    deployed = _apply_rbac(admin, tmp_path)
+    assert deployed[:3] == ["record", "--in-cluster", "--leader-elect"]
     env = {
         k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")
     }
@@ -166,7 +178,7 @@ def _failover(s: Stage, here: Any, admin: Client, tmp_path: Path) -> None:
     db.parent.mkdir()
     logs = {n: tmp_path / f"{n}.log" for n in ("recorder-a", "recorder-b")}
     handles = {n: logs[n].open("wb") for n in logs}
-    procs = {n: _recorder(n, env, db, handles[n]) for n in logs}
+    procs = {n: _recorder(n, deployed, env, db, handles[n]) for n in logs}
     try:
         _wait("a leader", lambda: _holder(admin) in procs)
         leader = str(_holder(admin))
@@ -250,3 +262,34 @@ def _failover(s: Stage, here: Any, admin: Client, tmp_path: Path) -> None:
     }
     assert rendered - used == set(), f"rendered but never used: {sorted(rendered - used)}"
     assert {u for u in used if u[:2] != ("", "namespaces")} <= rendered, sorted(used - rendered)
+
+
+def test_recorder_applies_its_manifests_with_a_plan(
+    control_plane: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --dry-run: a plan (the namespace first when missing), confirmed by --yes, applied."""
+    from kubectl_spark.cli.main import main
+    from tests.beds import RealBed, reset
+
+    real = RealBed(control_plane)
+    kubeconfig = str(real.write_kubeconfig(tmp_path / "kubeconfig"))
+    admin = Client(real.url, real.token, real.ca_pem)
+    try:
+        assert main(["--kubeconfig", kubeconfig, "recorder", "-n", "rec", "--dry-run"]) == 0
+        plan = capsys.readouterr().out.splitlines()
+        assert plan[0] == "Plan: recorder kubectl-spark-recorder in namespace rec"
+        assert plan[1].startswith("  1. create namespaces rec")
+        assert main(["--kubeconfig", kubeconfig, "recorder", "-n", "rec", "--yes"]) == 0, (
+            capsys.readouterr().err
+        )
+        made = admin.get(f"/apis/apps/v1/namespaces/rec/deployments/{NAME}")
+        assert made is not None and made["spec"]["replicas"] == 2
+        assert admin.get(f"/apis/rbac.authorization.k8s.io/v1/clusterroles/{NAME}-rec")
+        code = main(["--kubeconfig", kubeconfig, "recorder", "-n", "rec", "--yes"])
+        assert code != 0 and "already exists" in capsys.readouterr().err
+    finally:
+        for kind in ("clusterrolebindings", "clusterroles"):
+            admin.delete(f"/apis/rbac.authorization.k8s.io/v1/{kind}/{NAME}-rec")
+        admin.close()
+        real.close()
+        reset(control_plane)

@@ -103,3 +103,23 @@ def test_every_runtime_dependency_is_explained_in_the_readme() -> None:
     for dep in deps:
         name = dep.split(">")[0].split("<")[0].split("=")[0].strip()
         assert f"`{name}`" in section, f"README does not say why {name} is a dependency"
+
+
+def test_the_recorder_image_runs_the_console_script_the_manifests_name() -> None:
+    """The Dockerfile's entrypoint is the package's console script, its default command the
+    recorder's, and the manifests' arguments start the same way."""
+    import tomllib
+    from pathlib import Path
+
+    from kubectl_spark.core.recorder_manifests import RecorderOptions, manifests
+
+    root = Path(__file__).resolve().parents[2]
+    docker = (root / "Dockerfile").read_text()
+    scripts = tomllib.loads((root / "pyproject.toml").read_text())["project"]["scripts"]
+    assert 'ENTRYPOINT ["kubectl-spark"]' in docker and "kubectl-spark" in scripts
+    for copied in ("pyproject.toml", "README.md", "kubectl_spark", "tui"):
+        assert (root / copied).exists()
+    deployment = manifests(RecorderOptions("ns", "img"))[-1]
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert 'CMD ["record", "--in-cluster", "--leader-elect", "--all-namespaces"]' in docker
+    assert args[:4] == ["record", "--in-cluster", "--leader-elect", "--all-namespaces"]

@@ -33,6 +33,7 @@ class Wanted:
     history: Path | None = None  # the history store to merge (None: none)
     slim_pods: bool = False  # keep only what the core reads of each pod (not for plans)
     spark_api: bool = True  # ask running drivers for Spark's executor list
+    history_server: str | None = None  # a Spark History Server: finished drivers' executor lists
 
 
 @dataclass
@@ -53,6 +54,11 @@ def load(api: Api, wanted: Wanted) -> ClusterView:
         snap = with_history(api, snap, wanted)
     if wanted.spark_api:
         snap = dataclasses.replace(snap, spark_views=read_views(api, snap.pods, snap.nodes))
+    if wanted.history_server:
+        from kubectl_spark.kube.historyserver import finished_app_ids, read_finished
+
+        views = read_finished(wanted.history_server, finished_app_ids(snap))
+        snap = dataclasses.replace(snap, finished_views=views)
     return ClusterView(analyze(snap, group_by=wanted.group_by), wanted.namespace, api, snap)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -79,6 +80,9 @@ def load(
         history=history_path() if history and not g.no_history else None,
         slim_pods=slim_pods,
         spark_api=spark_api,
+        history_server=(g.history_server or os.environ.get("KUBECTL_SPARK_HISTORY_SERVER") or None)
+        if spark_api
+        else None,
     )
     try:
         return load_view(api, wanted)

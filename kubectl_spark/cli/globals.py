@@ -30,6 +30,7 @@ VALUE_FLAGS = {
     "-v": "verbosity",
     "--v": "verbosity",
     "--history-db": "history_db",
+    "--history-server": "history_server",
     "--color": "color",
 }
 SHORT_VALUE_FLAGS = ("-n", "-s", "-v")  # also written -nNAME, -sURL and -v6
@@ -59,6 +60,8 @@ class Globals:
     impersonate_uid: str | None = None  # --as-uid
     verbosity: int = 0  # -v: 6 prints every request (kube/trace.py)
     history_db: str | None = None  # the local history store (default: under XDG_STATE_HOME)
+    # A Spark History Server's URL (else $KUBECTL_SPARK_HISTORY_SERVER): gone drivers' executors
+    history_server: str | None = None
     no_history: bool = False
     color: str = "auto"  # --color: auto, always or never (cli/colour.py)
 

@@ -392,6 +392,21 @@ def _app_state(app: AppGroup, attempts: Sequence[Attempt]) -> str:
     )
 
 
+def _view_of(snapshot: Snapshot, app: AppGroup, attempt: AttemptGroup) -> Any:
+    """Spark's executor list of an attempt: its running driver's, else a History Server's."""
+    live = snapshot.spark_views.get(attempt.uid) if attempt.uid else None
+    if live is not None or not snapshot.finished_views:
+        return live
+    app_id = (
+        attempt.driver.app_id
+        if attempt.driver is not None
+        else (attempt.name or "").removesuffix("-driver")
+        if app.source == APACHE
+        else ""
+    )
+    return snapshot.finished_views.get(app_id) if app_id else None
+
+
 def _unlabelled_ips(attempt: AttemptGroup) -> dict[str, str]:
     """Pod uid → IP of executors whose pods do not carry Spark's id (a controller made them)."""
     return {
@@ -432,7 +447,7 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
             link_executor_failures(
                 with_spark_view(
                     _attempt(i + 1, a, app, index),
-                    snapshot.spark_views.get(a.uid or "") if a.uid else None,
+                    _view_of(snapshot, app, a),
                     partial(_pod_events_named, index, app.namespace),
                     _unlabelled_ips(a),
                 )
@@ -543,10 +558,10 @@ def _sources(
     found |= {e.source for a in attempts for e in a.executors}
     found |= {g.driver.source for g in group_.attempts if g.driver is not None}
     notes = [f"attempt {a.number}: {OUTSIDE_NOTE}" for a in attempts if a.outside]
-    for a in attempts:
-        view = snapshot.spark_views.get(a.uid or "") if a.uid else None
+    for a, g in zip(attempts, group_.attempts, strict=False):
+        view = _view_of(snapshot, group_, g)
         if view and view.get("executors") is not None:
-            found.add("spark-api")
+            found.add("history-server" if view.get("origin") else "spark-api")
         elif view and view.get("note"):
             notes.append(f"attempt {a.number}: {view['note']}")
         if a.unknown_losses:
@@ -556,5 +571,5 @@ def _sources(
             )
     notes += [UNREADABLE[key] for key in snapshot.unreadable if key in UNREADABLE]
     found.discard("spark")
-    order = ("cluster", "watch", "history", "spark-api")
+    order = ("cluster", "watch", "history", "spark-api", "history-server")
     return tuple(s for s in order if s in found), tuple(notes)

@@ -37,6 +37,8 @@ class Snapshot:
     pods_resource_version: str = ""  # where a watch of the pods continues from
     # Spark's own executor list per live driver pod uid: {"executors": [...]} or {"note": why not}
     spark_views: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # A Spark History Server's executor lists by app id, for attempts whose driver does not run
+    finished_views: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     unreadable: tuple[str, ...] = ()  # lists the gateway was refused (forbidden), by field name
     # Pods that executors name as their owner but that carry no spark-role label: a driver in
     # client mode, running in a pod of its own (a notebook), with spark.kubernetes.driver.pod.name.

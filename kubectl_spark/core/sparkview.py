@@ -54,13 +54,14 @@ def _line(text: str, prefix: str) -> str:
     return ""
 
 
-def reason_from_spark(summary: Mapping[str, Any]) -> Reason:
-    """Spark's removeReason, classified by the same rules as a pod (its text quotes the pod)."""
+def reason_from_spark(summary: Mapping[str, Any], origin: str = "Spark's driver") -> Reason:
+    """Spark's removeReason, classified by the same rules as a pod (its text quotes the pod).
+
+    ``origin``: who told it, the running driver or a History Server replaying its event log.
+    """
     text = str(summary.get("removeReason") or "")
     first = text.splitlines()[0] if text else "(no reason given)"
-    evidence = (
-        f"from Spark's driver (allexecutors), removed at {summary.get('removeTime')}: {first}",
-    )
+    evidence = (f"from {origin} (allexecutors), removed at {summary.get('removeTime')}: {first}",)
     if first.startswith("Executor killed by driver"):
         return Reason(
             category="driver",
@@ -250,7 +251,7 @@ def with_spark_view(
         exec_id = str(summary.get("id"))
         if summary.get("isActive", True):
             continue
-        spark = reason_from_spark(summary)
+        spark = reason_from_spark(summary, str((view or {}).get("origin") or "Spark's driver"))
         hosted = by_host.get(_host(summary))
         if hosted is not None and exec_id not in by_id:
             index, last = hosted

@@ -144,6 +144,21 @@ class SparkDrivers:
         self.world = world
         self.apps: dict[str, AppConfig] = {}  # app id → config
         self.drivers: dict[str, DriverState] = {}
+        # Every driver's status store by app id, kept after the driver is gone: what a Spark
+        # History Server would serve from the event logs (sim/historyserver.py).
+        self.uis: dict[str, SparkUI] = {}
+
+    def history_list(self) -> bytes:
+        """The History Server's ``/api/v1/applications``: every application it has a log of."""
+        import orjson
+
+        return orjson.dumps(
+            [
+                {"id": ui.app_id, "name": ui.app_name,
+                 "attempts": [{"startTime": ui.start_time, "completed": True}]}
+                for ui in self.uis.values()
+            ]
+        )  # fmt: skip
 
     def register(self, app: AppConfig) -> None:
         self.apps[app.app_id] = app
@@ -515,6 +530,7 @@ class SparkDrivers:
             self.world.now_text(),
             retained_dead=state.app.retained_dead_executors,
         )
+        self.uis[state.app.app_id] = state.ui
         if state.app.ui:
             self.world.serve(driver, 4040, state.ui.answer)
         client = self.world.acting_as(driver)

@@ -1,0 +1,62 @@
+"""A Spark History Server for the simulator's finished applications: the same REST shape.
+
+``GET /api/v1/applications`` and ``GET /api/v1/applications/<app id>/allexecutors``
+(Spark's ``monitoring.md``, the ``/api/v1`` REST API the History Server and a live driver's UI
+both serve): each driver's status store (``sparkrest.SparkUI``) as it was when the driver
+stopped (or is now), kept by the simulator's Spark (``SparkDrivers.uis``). Served on 127.0.0.1 for the
+tests and the demo; nothing else runs it.
+"""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .spark import SparkDrivers
+
+
+class HistoryServer:
+    def __init__(self, drivers: SparkDrivers) -> None:
+        self.drivers = drivers
+        self.server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        port = self.server.server_address[1]
+        return f"http://127.0.0.1:{port}"
+
+    def start(self) -> HistoryServer:
+        drivers = self.drivers
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                path = self.path.split("?", 1)[0]
+                status, kind, body = 404, "text/plain", b"Not Found"
+                if path == "/api/v1/applications":
+                    status, kind, body = 200, "application/json", drivers.history_list()
+                else:
+                    parts = [p for p in path.split("/") if p]
+                    if len(parts) >= 4 and parts[:3] == ["api", "v1", "applications"]:
+                        ui = drivers.uis.get(parts[3])
+                        if ui is not None:
+                            status, kind, body = ui.answer(path)
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()

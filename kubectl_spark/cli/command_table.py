@@ -81,6 +81,7 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
             "--in-cluster",
             "--leader-elect",
             "--metrics-port",
+            "--lease-duration",
             "--identity",
         ],
     ),

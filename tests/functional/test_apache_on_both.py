@@ -1,5 +1,7 @@
 """The Apache Spark Kubernetes Operator's scenarios (S10, S11) on the emulator and a real control plane.
 
+S10 also shows a Spark History Server explaining an attempt whose pods are all gone.
+
 The simulator plays the operator (``sim.apache_operator``) against the CRDs both backends
 serve; on the real control plane the real node lifecycle, taint eviction, scheduler and garbage
 collector do the rest. Its timeouts are shortened there (real seconds), kept on the emulator.
@@ -14,6 +16,7 @@ import pytest
 
 from kubectl_spark.knowledge.times import parse_time
 from kubectl_spark.sim.client import pod
+from kubectl_spark.sim.historyserver import HistoryServer
 from tests.stages import Stage, alerts
 
 pytestmark = pytest.mark.slow
@@ -84,8 +87,17 @@ def test_s10_an_infrastructure_failure_is_retried_an_app_failure_is_not(
     assert (1, "SparkApplication DriverStartTimedOut") in told
     assert (2, "SparkApplication RunningHealthy") in told
 
+    s.until("its two executors running", lambda: len(s.running(spark_role="executor")) == 2)
+    victim = s.running(spark_role="executor")[0]["metadata"]["name"]
+    s.do("oom_kill", {"app": "etl", "role": "executor"})
+    s.until(
+        "the OOM-killed executor's pod deleted by Spark",
+        lambda: victim not in {p["metadata"]["name"] for p in s.pods(spark_role="executor")},
+    )
     s.do("exit", "etl", code=1)  # the app's own failure: OnInfrastructureFailure stops here
     s.until("the operator releases it", lambda: _state(s, "etl") == "ResourceReleased")
+    s.until("no pod of it left", lambda: not s.pods(spark_app_name="etl"))
+    _the_history_server_explains_the_gone_attempt(s, capsys)
     app = s.app(capsys, "etl")
     assert app["state"] == "Failed" and len(app["attempts"]) == 2
     last = app["attempts"][1]
@@ -97,11 +109,36 @@ def test_s10_an_infrastructure_failure_is_retried_an_app_failure_is_not(
     assert last["reason"]["exitCode"] == 1
 
 
+def _the_history_server_explains_the_gone_attempt(
+    s: Stage, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No pod is left and no store recorded it: attempt 2's executors only from a Spark History
+    Server (the simulator's, serving the same REST shape from what the driver knew)."""
+    code, out, err = s.cli(capsys, "describe", "etl", "-o", "json")
+    assert code == 0, err
+    assert json.loads(out)["attempts"][1]["executors"] == []
+    history = HistoryServer(s.world.spark).start()
+    try:
+        code, out, err = s.cli(
+            capsys, "describe", "etl", "-o", "json", "--history-server", history.url
+        )
+    finally:
+        history.stop()
+    assert code == 0, err
+    app = json.loads(out)
+    assert "history-server" in app["sources"]
+    lost = [e for e in app["attempts"][1]["executors"] if e["reason"] is not None]
+    assert [(e["source"], e["state"], e["reason"]["code"]) for e in lost] == [
+        ("spark", "Gone", "OOMKilled")
+    ], app["attempts"][1]["executors"]
+    assert any("Spark History Server" in line for line in lost[0]["reason"]["evidence"])
+
+
 def test_s11_a_driver_on_a_lost_node_is_held_then_force_deleted(
     staged: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     s = staged("s11-apache-force-delete")
-    _timeouts(s, "stream", driverStartTimeoutMillis=20000, forceTerminationGracePeriodMillis=15000)
+    _timeouts(s, "stream", driverStartTimeoutMillis=14000, forceTerminationGracePeriodMillis=8000)
     driver = _driver_waiting_on_its_image(s, "stream")
     s.until(
         "the driver is bound", lambda: bool(s.pods(spark_role="driver")[0]["spec"].get("nodeName"))
@@ -143,7 +180,7 @@ def test_s11_fence_and_force_kill_free_the_held_attempt_at_once(
     """The operator waits forceTerminationGracePeriodMillis for a driver on a lost node; a
     fence, then a force-kill (deleting exactly that pod, by UID), lets it restart now."""
     s = staged("s11-apache-force-delete")
-    _timeouts(s, "stream", driverStartTimeoutMillis=20000, forceTerminationGracePeriodMillis=600000)
+    _timeouts(s, "stream", driverStartTimeoutMillis=14000, forceTerminationGracePeriodMillis=600000)
     _driver_waiting_on_its_image(s, "stream")
     s.until(
         "the driver is bound", lambda: bool(s.pods(spark_role="driver")[0]["spec"].get("nodeName"))

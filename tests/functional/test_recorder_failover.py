@@ -85,7 +85,8 @@ def _recorder(
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         args[args.index("--metrics-port") + 1] = str(sock.getsockname()[1])
-    command = [sys.executable, "-m", "kubectl_spark.cli.main", *args, "--identity", name, "-v=6"]
+    command = [sys.executable, "-m", "kubectl_spark.cli.main", *args, "--identity", name,
+               "--lease-duration", "6", "-v=6"]  # fmt: skip
     return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=log)
 
 

@@ -48,6 +48,14 @@ def run(
         max=65535,
         help="Serve Prometheus metrics on this port (/metrics); 0: none.",
     ),
+    lease_duration: int = typer.Option(
+        15,
+        "--lease-duration",
+        min=3,
+        max=300,
+        help="Seconds the Lease holds without a renewal (client-go's default, 15); renewed "
+        "every third of it.",
+    ),
     identity: str = typer.Option(
         "",
         "--identity",
@@ -73,7 +81,14 @@ def run(
     if leader_elect:
         from kubectl_spark.kube.leader import LeaseElector
 
-        session.elector = LeaseElector(lambda: connect(conn), own_namespace, LEASE, me)
+        session.elector = LeaseElector(
+            lambda: connect(conn),
+            own_namespace,
+            LEASE,
+            me,
+            lease_seconds=lease_duration,
+            renew_seconds=lease_duration / 3,
+        )
         session.me = me
     if metrics_port:
         session.serve_metrics(metrics_port)

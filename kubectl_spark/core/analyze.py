@@ -447,9 +447,9 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
             link_executor_failures(
                 with_spark_view(
                     _attempt(i + 1, a, app, index),
-                    _view_of(snapshot, app, a),
+                    view := _view_of(snapshot, app, a),
                     partial(_pod_events_named, index, app.namespace),
-                    _unlabelled_ips(a),
+                    _unlabelled_ips(a) if view else None,  # only Spark's list asks for them
                 )
             )
             for i, a in enumerate(app.attempts)

@@ -142,6 +142,14 @@ class _Grouper:
         self.apache_by_name = {
             (raw.namespace(a), raw.name(a)): a for a in apacheapps if raw.name(a)
         }
+        # The copy of each (namespace, name) resubmit made, and each chain once found: asked
+        # for every pod, so never a scan of all SparkApplications per pod.
+        self.apache_copies = {
+            (ns, raw.label(a, RESUBMITTED_FROM)): a
+            for (ns, _), a in self.apache_by_name.items()
+            if raw.label(a, RESUBMITTED_FROM)
+        }
+        self.apache_chains: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.ungrouped: list[UngroupedPod] = []
         self.jobs_by_uid = {raw.uid(j): j for j in jobs if raw.uid(j)}
         self.apps_by_name = {(raw.namespace(a), raw.name(a)): a for a in sparkapps if raw.name(a)}
@@ -150,6 +158,12 @@ class _Grouper:
 
     def apache_chain(self, namespace: str, name: str) -> list[dict[str, Any]]:
         """The SparkApplications from the first to every copy of it ``resubmit`` made."""
+        found = self.apache_chains.get((namespace, name))
+        if found is None:
+            found = self.apache_chains[(namespace, name)] = self._apache_chain(namespace, name)
+        return found
+
+    def _apache_chain(self, namespace: str, name: str) -> list[dict[str, Any]]:
         app = self.apache_by_name.get((namespace, name))
         if app is None:
             return []
@@ -162,14 +176,9 @@ class _Grouper:
             seen.add(raw.uid(older))
             app = older
         chain = [app]
-        copies = {
-            raw.label(a, RESUBMITTED_FROM): a
-            for (ns, _), a in self.apache_by_name.items()
-            if ns == namespace and raw.label(a, RESUBMITTED_FROM)
-        }
-        while (following := copies.get(raw.name(chain[-1]))) is not None and raw.uid(
-            following
-        ) not in {raw.uid(c) for c in chain}:
+        while (
+            following := self.apache_copies.get((namespace, raw.name(chain[-1])))
+        ) is not None and raw.uid(following) not in {raw.uid(c) for c in chain}:
             chain.append(following)
         return chain
 

@@ -32,3 +32,14 @@ PlanOutput = Annotated[
         callback=plan_output,
     ),
 ]
+
+# resubmit and recorder: with --dry-run, the objects they would create, as kubectl create prints.
+CreatedOutput = Annotated[
+    str,
+    typer.Option(
+        "--output",
+        "-o",
+        help="With --dry-run: print the objects it would create, as json or yaml.",
+        callback=plan_output,
+    ),
+]

@@ -13,7 +13,7 @@ import typer
 
 from kubectl_spark import __version__
 from kubectl_spark.cli import act, common, render
-from kubectl_spark.cli.commands.action_options import DryRun, Yes, plan_output
+from kubectl_spark.cli.commands.action_options import CreatedOutput, DryRun, Yes
 from kubectl_spark.core.plans import Plan
 from kubectl_spark.core.plans.base import Operation
 from kubectl_spark.core.recorder_manifests import IMAGE, NAME, RecorderOptions, manifests
@@ -48,13 +48,7 @@ def run(
     ),
     dry_run: DryRun = "none",
     yes: Yes = False,
-    output: str = typer.Option(
-        "",
-        "--output",
-        "-o",
-        help="With --dry-run: print the objects as json or yaml.",
-        callback=plan_output,
-    ),
+    output: CreatedOutput = "",
 ) -> None:
     """Print or apply the in-cluster recorder: Deployment, ServiceAccount, least RBAC, Service, claim."""
     mode = act.check_dry_run(dry_run)

@@ -6,7 +6,7 @@ import typer
 
 from kubectl_spark.app.act import plan_resubmit
 from kubectl_spark.cli import act, common
-from kubectl_spark.cli.commands.action_options import DryRun, Yes, plan_output
+from kubectl_spark.cli.commands.action_options import CreatedOutput, DryRun, Yes
 from kubectl_spark.errors import NotFound
 
 
@@ -17,13 +17,7 @@ def run(
     ),
     dry_run: DryRun = "none",
     yes: Yes = False,
-    output: str = typer.Option(
-        "",
-        "--output",
-        "-o",
-        help="With --dry-run: print the objects it would create, as json or yaml.",
-        callback=plan_output,
-    ),
+    output: CreatedOutput = "",
 ) -> None:
     """Start a fresh attempt: a new Job, a new driver pod (with a new executor name prefix), or an operator re-run."""
     mode = act.check_dry_run(dry_run)

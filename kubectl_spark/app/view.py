@@ -19,6 +19,7 @@ from kubectl_spark.core.model import Analysis
 from kubectl_spark.core.sparkview import merge_kept
 from kubectl_spark.knowledge.selectors import parse_label_selector
 from kubectl_spark.kube import snapshot as reading
+from kubectl_spark.kube import trace
 from kubectl_spark.kube.client import Api, history_scope
 from kubectl_spark.kube.sparkapi import read_views
 
@@ -58,6 +59,12 @@ def load(api: Api, wanted: Wanted) -> ClusterView:
         from kubectl_spark.kube.historyserver import finished_app_ids, read_finished
 
         views = read_finished(wanted.history_server, finished_app_ids(snap))
+        if api.verbosity >= trace.REQUESTS:  # where each answer came from, as -v=6 promises
+            for app_id, view in views.items():
+                told = view.get("note") or f"{len(view.get('executors') or [])} executor(s)"
+                trace.line(
+                    "view.py", f"Spark History Server {wanted.history_server}: {app_id}: {told}"
+                )
         snap = dataclasses.replace(snap, finished_views=views)
     return ClusterView(analyze(snap, group_by=wanted.group_by), wanted.namespace, api, snap)
 
@@ -77,4 +84,10 @@ def with_history(api: Api, snap: Snapshot, wanted: Wanted) -> Snapshot:
             if selector.matches(raw.labels(obj))
         ]
         events = [obj for obj, _, _ in store.load(scope, "events", wanted.namespace)]
+    if api.verbosity >= trace.REQUESTS:
+        trace.line(
+            "view.py",
+            f"history store {wanted.history}: {len(pods)} pod state(s) and {len(events)} "
+            f"Event(s) kept for {scope.context}",
+        )
     return merge_kept(snap, pods, events)

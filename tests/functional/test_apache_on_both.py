@@ -120,11 +120,13 @@ def _the_history_server_explains_the_gone_attempt(
     history = HistoryServer(s.world.spark).start()
     try:
         code, out, err = s.cli(
-            capsys, "describe", "etl", "-o", "json", "--history-server", history.url
+            capsys, "describe", "etl", "-o", "json", "--history-server", history.url, "-v=6"
         )
     finally:
         history.stop()
     assert code == 0, err
+    # -v=6 says where the answer came from (the driver's own entry, its executors, a replacement)
+    assert f"Spark History Server {history.url}: etl-1: 4 executor(s)" in err
     app = json.loads(out)
     assert "history-server" in app["sources"]
     lost = [e for e in app["attempts"][1]["executors"] if e["reason"] is not None]

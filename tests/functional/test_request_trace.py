@@ -3,7 +3,9 @@ URL, status, time), the output itself unchanged, no credential shown; failures a
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,7 +37,12 @@ def test_v6_traces_each_request_and_changes_nothing_else(
     assert code == 0 and out == quiet_out
     lines = err.strip().splitlines()
     assert f"config.py] Config loaded from file:  {c.kubeconfig}" in lines[0]
-    traced = [LINE.fullmatch(line) for line in lines[1:]]
+    # Besides the requests, where the rest of the answer came from: the history store.
+    sources = [line for line in lines[1:] if "view.py] " in line]
+    assert [line.split("] ", 1)[1].split(":")[0] for line in sources] == [
+        f"history store {Path(os.environ['XDG_STATE_HOME']) / 'kubectl-spark' / 'history.sqlite'}"
+    ], sources
+    traced = [LINE.fullmatch(line) for line in lines[1:] if "view.py] " not in line]
     assert all(traced), lines
     urls = {m["url"] for m in traced if m}
     assert f"{c.server.url}/api/v1/pods?limit=500&labelSelector=spark-role" in urls

@@ -57,7 +57,7 @@ def test_s10_an_infrastructure_failure_is_retried_an_app_failure_is_not(
     staged: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     s = staged("s10-apache-infra-retry")
-    _timeouts(s, "etl", driverStartTimeoutMillis=8000)
+    _timeouts(s, "etl", driverStartTimeoutMillis=5000)
     _driver_waiting_on_its_image(s, "etl")
     s.until("attempt 1's driver running", lambda: _running(s, "etl-1-driver"))
     s.until("the operator sees it healthy", lambda: _state(s, "etl") == "RunningHealthy")
@@ -140,7 +140,7 @@ def test_s11_a_driver_on_a_lost_node_is_held_then_force_deleted(
     staged: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     s = staged("s11-apache-force-delete")
-    _timeouts(s, "stream", driverStartTimeoutMillis=14000, forceTerminationGracePeriodMillis=8000)
+    _timeouts(s, "stream", driverStartTimeoutMillis=11000, forceTerminationGracePeriodMillis=5000)
     driver = _driver_waiting_on_its_image(s, "stream")
     s.until(
         "the driver is bound", lambda: bool(s.pods(spark_role="driver")[0]["spec"].get("nodeName"))
@@ -182,7 +182,7 @@ def test_s11_fence_and_force_kill_free_the_held_attempt_at_once(
     """The operator waits forceTerminationGracePeriodMillis for a driver on a lost node; a
     fence, then a force-kill (deleting exactly that pod, by UID), lets it restart now."""
     s = staged("s11-apache-force-delete")
-    _timeouts(s, "stream", driverStartTimeoutMillis=14000, forceTerminationGracePeriodMillis=600000)
+    _timeouts(s, "stream", driverStartTimeoutMillis=11000, forceTerminationGracePeriodMillis=600000)
     _driver_waiting_on_its_image(s, "stream")
     s.until(
         "the driver is bound", lambda: bool(s.pods(spark_role="driver")[0]["spec"].get("nodeName"))

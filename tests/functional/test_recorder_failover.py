@@ -34,27 +34,27 @@ LEASE = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases/kubectl-spark-reco
 REQUEST = re.compile(r"\] (GET|POST|PUT|PATCH|DELETE) https?://[^/]+(/\S*) (\d{3})")
 
 
-def _apply_rbac(admin: Client, tmp_path: Path) -> list[str]:
-    """What `kubectl spark recorder` renders, less the Deployment, claim and Service (the
-    recorders here are processes)."""
+def _apply_rbac(here: Any, tmp_path: Path) -> list[str]:
+    """`kubectl spark recorder` applies its manifests with a plan (the namespace first); the
+    recorders here are processes, so its Deployment's pods only stand by. Returns the
+    Deployment's command line."""
+    from kubectl_spark.cli.main import main
+
+    kubeconfig = str(here.write_kubeconfig(tmp_path / "admin-kubeconfig"))
     out = subprocess.run(
-        [sys.executable, "-m", "kubectl_spark.cli.main", "recorder", "-n", NS, "--dry-run", "-o", "json"],
+        [sys.executable, "-m", "kubectl_spark.cli.main", "--kubeconfig", kubeconfig, "recorder",
+         "-n", NS, "--dry-run"],
         capture_output=True, text=True, check=True, env={**os.environ, "HOME": str(tmp_path)},
-    ).stdout  # fmt: skip
-    admin.create("/api/v1/namespaces", {"metadata": {"name": NS}})
-    paths = {
-        "ServiceAccount": f"/api/v1/namespaces/{NS}/serviceaccounts",
-        "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
-        "ClusterRoleBinding": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-        "Role": f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/roles",
-        "RoleBinding": f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/rolebindings",
-    }
-    items = json.loads(out)["items"]
-    for item in items:
-        if item["kind"] in paths:
-            admin.create(paths[item["kind"]], item)
-    (deployment,) = [i for i in items if i["kind"] == "Deployment"]
-    return list(deployment["spec"]["template"]["spec"]["containers"][0]["args"])
+    ).stdout.splitlines()  # fmt: skip
+    assert out[0] == f"Plan: recorder {NAME} in namespace {NS}"
+    assert out[1].startswith(f"  1. create namespaces {NS}")
+    assert main(["--kubeconfig", kubeconfig, "recorder", "-n", NS, "--replicas", "1", "--yes"]) == 0
+    assert main(["--kubeconfig", kubeconfig, "recorder", "-n", NS, "--yes"]) != 0  # exists
+    client = Client(here.url, here.token, here.ca_pem)
+    made = client.get(f"/apis/apps/v1/namespaces/{NS}/deployments/{NAME}")
+    client.close()
+    assert made is not None
+    return list(made["spec"]["template"]["spec"]["containers"][0]["args"])
 
 
 def _service_account(admin: Client, bed: Any, folder: Path) -> dict[str, str]:
@@ -160,6 +160,8 @@ def test_the_standby_takes_over_and_no_loss_is_missed(control_plane: Any, tmp_pa
     try:
         _failover(s, real, admin, tmp_path)
     finally:
+        # Its Deployment would make its pods again while the reset waits for them to go.
+        admin.delete(f"/apis/apps/v1/namespaces/{NS}/deployments/{NAME}", propagation="Foreground")
         for kind in ("clusterrolebindings", "clusterroles"):
             admin.delete(f"/apis/rbac.authorization.k8s.io/v1/{kind}/{NAME}-{NS}")
             s.close()
@@ -168,7 +170,7 @@ def test_the_standby_takes_over_and_no_loss_is_missed(control_plane: Any, tmp_pa
 
 
 def _failover(s: Stage, here: Any, admin: Client, tmp_path: Path) -> None:
-    deployed = _apply_rbac(admin, tmp_path)
+    deployed = _apply_rbac(here, tmp_path)
     assert deployed[:3] == ["record", "--in-cluster", "--leader-elect"]
     env = {
         k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")
@@ -263,34 +265,3 @@ def _failover(s: Stage, here: Any, admin: Client, tmp_path: Path) -> None:
     }
     assert rendered - used == set(), f"rendered but never used: {sorted(rendered - used)}"
     assert {u for u in used if u[:2] != ("", "namespaces")} <= rendered, sorted(used - rendered)
-
-
-def test_recorder_applies_its_manifests_with_a_plan(
-    control_plane: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Without --dry-run: a plan (the namespace first when missing), confirmed by --yes, applied."""
-    from kubectl_spark.cli.main import main
-    from tests.beds import RealBed, reset
-
-    real = RealBed(control_plane)
-    kubeconfig = str(real.write_kubeconfig(tmp_path / "kubeconfig"))
-    admin = Client(real.url, real.token, real.ca_pem)
-    try:
-        assert main(["--kubeconfig", kubeconfig, "recorder", "-n", "rec", "--dry-run"]) == 0
-        plan = capsys.readouterr().out.splitlines()
-        assert plan[0] == "Plan: recorder kubectl-spark-recorder in namespace rec"
-        assert plan[1].startswith("  1. create namespaces rec")
-        assert main(["--kubeconfig", kubeconfig, "recorder", "-n", "rec", "--yes"]) == 0, (
-            capsys.readouterr().err
-        )
-        made = admin.get(f"/apis/apps/v1/namespaces/rec/deployments/{NAME}")
-        assert made is not None and made["spec"]["replicas"] == 2
-        assert admin.get(f"/apis/rbac.authorization.k8s.io/v1/clusterroles/{NAME}-rec")
-        code = main(["--kubeconfig", kubeconfig, "recorder", "-n", "rec", "--yes"])
-        assert code != 0 and "already exists" in capsys.readouterr().err
-    finally:
-        for kind in ("clusterrolebindings", "clusterroles"):
-            admin.delete(f"/apis/rbac.authorization.k8s.io/v1/{kind}/{NAME}-rec")
-        admin.close()
-        real.close()
-        reset(control_plane)

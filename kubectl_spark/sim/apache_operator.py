@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from kubectl_spark.knowledge.times import parse_time
 
 from . import objects
-from .client import SimApiError, pod, pods
+from .client import SimApiError, pod, pods, reconcile_each
 from .spark import AppConfig, SparkDrivers
 
 if TYPE_CHECKING:
@@ -72,18 +72,7 @@ class ApacheOperator:
         self.templates: dict[tuple[str, str], AppConfig] = {}
 
     def tick(self) -> None:
-        try:
-            apps = self.world.client.list(f"{API}/sparkapplications")
-        except SimApiError as err:
-            if err.status == 404:
-                return  # the CRD is not installed
-            raise
-        for app in apps:
-            try:
-                self._reconcile(app)
-            except SimApiError as err:
-                if err.status not in (404, 409):
-                    raise
+        reconcile_each(self.world.client, f"{API}/sparkapplications", self._reconcile)
 
     # ----------------------------------------------------------------------------- status
     def _now(self) -> datetime:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import ssl
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlencode
 
@@ -180,6 +180,26 @@ class Client:
 
     def admin(self, method: str, what: str, body: Any = None) -> Any:
         return self.request(method, f"/x-emulator/v1/{what}", body)
+
+
+def reconcile_each(client: Client, path: str, sync: Callable[[dict[str, Any]], None]) -> None:
+    """An operator's loop: each custom resource in turn, none when its CRD is not installed.
+
+    A 404 or 409 while syncing one (it went meanwhile, or was written first) waits for the
+    next tick, as a controller requeues it.
+    """
+    try:
+        items = client.list(path)
+    except SimApiError as err:
+        if err.status == 404:
+            return
+        raise
+    for item in items:
+        try:
+            sync(item)
+        except SimApiError as err:
+            if err.status not in (404, 409):
+                raise
 
 
 def pods(namespace: str) -> str:

@@ -7,7 +7,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from . import objects
-from .client import SimApiError, pod, pods, sparkapps
+from .client import pod, pods, reconcile_each, sparkapps
 from .spark import AppConfig, SparkDrivers
 
 if TYPE_CHECKING:
@@ -24,19 +24,9 @@ class SparkOperator:
         self.specs: dict[str, str] = {}  # app uid → the spec (less suspend) last acted on
 
     def tick(self) -> None:
-        client = self.world.client
-        try:
-            apps = client.list("/apis/sparkoperator.k8s.io/v1beta2/sparkapplications")
-        except SimApiError as err:
-            if err.status == 404:
-                return  # the CRD is not installed
-            raise
-        for app in apps:
-            try:
-                self._sync(app)
-            except SimApiError as err:
-                if err.status not in (404, 409):
-                    raise
+        reconcile_each(
+            self.world.client, "/apis/sparkoperator.k8s.io/v1beta2/sparkapplications", self._sync
+        )
 
     def _config(self, app: dict[str, Any]) -> AppConfig:
         key = (app["metadata"]["namespace"], app["metadata"]["name"])

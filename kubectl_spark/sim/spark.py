@@ -19,13 +19,8 @@ from kubectl_spark.knowledge import labels as spark_labels
 
 from . import objects
 from .client import SimApiError, jobs, pod, pods, sparkapps
+from .deployment_allocator import drive_deployment
 from .sparkrest import KILLED_BY_DRIVER, SparkUI, deleted_text, exited_text
-
-# CoarseGrainedSchedulerBackend.onDisconnected: an executor whose JVM went away, pod or not.
-DISASSOCIATED = (
-    "Remote RPC client disassociated. Likely due to containers exceeding thresholds, or network "
-    "issues. Check driver logs for WARN messages."
-)
 
 if TYPE_CHECKING:
     from .world import World
@@ -147,18 +142,6 @@ class SparkDrivers:
         # Every driver's status store by app id, kept after the driver is gone: what a Spark
         # History Server would serve from the event logs (sim/historyserver.py).
         self.uis: dict[str, SparkUI] = {}
-
-    def history_list(self) -> bytes:
-        """The History Server's ``/api/v1/applications``: every application it has a log of."""
-        import orjson
-
-        return orjson.dumps(
-            [
-                {"id": ui.app_id, "name": ui.app_name,
-                 "attempts": [{"startTime": ui.start_time, "completed": True}]}
-                for ui in self.uis.values()
-            ]
-        )  # fmt: skip
 
     def register(self, app: AppConfig) -> None:
         self.apps[app.app_id] = app
@@ -329,7 +312,7 @@ class SparkDrivers:
         if not state.set_up:
             self._set_up(driver, state)
         if app.allocator == "deployment":
-            self._drive_deployment(driver, state)
+            drive_deployment(self, driver, state)
             return
         # Spark's snapshot of its executors: every executor pod that carries its app id, whoever
         # owns it, keyed by executor id (ExecutorPodsWatchSnapshotSource selects by the
@@ -349,7 +332,7 @@ class SparkDrivers:
                     driver,
                     f"WARN ExecutorPodsLifecycleManager: {deleted_text(exec_id)}",
                 )
-                self._removed(state, exec_id, deleted_text(exec_id))
+                self.removed(state, exec_id, deleted_text(exec_id))
                 del state.known[exec_id]
         active = 0
         for exec_id, item in by_id.items():
@@ -367,7 +350,7 @@ class SparkDrivers:
                     driver,
                     f"ERROR TaskSchedulerImpl: Lost executor {exec_id}: The executor with id {exec_id} exited with exit code {code}.",
                 )
-                self._removed(state, exec_id, exited_text(exec_id, item))
+                self.removed(state, exec_id, exited_text(exec_id, item))
                 state.known.pop(exec_id, None)
                 if app.delete_on_termination:
                     client.delete(pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"])
@@ -391,7 +374,7 @@ class SparkDrivers:
             return
         while active < app.executors and not state.finished:
             exec_id = str(state.next_id)
-            body = self._executor(driver, state, exec_id)
+            body = self.executor_pod(driver, state, exec_id)
             # Spark numbers the executor before it creates the pod (ExecutorPodsAllocator:
             # EXECUTOR_ID_COUNTER.incrementAndGet()), so a failed create burns the id.
             state.next_id += 1
@@ -414,83 +397,6 @@ class SparkDrivers:
                 f"INFO ExecutorPodsAllocator: Requested executor with id {exec_id} from Kubernetes.",
             )
             active += 1
-
-    def _drive_deployment(self, driver: dict[str, Any], state: DriverState) -> None:
-        """Spark 4.2's DeploymentPodsAllocator: one Deployment, scaled; ids given at registration.
-
-        Its pod template carries the executor id EXECID (KubernetesConf.createExecutorConf); each
-        JVM gets its id from the driver as it registers. An executor that dies in a pod that
-        restarts it (restartPolicy Always) is lost to Spark ("Remote RPC client disassociated",
-        CoarseGrainedSchedulerBackend) and the restarted JVM is a new executor.
-        """
-        app = state.app
-        client = self.world.acting_as(driver)
-        ns = driver["metadata"]["namespace"]
-        name = f"spark-d-{app.app_id}-0"
-        path = f"/apis/apps/v1/namespaces/{ns}/deployments"
-        found = client.get(f"{path}/{name}")
-        if found is None and not state.finished:
-            template = self._executor(driver, state, "EXECID")
-            meta = template["metadata"]
-            labels = {**meta["labels"], "spark-version": app.spark_version}
-            annotations = {"controller.kubernetes.io/pod-deletion-cost": "0"}
-            template["spec"]["restartPolicy"] = "Always"  # a Deployment's pods must restart
-            client.create(
-                path,
-                {
-                    "metadata": {"name": name, "ownerReferences": [objects.owner_ref(driver)]},
-                    "spec": {
-                        "replicas": app.executors,
-                        "selector": {"matchLabels": {
-                            spark_labels.APP_ID: app.app_id, spark_labels.ROLE: "executor",
-                            "spark-exec-resourceprofile-id": "0",
-                        }},
-                        "template": {
-                            "metadata": {"labels": labels, "annotations": annotations},
-                            "spec": template["spec"],
-                        },
-                    },
-                },
-            )  # fmt: skip
-            self.world.log(driver, f"INFO DeploymentPodsAllocator: created Deployment {name}")
-        elif found is not None and (found.get("spec") or {}).get("replicas") != app.executors:
-            client.patch(f"{path}/{name}", {"spec": {"replicas": app.executors}})
-        execs = client.list(
-            pods(ns), labelSelector=f"spark-app-selector={app.app_id},spark-role=executor"
-        )
-        live: set[tuple[str, int]] = set()
-        for item in execs:
-            statuses = (item.get("status") or {}).get("containerStatuses") or []
-            restarts = int(statuses[0].get("restartCount") or 0) if statuses else 0
-            key = (item["metadata"]["uid"], restarts)
-            if objects.is_terminal(item) or objects.deleting(item):
-                continue
-            live.add(key)
-            if key not in state.registered and objects.phase(item) == "Running":
-                exec_id = str(state.next_id)
-                state.next_id += 1
-                state.registered[key] = exec_id
-                if state.ui is not None:  # Spark's executors bind to their pod's IP
-                    host = str((item.get("status") or {}).get("podIP") or "")
-                    state.ui.added(exec_id, self.world.now_text(), host)
-                self.world.log(
-                    driver,
-                    f"INFO KubernetesClusterSchedulerBackend: executor {exec_id} registered ({item['metadata']['name']})",
-                )
-        for key, exec_id in list(state.registered.items()):
-            if key in live:
-                continue
-            gone: dict[str, Any] | None = next(
-                (p for p in execs if p["metadata"]["uid"] == key[0]), None
-            )
-            failed = gone is not None and objects.is_terminal(gone)
-            reason = exited_text(exec_id, gone) if failed and gone is not None else DISASSOCIATED
-            self.world.log(
-                driver,
-                f"ERROR TaskSchedulerImpl: Lost executor {exec_id}: {reason.splitlines()[0]}",
-            )
-            self._removed(state, exec_id, reason)
-            del state.registered[key]
 
     def _scale_down(
         self, driver: dict[str, Any], state: DriverState, live: list[dict[str, Any]], surplus: int
@@ -516,10 +422,10 @@ class SparkDrivers:
             self.world.acting_as(driver).delete(
                 pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"]
             )
-            self._removed(state, exec_id, KILLED_BY_DRIVER)
+            self.removed(state, exec_id, KILLED_BY_DRIVER)
             state.known.pop(exec_id, None)
 
-    def _removed(self, state: DriverState, exec_id: str, reason: str) -> None:
+    def removed(self, state: DriverState, exec_id: str, reason: str) -> None:
         if state.ui is not None:
             state.ui.removed(exec_id, self.world.now_text(), reason)
 
@@ -584,7 +490,9 @@ class SparkDrivers:
             f"INFO SparkContext: Submitted application: {state.app.name} ({state.app.app_id})",
         )
 
-    def _executor(self, driver: dict[str, Any], state: DriverState, exec_id: str) -> dict[str, Any]:
+    def executor_pod(
+        self, driver: dict[str, Any], state: DriverState, exec_id: str
+    ) -> dict[str, Any]:
         app = state.app
         labels = {
             spark_labels.APP_ID: app.app_id,

@@ -40,7 +40,7 @@ def _drivers_may_act(s: Stage) -> None:
 def _executor_of(s: Stage, driver: dict[str, Any], exec_id: str) -> dict[str, Any]:
     """The executor pod Spark's allocator would ask for next (the simulator's own body)."""
     state = s.world.spark.drivers[driver["metadata"]["uid"]]
-    return s.world.spark._executor(driver, state, exec_id)
+    return s.world.spark.executor_pod(driver, state, exec_id)
 
 
 def _owned_by(s: Stage, driver: dict[str, Any]) -> list[dict[str, Any]]:

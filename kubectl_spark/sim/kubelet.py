@@ -104,8 +104,7 @@ class Kubelet:
                 "lastTransitionTime": now,
             }
         )
-        endpoint = self.world.side.node_endpoint(self.node.name)
-        address, port = endpoint or (self._node_ip(), 10250)
+        address, port = self._internal_endpoint()
         status = {
             "capacity": self._capacity(),
             "allocatable": self._capacity(),
@@ -136,8 +135,20 @@ class Kubelet:
             self.client.patch(f"/api/v1/nodes/{self.node.name}/status", {"status": status})
 
     def _node_ip(self) -> str:
+        if self.node.address:
+            return self.node.address
         index = int(hashlib.sha256(self.node.name.encode()).hexdigest(), 16) % 250 + 2
         return f"10.0.0.{index}"
+
+    def _internal_endpoint(self) -> tuple[str, int]:
+        """The node's InternalIP and its kubelet's port, as its status says them.
+
+        A node given an address keeps it on the real bed too (its kubelet API then goes
+        unreached: it listens on loopback), for its host network pods' sake.
+        """
+        endpoint = self.world.side.node_endpoint(self.node.name)
+        address, port = endpoint or (self._node_ip(), 10250)
+        return self.node.address or address, port
 
     def _renew_lease(self) -> None:
         path = f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{self.node.name}"
@@ -355,7 +366,7 @@ class Kubelet:
     _report_waiting = _kubelet_status._report_waiting
     _handle_exits = _kubelet_status._handle_exits
     _report = _kubelet_status._report
-    _pod_ip = staticmethod(_kubelet_status.pod_ip)
+    _pod_ip = _kubelet_status.pod_ip
     _report_evicted = _kubelet_status._report_evicted
     _finish_deletion = _kubelet_status._finish_deletion
 

@@ -172,7 +172,7 @@ def _report(self: Kubelet, item: dict[str, Any], proc: Process) -> None:
         "conditions": conditions,
         "containerStatuses": statuses,
         "hostIP": self._node_ip(),
-        "podIP": self._pod_ip(proc.uid),
+        "podIP": self._pod_ip(item, proc.uid),
         "startTime": (item.get("status") or {}).get("startTime") or stamp,
     }
     if phase == "Running":
@@ -183,7 +183,13 @@ def _report(self: Kubelet, item: dict[str, Any], proc: Process) -> None:
             self.world.on_finished(item, phase)
 
 
-def pod_ip(uid: str) -> str:
+def pod_ip(self: Kubelet, item: dict[str, Any], uid: str) -> str:
+    """A pod's IP: its node's InternalIP for a host network pod, else one of the pod network's.
+
+    The kubelet reports the host's IPs for a host network pod (pkg/kubelet/kubelet_pods.go).
+    """
+    if (item.get("spec") or {}).get("hostNetwork") is True:
+        return self._internal_endpoint()[0]
     n = int(hashlib.sha256(uid.encode()).hexdigest(), 16)
     return f"10.244.{n % 250}.{n // 250 % 250 + 2}"
 

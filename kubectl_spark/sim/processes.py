@@ -58,3 +58,4 @@ class NodeState:
     processes: dict[str, Process] = field(default_factory=dict)
     last_lease: datetime | None = None
     rebooted: bool = False
+    address: str = ""  # its InternalIP when set (a host network pod's IP is its node's)

@@ -22,6 +22,7 @@ from .apache_operator import ApacheOperator
 from .attach import AttachDetach
 from .client import Client, SimApiError, pod, pods, request_token
 from .deployments import DeploymentControllers
+from .endpoints import EndpointsController
 from .jobs import JobController
 from .kubelet import Kubelet
 from .nodelifecycle import OUT_OF_SERVICE, NodeLifecycle
@@ -54,6 +55,7 @@ class World:
         self.operator = SparkOperator(self, self.spark)
         self.apache = ApacheOperator(self, self.spark)
         self.deployments = DeploymentControllers(self)
+        self.endpoints = EndpointsController(self)
         self.lock = threading.RLock()
         self.started = clock.now()
         # How a process in a pod becomes reachable through pods/<name>:<port>/proxy: only an
@@ -137,6 +139,7 @@ class World:
             if stand_ins:
                 self.jobs.tick()
                 self.deployments.tick()
+                self.endpoints.tick()
             self.operator.tick()
             self.apache.tick()
             self.spark.tick()
@@ -164,8 +167,16 @@ class World:
         cpu: float = 8,
         memory: str = "32Gi",
         labels: dict[str, str] | None = None,
+        address: str = "",
     ) -> None:
-        state = NodeState(name, cpu=cpu, memory=objects.quantity(memory), labels=labels or {})
+        """A node and its kubelet.
+
+        ``address``: its InternalIP (on the emulator; the real bed's kubelet API sets its own),
+        which its host network pods share: a recorder pod reached through a Service.
+        """
+        state = NodeState(
+            name, cpu=cpu, memory=objects.quantity(memory), labels=labels or {}, address=address
+        )
         self.nodes[name] = state
         self.kubelets[name] = Kubelet(self, state)
         self.kubelets[name].register()

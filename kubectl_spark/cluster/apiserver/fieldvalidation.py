@@ -61,6 +61,7 @@ TOP_EXTRA = {
     ("v1", "ConfigMap"): {"binaryData", "data", "immutable"},
     ("v1", "Secret"): {"data", "immutable", "stringData", "type"},
     ("v1", "Binding"): {"target"},
+    ("v1", "Endpoints"): {"subsets"},
     ("policy/v1", "Eviction"): {"deleteOptions"},
 }  # fmt: skip
 MODES = ("Ignore", "Warn", "Strict")

@@ -9,6 +9,7 @@ selectors, graceful-deletion periods, and the core/v1 ↔ events.k8s.io/v1 Event
 from __future__ import annotations
 
 import copy
+import ipaddress
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -284,8 +285,53 @@ def _containers_causes(spec: Mapping[str, Any], prefix: str) -> Causes:
     return causes
 
 
+def _endpoint_ip(text: Any, where: str) -> Causes:
+    """An Endpoints address as kube-apiserver's ``ValidateEndpointIP`` checks it.
+
+    One the service proxy and kube-proxy could route to: never loopback, link-local or
+    unspecified (pkg/apis/core/validation/validation.go).
+    """
+    try:
+        ip = ipaddress.ip_address(str(text))
+    except ValueError:
+        return [
+            ("FieldValueInvalid", where, f'Invalid value: "{text}": must be a valid IP address')
+        ]
+    rules = (
+        (ip.is_unspecified, f"may not be unspecified ({text})"),
+        (ip.is_loopback, "may not be in the loopback range (127.0.0.0/8, ::1/128)"),
+        (ip.is_link_local and not ip.is_multicast,
+         "may not be in the link-local range (169.254.0.0/16, fe80::/10)"),
+        (ip in ipaddress.ip_network("224.0.0.0/24") if ip.version == 4
+         else ip in ipaddress.ip_network("ff02::/16"),
+         "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"),
+    )  # fmt: skip
+    return [
+        ("FieldValueInvalid", where, f'Invalid value: "{text}": {m}') for bad, m in rules if bad
+    ]
+
+
+def _endpoints_causes(obj: Mapping[str, Any]) -> Causes:
+    causes: Causes = []
+    for i, subset in enumerate(obj.get("subsets") or []):
+        if not isinstance(subset, Mapping):
+            continue
+        if not subset.get("addresses") and not subset.get("notReadyAddresses"):
+            causes.append(
+                ("FieldValueRequired", f"subsets[{i}]",
+                 "Required value: must specify `addresses` or `notReadyAddresses`")
+            )  # fmt: skip
+        for group in ("addresses", "notReadyAddresses"):
+            for j, address in enumerate(subset.get(group) or []):
+                if isinstance(address, Mapping):
+                    causes += _endpoint_ip(address.get("ip"), f"subsets[{i}].{group}[{j}].ip")
+    return causes
+
+
 def validate_create(rt: ResourceType, obj: Mapping[str, Any]) -> Causes:
     spec = obj.get("spec")
+    if rt.plural == "endpoints":
+        return _endpoints_causes(obj)
     if rt.plural == "pods":
         if not isinstance(spec, Mapping):
             return [("FieldValueRequired", "spec", "Required value")]
@@ -330,7 +376,7 @@ _MUTABLE_POD_SPEC = {
 
 def validate_update(rt: ResourceType, old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
     if rt.plural != "pods":
-        return validate_create(rt, new) if rt.plural == "jobs" else []
+        return validate_create(rt, new) if rt.plural in ("jobs", "endpoints") else []
     old_spec = copy.deepcopy(dict(old.get("spec") or {}))
     new_spec = copy.deepcopy(dict(new.get("spec") or {}))
     for spec in (old_spec, new_spec):

@@ -185,8 +185,18 @@ BUILTIN: tuple[ResourceType, ...] = (
         namespaced=True,
         short_names=("svc",),
         categories=("all",),
-        subresources=(_status("Service"),),
+        subresources=(
+            # The service proxy (server_subresources._service_proxy): what the plugin reads
+            # an in-cluster recorder through.
+            Subresource(
+                "proxy", "ServiceProxyOptions", ("create", "delete", "get", "patch", "update")
+            ),
+            _status("Service"),
+        ),
         verbs=("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"),
+    ),
+    ResourceType(
+        "", "v1", "endpoints", "endpoints", "Endpoints", namespaced=True, short_names=("ep",)
     ),
     ResourceType(
         "",

@@ -46,6 +46,7 @@ from .impersonation import impersonated
 from .kinds import field_getters
 from .resources import Registry
 from .selectors import parse_field_selector, parse_label_selector
+from .service_proxy import service_proxy
 from .serving import (
     ANONYMOUS_PATHS,
     JSON,
@@ -308,6 +309,8 @@ class ApiServer:
         store = self.store
         if sub == "log":
             return await self._logs(request, route, query)
+        if sub == "proxy" and rt.plural == "services":
+            return await service_proxy(self, request, route)
         if sub == "proxy":
             return await self._proxy(route, query)
         as_table = tables.requested(request.headers.get("Accept"))

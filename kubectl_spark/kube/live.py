@@ -123,7 +123,7 @@ class LiveCluster:
                     if isinstance(pod, dict)
                     else ""
                 )
-                if uid and raw.labels(pod).get(SOURCE) in KEPT:
+                if uid and raw.annotation_map(pod).get(SOURCE) in KEPT:
                     self.tombstones[uid] = pod
             self.kept_events.update(
                 {raw.uid(e): e for e in snapshot.events if isinstance(e, dict) and raw.uid(e)}

@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from kubectl_spark.knowledge import labels as spark_labels
@@ -86,6 +87,14 @@ class DriverState:
     # Deployment allocator: executor id by (pod uid, container restarts) — each JVM that
     # registers gets the next id, a restarted one a new id in the same pod.
     registered: dict[tuple[str, int], str] = field(default_factory=dict)
+    # Ended executor pods told to Spark, by pod uid, with when: deleted a processing round later.
+    ended: dict[str, datetime] = field(default_factory=dict)
+
+
+# Spark handles executor pod changes in batches (ExecutorPodsSnapshotsStoreImpl, every
+# spark.kubernetes.executor.eventProcessingInterval, 1 s by default): a failed executor's pod
+# is deleted up to a second after its end, the window in which a recorder reads its log.
+EVENT_PROCESSING_SECONDS = 1.0
 
 
 def configured(driver: dict[str, Any], key: str) -> str:
@@ -305,6 +314,47 @@ class SparkDrivers:
             state = self.drivers[uid] = DriverState(uid, app, prefix)
         return state
 
+    @staticmethod
+    def _dispose(client: Any, app: AppConfig, ns: str, item: dict[str, Any]) -> None:
+        """An ended executor's pod, once Spark processed its end: deleted, or marked inactive."""
+        if app.delete_on_termination:
+            client.delete(pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"])
+        else:
+            client.patch(
+                pod(ns, item["metadata"]["name"]),
+                {"metadata": {"labels": {"spark-exec-inactive": "true"}}},
+            )
+
+    def _ended(
+        self,
+        client: Any,
+        driver: dict[str, Any],
+        state: DriverState,
+        exec_id: str,
+        item: dict[str, Any],
+    ) -> None:
+        """An executor whose pod ended: told to Spark once, its pod disposed of a round later."""
+        app, ns = state.app, driver["metadata"]["namespace"]
+        ended = state.ended.get(item["metadata"]["uid"])
+        if ended is not None:
+            if (self.world.clock.now() - ended).total_seconds() >= EVENT_PROCESSING_SECONDS:
+                self._dispose(client, app, ns, item)
+            return
+        code = next(
+            (
+                ((s.get("state") or {}).get("terminated") or {}).get("exitCode")
+                for s in (item.get("status") or {}).get("containerStatuses") or []
+            ),
+            None,
+        )
+        self.world.log(
+            driver,
+            f"ERROR TaskSchedulerImpl: Lost executor {exec_id}: The executor with id {exec_id} exited with exit code {code}.",
+        )
+        self.removed(state, exec_id, exited_text(exec_id, item))
+        state.known.pop(exec_id, None)
+        state.ended[item["metadata"]["uid"]] = self.world.clock.now()
+
     def _drive(self, driver: dict[str, Any], app: AppConfig) -> None:
         client = self.world.acting_as(driver)
         state = self._state(driver, app)
@@ -339,26 +389,7 @@ class SparkDrivers:
             if objects.labels(item).get("spark-exec-inactive") == "true":
                 continue
             if objects.is_terminal(item):
-                code = next(
-                    (
-                        ((s.get("state") or {}).get("terminated") or {}).get("exitCode")
-                        for s in (item.get("status") or {}).get("containerStatuses") or []
-                    ),
-                    None,
-                )
-                self.world.log(
-                    driver,
-                    f"ERROR TaskSchedulerImpl: Lost executor {exec_id}: The executor with id {exec_id} exited with exit code {code}.",
-                )
-                self.removed(state, exec_id, exited_text(exec_id, item))
-                state.known.pop(exec_id, None)
-                if app.delete_on_termination:
-                    client.delete(pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"])
-                else:
-                    client.patch(
-                        pod(ns, item["metadata"]["name"]),
-                        {"metadata": {"labels": {"spark-exec-inactive": "true"}}},
-                    )
+                self._ended(client, driver, state, exec_id, item)
                 continue
             if objects.deleting(item):
                 continue

@@ -94,12 +94,16 @@ class LiveSource:
     connection: Any
     all_namespaces: bool = False
     history: Path | None = None  # the history store to record into while open
+    # An in-cluster recorder whose kept states seed the view (auto, NAMESPACE/NAME; None: not
+    # asked), as every reading command merges them (kubectl_spark.app.view.kept)
+    cluster_recorder: str | None = None
     clock: Callable[[], datetime] | None = None  # the demo's simulated clock; else the wall's
     live: Any = field(default=None, init=False)
     recorder: Any = field(default=None, init=False)
     context: str = field(default="", init=False)
     namespace: str | None = field(default=None, init=False)
     scope: Any = field(default=None, init=False)  # whose objects the history store files
+    recorder_ref: Any = field(default=None, init=False)  # the in-cluster recorder found
     # Stopped containers' last lines are asked for in a thread of their own: a burst of failures
     # must not hold up the analysis (kubectl_spark.kube.logtails).
     _to_keep: Any = field(default=None, init=False)
@@ -110,7 +114,9 @@ class LiveSource:
     failure: str = field(default="", init=False)
 
     def start(self, on_change: Callable[[], None] | None = None) -> None:
+        from kubectl_spark.app.view import kept
         from kubectl_spark.errors import KubectlSparkError
+        from kubectl_spark.history.store import HistoryError
         from kubectl_spark.kube.client import connect, history_scope
         from kubectl_spark.kube.live import LiveCluster
         from kubectl_spark.kube.snapshot import check_namespace
@@ -122,13 +128,23 @@ class LiveSource:
                 scope = self.scope = history_scope(api)
                 if self.namespace is not None:
                     check_namespace(api, self.namespace)  # as `ls -n` says it, not an empty list
+                # What the store and the recorder kept of pods the cluster has forgotten.
+                try:
+                    seeds = kept(api, self.namespace, self.history, self.cluster_recorder)
+                except HistoryError:  # the TUI works without the store; `ls` says why
+                    seeds = kept(api, self.namespace, None, self.cluster_recorder)
+                if self.cluster_recorder:
+                    from kubectl_spark.kube import recorder_api
+
+                    wanted = recorder_api.parse(self.cluster_recorder)
+                    self.recorder_ref = recorder_api.find(api, wanted)
         except KubectlSparkError as exc:
             self.failure = exc.message
             if on_change is not None:
                 on_change()  # the status bar says so now
             return
         if self.history is not None:
-            from kubectl_spark.history.store import HistoryError, HistoryStore
+            from kubectl_spark.history.store import HistoryStore
             from kubectl_spark.kube.recording import Recorder
 
             try:
@@ -136,12 +152,10 @@ class LiveSource:
             except HistoryError:
                 self.recorder = None  # the TUI works without it; `ls` says why
         self.live = LiveCluster(self.connect, self.namespace, clock=self.clock)
-        if self.recorder is not None:  # what the store kept of pods the cluster has forgotten
-            store = self.recorder.store
-            self.live.seed(
-                [(p, d or s) for p, s, d in store.load(scope, "pods", self.namespace)],
-                [e for e, _, _ in store.load(scope, "events", self.namespace)],
-            )
+        pods, events = seeds
+        for source in ("history", "recorder"):
+            self.live.seed([(p, seen) for p, seen, s in pods if s == source], [], source)
+        self.live.seed([], events)
         self.live.on_change = on_change
         self.live.start()
         if self.recorder is not None and not self._stopped:
@@ -212,11 +226,24 @@ class LiveSource:
 
         With ``previous``, those of the run before the last.
         """
-        if self.recorder is None or self.scope is None:
-            return None
-        from kubectl_spark.kube.logtails import kept_tail
+        if self.recorder is not None and self.scope is not None:
+            from kubectl_spark.kube.logtails import kept_tail
 
-        return kept_tail(self.recorder.store, self.scope, namespace, uid, previous=previous)
+            found = kept_tail(self.recorder.store, self.scope, namespace, uid, previous=previous)
+            if found is not None:
+                return found
+        if self.recorder_ref is None:
+            return None
+        from kubectl_spark.errors import KubectlSparkError
+        from kubectl_spark.kube import recorder_api
+
+        try:
+            with self.connect() as api:
+                return recorder_api.log_tail(
+                    api, self.recorder_ref, namespace, uid, previous=previous
+                )
+        except KubectlSparkError:
+            return None  # the recorder did not answer: no lines, as without one
 
     # What the watches say, once they run; before, a source that is connecting.
     @property

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from kubectl_spark.core.alerts import NOT_LOSSES
 from kubectl_spark.core.model import Analysis, Reason
@@ -73,9 +73,6 @@ class RecorderMetrics:
         self._alerts_seen: set[tuple[str, str, str]] = set()
         self._lists = 0
         self._lock = threading.Lock()
-
-    def serve(self, port: int, address: str = "0.0.0.0") -> None:  # noqa: S104 - in a pod
-        start_http_server(port, addr=address, registry=self.registry)
 
     def update(self, analysis: Analysis) -> None:
         """Count new losses; set the alerts and attempts to what the analysis says now."""

@@ -2,7 +2,8 @@
 
 ``ls``, ``describe``, ``history``, the actions and the TUI's first paint all load it here, with
 the same sources in the same order: the cluster's objects, what the local history store kept
-(``kubectl spark record``, or a TUI that was open), and Spark's own executor lists from the
+(``kubectl spark record``, or a TUI that was open) and an in-cluster recorder kept (``kubectl
+spark recorder``, read through the API server's service proxy), and Spark's own executor lists from the
 running drivers. Reading the same sources is what makes their answers the same.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kubectl_spark.core import raw
 from kubectl_spark.core.analyze import analyze
@@ -35,6 +37,7 @@ class Wanted:
     slim_pods: bool = False  # keep only what the core reads of each pod (not for plans)
     spark_api: bool = True  # ask running drivers for Spark's executor list
     history_server: str | None = None  # a Spark History Server: finished drivers' executor lists
+    recorder: str | None = None  # an in-cluster recorder: auto, NAMESPACE/NAME (None: not asked)
 
 
 @dataclass
@@ -51,7 +54,7 @@ class ClusterView:
 def load(api: Api, wanted: Wanted) -> ClusterView:
     """Read and analyze; the connection stays open for what the caller does next."""
     snap = reading.read(api, wanted.namespace, selector=wanted.selector, slim_pods=wanted.slim_pods)
-    if wanted.history is not None:
+    if wanted.history is not None or wanted.recorder:
         snap = with_history(api, snap, wanted)
     if wanted.spark_api:
         snap = dataclasses.replace(snap, spark_views=read_views(api, snap.pods, snap.nodes))
@@ -70,24 +73,94 @@ def load(api: Api, wanted: Wanted) -> ClusterView:
 
 
 def with_history(api: Api, snap: Snapshot, wanted: Wanted) -> Snapshot:
-    """Merge what the history store kept (never creating a store that is not there)."""
+    """Merge what the history store and the in-cluster recorder kept (``kept``)."""
+    pods, events = kept(api, wanted.namespace, wanted.history, wanted.recorder)
+    selector = parse_label_selector(wanted.selector)
+    for source in ("history", "recorder"):
+        chosen = [
+            (o, seen) for o, seen, s in pods if s == source and selector.matches(raw.labels(o))
+        ]
+        snap = merge_kept(snap, chosen, events if source == "history" else [], source)
+    return snap
+
+
+def kept(
+    api: Api, namespace: str | None, history: Path | None, recorder: str | None
+) -> tuple[list[tuple[dict[str, Any], str, str]], list[dict[str, Any]]]:
+    """(pod, seen at, "history" or "recorder") and the Events the two keepers kept.
+
+    The same pod kept by both is taken from whichever saw it last (the higher
+    resourceVersion; the local store on a tie). Neither is created or required: a store that is
+    not there and a recorder that is not deployed add nothing. The TUI seeds its watches with
+    the same.
+    """
+    local = _local_kept(api, namespace, history) if history is not None else ([], [])
+    remote = _recorder_kept(api, namespace, recorder) if recorder else ([], [])
+    return newest_kept(local, remote)
+
+
+Kept = tuple[list[tuple[dict[str, Any], str]], list[dict[str, Any]]]
+
+
+def newest_kept(
+    local: Kept, remote: Kept
+) -> tuple[list[tuple[dict[str, Any], str, str]], list[dict[str, Any]]]:
+    """Each pod once, from whichever keeper saw it last; the Events of both, each once."""
+    newest: dict[str, tuple[int, dict[str, Any], str, str]] = {}
+    for source, (found, _) in (("history", local), ("recorder", remote)):
+        for obj, seen in found:
+            uid = raw.uid(obj)
+            version = _rv(obj)
+            if uid and (uid not in newest or version > newest[uid][0]):
+                newest[uid] = (version, obj, seen, source)
+    events = {raw.uid(e): e for e in (*local[1], *remote[1]) if raw.uid(e)}
+    return [(o, seen, s) for _, o, seen, s in newest.values()], list(events.values())
+
+
+def _rv(obj: dict[str, Any]) -> int:
+    text = raw.text(obj, "metadata", "resourceVersion")
+    return int(text) if text.isdecimal() else 0
+
+
+def _local_kept(api: Api, namespace: str | None, history: Path) -> Kept:
     from kubectl_spark.history.store import HistoryStore
 
-    assert wanted.history is not None
-    # The server already checked the selector's syntax; the same grammar applies it here.
-    selector = parse_label_selector(wanted.selector)
-    with HistoryStore(wanted.history, create=False) as store:
+    with HistoryStore(history, create=False) as store:
         scope = history_scope(api)
         pods = [
-            (obj, deleted or seen)
-            for obj, seen, deleted in store.load(scope, "pods", wanted.namespace)
-            if selector.matches(raw.labels(obj))
+            (obj, deleted or seen) for obj, seen, deleted in store.load(scope, "pods", namespace)
         ]
-        events = [obj for obj, _, _ in store.load(scope, "events", wanted.namespace)]
+        events = [obj for obj, _, _ in store.load(scope, "events", namespace)]
     if api.verbosity >= trace.REQUESTS:
         trace.line(
             "view.py",
-            f"history store {wanted.history}: {len(pods)} pod state(s) and {len(events)} "
+            f"history store {history}: {len(pods)} pod state(s) and {len(events)} "
             f"Event(s) kept for {scope.context}",
         )
-    return merge_kept(snap, pods, events)
+    return pods, events
+
+
+def _recorder_kept(api: Api, namespace: str | None, recorder: str) -> Kept:
+    """What the in-cluster recorder kept; a warning, and nothing, when it does not answer."""
+    from kubectl_spark.errors import KubectlSparkError
+    from kubectl_spark.kube import recorder_api
+
+    ref = recorder_api.find(api, recorder_api.parse(recorder))
+    if ref is None:
+        return [], []
+    try:
+        pods = [
+            (obj, deleted or seen)
+            for obj, seen, deleted in recorder_api.kept(api, ref, "pods", namespace)
+        ]
+        events = [obj for obj, _, _ in recorder_api.kept(api, ref, "events", namespace)]
+    except KubectlSparkError as exc:
+        api.note(f"the recorder {ref} did not answer ({exc.message}): what it kept is not shown")
+        return [], []
+    if api.verbosity >= trace.REQUESTS:
+        trace.line(
+            "view.py",
+            f"recorder {ref} (service proxy): {len(pods)} pod state(s) and {len(events)} "
+            "Event(s) kept",
+        )
+    return pods, events

@@ -80,6 +80,7 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
             "-q",
             "--in-cluster",
             "--leader-elect",
+            "--port",
             "--metrics-port",
             "--lease-duration",
             "--identity",

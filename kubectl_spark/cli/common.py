@@ -55,6 +55,17 @@ def history_path() -> Path:
     return Path(g.history_db).expanduser() if g.history_db else default_path()
 
 
+def recorder_wanted() -> str:
+    """``--recorder``, else ``$KUBECTL_SPARK_RECORDER``, else auto (checked like the flag)."""
+    g = cli_globals.current()
+    if g.recorder:
+        return g.recorder
+    env = os.environ.get("KUBECTL_SPARK_RECORDER") or ""
+    if env:
+        cli_globals.check_recorder(env, "$KUBECTL_SPARK_RECORDER")
+    return env or "auto"
+
+
 def load(
     *,
     selector: str | None = None,
@@ -71,6 +82,7 @@ def load(
     from kubectl_spark.app.view import load as load_view
 
     g = cli_globals.current()
+    recorder = recorder_wanted() if history and not g.no_history else None  # checked first
     api = connect()
     everywhere = g.all_namespaces if all_namespaces is None else all_namespaces
     wanted = Wanted(
@@ -83,6 +95,7 @@ def load(
         history_server=(g.history_server or os.environ.get("KUBECTL_SPARK_HISTORY_SERVER") or None)
         if spark_api
         else None,
+        recorder=recorder,
     )
     try:
         return load_view(api, wanted)

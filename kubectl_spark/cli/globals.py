@@ -31,6 +31,7 @@ VALUE_FLAGS = {
     "--v": "verbosity",
     "--history-db": "history_db",
     "--history-server": "history_server",
+    "--recorder": "recorder",
     "--color": "color",
 }
 SHORT_VALUE_FLAGS = ("-n", "-s", "-v")  # also written -nNAME, -sURL and -v6
@@ -62,6 +63,9 @@ class Globals:
     history_db: str | None = None  # the local history store (default: under XDG_STATE_HOME)
     # A Spark History Server's URL (else $KUBECTL_SPARK_HISTORY_SERVER): gone drivers' executors
     history_server: str | None = None
+    # An in-cluster recorder to merge: auto (found by label), none, or NAMESPACE/NAME of its
+    # Service (else $KUBECTL_SPARK_RECORDER; kube/recorder_api.py)
+    recorder: str | None = None
     no_history: bool = False
     color: str = "auto"  # --color: auto, always or never (cli/colour.py)
 
@@ -95,6 +99,18 @@ def parse_timeout(text: str) -> float | None:
     for number, unit in parts:
         total += float(number) * units[unit]
     return total or None
+
+
+def check_recorder(text: str, where: str) -> None:
+    """``--recorder``: auto, none, or the NAMESPACE/NAME of the recorder's Service."""
+    if text in ("auto", "none"):
+        return
+    namespace, slash, name = text.partition("/")
+    if not (slash and is_namespace_name(namespace) and is_namespace_name(name)):
+        raise UsageError(
+            f'invalid {where} "{shown(text)}": use auto, none, or NAMESPACE/NAME of the '
+            "recorder's Service"
+        )
 
 
 def split(argv: list[str]) -> tuple[Globals, list[str]]:
@@ -148,9 +164,15 @@ def split(argv: list[str]) -> tuple[Globals, list[str]]:
     globals_ = replace(Globals(), impersonate_groups=tuple(groups), **values)  # type: ignore[arg-type]
     if isinstance(timeout, str):
         globals_ = replace(globals_, request_timeout=parse_timeout(timeout))
+    _check(globals_)
+    return globals_, rest
+
+
+def _check(globals_: Globals) -> None:
     if globals_.namespace is not None and not is_namespace_name(globals_.namespace):
         raise UsageError(
             f'invalid namespace "{shown(globals_.namespace)}": a namespace is a lowercase '
             f"RFC 1123 label of at most {LABEL_MAX} characters"
         )
-    return globals_, rest
+    if globals_.recorder is not None:
+        check_recorder(globals_.recorder, "--recorder")

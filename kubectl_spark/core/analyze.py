@@ -571,5 +571,5 @@ def _sources(
             )
     notes += [UNREADABLE[key] for key in snapshot.unreadable if key in UNREADABLE]
     found.discard("spark")
-    order = ("cluster", "watch", "history", "spark-api", "history-server")
+    order = ("cluster", "watch", "history", "recorder", "spark-api", "history-server")
     return tuple(s for s in order if s in found), tuple(notes)

@@ -31,7 +31,7 @@ from kubectl_spark.knowledge.labels import (
 
 from . import raw
 
-KEPT = ("watch", "history")
+KEPT = ("watch", "history", "recorder")
 
 
 @dataclass(slots=True, kw_only=True)

@@ -2,7 +2,8 @@
 
 A Deployment of two replicas of ``kubectl-spark record --in-cluster --leader-elect -A`` (one
 records, the other stands by watching), its ServiceAccount, the least RBAC it needs, a Service
-for its metrics, and a claim for its store.
+for its port (its metrics, and what it kept, which the plugin reads through the API server's
+service proxy: ``kube/recorder_api.py``), and a claim for its store.
 
 The RBAC is read off what the recorder requests (``RULES`` is checked against its ``-v=6``
 trace by the tests): the lists and watches of ``kube.resources.ALL``, a get of a pod by name (a
@@ -24,7 +25,8 @@ from typing import Any
 NAME = "kubectl-spark-recorder"
 LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/component": "recorder"}
 STORE_MOUNT = "/var/lib/kubectl-spark"
-METRICS_PORT = 9090
+PORT = 9090
+PORT_NAME = "http"  # the Service's port the plugin asks the service proxy for
 IMAGE = "ghcr.io/kubectl-spark/recorder:{version}"
 
 # (apiGroups, resources, verbs), cluster-wide.
@@ -88,14 +90,14 @@ def manifests(opts: RecorderOptions) -> list[dict[str, Any]]:
                     "--all-namespaces",
                     "--history-db",
                     f"{STORE_MOUNT}/history.db",
-                    "--metrics-port",
-                    str(METRICS_PORT),
+                    "--port",
+                    str(PORT),
                 ],
                 "env": [
                     {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
                 ],
-                "ports": [{"name": "metrics", "containerPort": METRICS_PORT}],
-                "readinessProbe": {"httpGet": {"path": "/metrics", "port": "metrics"}},
+                "ports": [{"name": PORT_NAME, "containerPort": PORT}],
+                "readinessProbe": {"httpGet": {"path": "/healthz", "port": PORT_NAME}},
                 "resources": {
                     "requests": {"cpu": "100m", "memory": "256Mi"},
                     "limits": {"memory": "1Gi"},
@@ -138,7 +140,7 @@ def manifests(opts: RecorderOptions) -> list[dict[str, Any]]:
         {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": claim},
         {"apiVersion": "v1", "kind": "Service", "metadata": meta,
          "spec": {"selector": dict(LABELS),
-                  "ports": [{"name": "metrics", "port": METRICS_PORT, "targetPort": "metrics"}]}},
+                  "ports": [{"name": PORT_NAME, "port": PORT, "targetPort": PORT_NAME}]}},
         {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
          "spec": {"replicas": opts.replicas, "selector": {"matchLabels": dict(LABELS)},
                   "strategy": {"type": "Recreate"},

@@ -29,21 +29,24 @@ _EXIT = re.compile(r"exited with exit code (-?\d+)")
 
 
 def kept_source(pod: Any) -> str:
-    """``cluster`` for a pod read now; ``watch`` or ``history`` for a kept copy of a gone one."""
+    """``cluster`` for a pod read now; ``watch``, ``history`` or ``recorder`` for a kept copy."""
     source = raw.annotation_map(pod).get(SOURCE, "")
     return source if source in KEPT else "cluster"
 
 
 def only_kept(pods: Iterable[Any], uid: str) -> bool:
-    """Whether the pod ``uid`` is known only as a kept copy (watch or history) of a gone pod."""
+    """Whether the pod ``uid`` is known only as a kept copy (watch, history, recorder) of a gone pod."""
     pod = next((p for p in pods if raw.uid(p) == uid), None)
     return pod is not None and kept_source(pod) != "cluster"
 
 
 def kept_evidence(pod: Any) -> str:
     seen = raw.annotation_map(pod).get(SEEN_AT, "?")
-    if kept_source(pod) == "watch":
+    source = kept_source(pod)
+    if source == "watch":
         return f"the pod is gone; its last state was kept from a watch (DELETED event at {seen})"
+    if source == "recorder":
+        return f"the pod is gone; its last state is from the in-cluster recorder (seen {seen})"
     return f"the pod is gone; its last state is from the local history store (seen {seen})"
 
 

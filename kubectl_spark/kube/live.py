@@ -94,8 +94,13 @@ class LiveCluster:
         self.owners: dict[str, dict[str, Any]] = {}  # Snapshot.owners, by uid
         self.gone_owners: set[str] = set()  # owners that answered 404: not asked again
 
-    def seed(self, pods: list[tuple[dict[str, Any], str]], events: list[dict[str, Any]]) -> None:
-        """Start with what the history store kept: gone pods and old Events.
+    def seed(
+        self,
+        pods: list[tuple[dict[str, Any], str]],
+        events: list[dict[str, Any]],
+        source: str = "history",
+    ) -> None:
+        """Start with what a keeper kept (``source``: the history store or the recorder).
 
         Pods come with when they were last seen; whatever the cluster still has replaces them.
         """
@@ -103,12 +108,14 @@ class LiveCluster:
             for pod, seen in pods:
                 uid = str((pod.get("metadata") or {}).get("uid") or "")
                 if uid:
-                    self.tombstones[uid] = kept_copy(slim("pods", pod), "history", seen)
-            self.kept_events = {
-                str(e["metadata"]["uid"]): e
-                for e in events
-                if isinstance(e.get("metadata"), dict) and e["metadata"].get("uid")
-            }
+                    self.tombstones[uid] = kept_copy(slim("pods", pod), source, seen)
+            self.kept_events.update(
+                {
+                    str(e["metadata"]["uid"]): e
+                    for e in events
+                    if isinstance(e.get("metadata"), dict) and e["metadata"].get("uid")
+                }
+            )
 
     def seed_snapshot(self, snapshot: Snapshot) -> None:
         """Start from a snapshot already read (``ls -w``): its kept pods, Events, Spark views.

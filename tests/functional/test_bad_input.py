@@ -29,6 +29,10 @@ COMMANDS = [
     "",
 ]
 WORDS = [
+    "--recorder",
+    "none",
+    "kubectl-spark/kubectl-spark-recorder",
+    "Bad/x",
     "-o",
     "json",
     "yaml",

@@ -84,7 +84,7 @@ def _recorder(
     args[args.index("--history-db") + 1] = str(db)
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        args[args.index("--metrics-port") + 1] = str(sock.getsockname()[1])
+        args[args.index("--port") + 1] = str(sock.getsockname()[1])
     command = [sys.executable, "-m", "kubectl_spark.cli.main", *args, "--identity", name,
                "--lease-duration", "6", "-v=6"]  # fmt: skip
     return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=log)

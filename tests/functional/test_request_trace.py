@@ -37,12 +37,15 @@ def test_v6_traces_each_request_and_changes_nothing_else(
     assert code == 0 and out == quiet_out
     lines = err.strip().splitlines()
     assert f"config.py] Config loaded from file:  {c.kubeconfig}" in lines[0]
-    # Besides the requests, where the rest of the answer came from: the history store.
-    sources = [line for line in lines[1:] if "view.py] " in line]
+    # Besides the requests, where the rest of the answer came from: the history store, and
+    # no in-cluster recorder (none deployed).
+    told = ("view.py] ", "recorder_api.py] ")
+    sources = [line for line in lines[1:] if any(t in line for t in told)]
     assert [line.split("] ", 1)[1].split(":")[0] for line in sources] == [
-        f"history store {Path(os.environ['XDG_STATE_HOME']) / 'kubectl-spark' / 'history.sqlite'}"
+        f"history store {Path(os.environ['XDG_STATE_HOME']) / 'kubectl-spark' / 'history.sqlite'}",
+        "no recorder Service found (kubectl spark recorder deploys one)",
     ], sources
-    traced = [LINE.fullmatch(line) for line in lines[1:] if "view.py] " not in line]
+    traced = [LINE.fullmatch(line) for line in lines[1:] if not any(t in line for t in told)]
     assert all(traced), lines
     urls = {m["url"] for m in traced if m}
     assert f"{c.server.url}/api/v1/pods?limit=500&labelSelector=spark-role" in urls

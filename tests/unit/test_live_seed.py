@@ -21,8 +21,9 @@ def test_kept_copies_in_the_printed_snapshot_become_tombstones() -> None:
             _pod("live"),
             kept_copy(_pod("from-store"), "history", "2026-01-01T00:00:00Z"),
             kept_copy(_pod("from-watch"), "watch", "2026-01-01T00:00:00Z"),
+            kept_copy(_pod("from-recorder"), "recorder", "2026-01-01T00:00:00Z"),
         ]
     )
     live.seed_snapshot(snapshot)
     # The source is an annotation of the kept copy (it was read as a label: nothing stayed).
-    assert set(live.tombstones) == {"from-store", "from-watch"}
+    assert set(live.tombstones) == {"from-store", "from-watch", "from-recorder"}

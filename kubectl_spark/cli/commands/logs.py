@@ -51,8 +51,9 @@ def check_tail(tail: int) -> None:
 def _print_kept(
     loaded: common.Loaded, namespace: str, uid: str, pod: str, *, previous: bool
 ) -> bool:
-    """Print the last lines ``kubectl spark record`` kept of a gone pod; False if it kept none.
+    """Print the last lines a recorder kept of a gone pod; False if none kept any.
 
+    The local history store first, then an in-cluster recorder (through the service proxy).
     With ``previous`` (``-p``), those of the run before the last.
     """
     from kubectl_spark.cli import globals as cli_globals
@@ -64,6 +65,9 @@ def _print_kept(
         return False
     with HistoryStore(common.history_path(), create=False) as store:
         kept = kept_tail(store, history_scope(loaded.api), namespace, uid, previous=previous)
+    keeper = "kubectl spark record"
+    if kept is None:
+        kept, keeper = _kept_in_cluster(loaded, namespace, uid, previous=previous)
     if kept is None:
         return False
     ended = kept.get("finishedAt") or "?"
@@ -71,13 +75,33 @@ def _print_kept(
         escape(
             f"pod {pod} is gone; these are the last {kept.get('tailLines', '?')} lines of its "
             f"{kept.get('container', '?')} container ({run_said(kept, earlier=previous)}, "
-            f"ended {ended}), kept by "
-            "kubectl spark record\n"
+            f"ended {ended}), kept by {keeper}\n"
         )
     )
     sys.stdout.write(escape(str(kept.get("text") or "")))
     sys.stdout.flush()
     return True
+
+
+def _kept_in_cluster(
+    loaded: common.Loaded, namespace: str, uid: str, *, previous: bool
+) -> tuple[dict[str, object] | None, str]:
+    """The lines an in-cluster recorder kept, and which recorder; (None, "") if none did."""
+    from kubectl_spark.cli.common import warn
+    from kubectl_spark.errors import KubectlSparkError
+    from kubectl_spark.kube import recorder_api, trace
+
+    ref = recorder_api.find(loaded.api, recorder_api.parse(common.recorder_wanted()))
+    if ref is None:
+        return None, ""
+    try:
+        found = recorder_api.log_tail(loaded.api, ref, namespace, uid, previous=previous)
+    except KubectlSparkError as exc:
+        warn(f"the recorder {ref} did not answer ({exc.message}): its kept lines are not shown")
+        return None, ""
+    if found is not None and loaded.api.verbosity >= trace.REQUESTS:
+        trace.line("logs.py", f"recorder {ref} (service proxy): the kept lines of pod {uid}")
+    return found, f"the recorder {ref}"
 
 
 def run(

@@ -41,12 +41,14 @@ def run(
         help=f"Record only while holding the Lease {LEASE} in the recorder's namespace; "
         "watch meanwhile, and write what was watched on taking it over.",
     ),
-    metrics_port: int = typer.Option(
+    port: int = typer.Option(
         0,
+        "--port",
         "--metrics-port",
         min=0,
         max=65535,
-        help="Serve Prometheus metrics on this port (/metrics); 0: none.",
+        help="Serve on this port: Prometheus metrics (/metrics), and what was kept, which "
+        "the plugin reads through the API server's service proxy (docs/recorder.md); 0: none.",
     ),
     lease_duration: int = typer.Option(
         15,
@@ -90,9 +92,13 @@ def run(
             renew_seconds=lease_duration / 3,
         )
         session.me = me
-    if metrics_port:
-        session.serve_metrics(metrics_port)
-    session.run()
+    if port:
+        session.serve(port)
+    try:
+        session.run()
+    finally:
+        if session.server is not None:
+            session.server.close()
 
 
 class _Session:
@@ -106,6 +112,7 @@ class _Session:
         self.elector: Any = None
         self.me = ""
         self.metrics: Any = None
+        self.server: Any = None
         self.tracker: Any = None
         self.leading = True
         self.asked = 0.0
@@ -114,16 +121,18 @@ class _Session:
         if not self.quiet:
             print(text, file=sys.stderr, flush=True)
 
-    def serve_metrics(self, port: int) -> None:
+    def serve(self, port: int) -> None:
         from kubectl_spark.app.metrics import RecorderMetrics
+        from kubectl_spark.app.recorder_http import RecorderServer
         from kubectl_spark.core.incremental import LiveAnalysis
 
         self.metrics = RecorderMetrics()
         self.tracker = LiveAnalysis()
         try:
-            self.metrics.serve(port)
+            # Every address: in a pod, the Service's endpoint is the pod's IP.
+            self.server = RecorderServer(self.path, self.scope, self.metrics, port, "0.0.0.0")  # noqa: S104
         except OSError as exc:
-            raise UsageError(f"cannot serve metrics on port {port}: {exc.strerror}") from exc
+            raise UsageError(f"cannot serve on port {port}: {exc.strerror}") from exc
 
     def run(self) -> None:
         from kubectl_spark.history.store import HistoryStore

@@ -21,7 +21,7 @@ def run(
     readonly: bool = typer.Option(False, "--readonly", help="Hide fence, force-kill and resubmit."),
 ) -> None:
     """Open the live terminal UI."""
-    from kubectl_spark.cli.common import connection, history_path
+    from kubectl_spark.cli.common import connection, history_path, recorder_wanted
     from kubectl_spark.kube.client import connect
     from kubectl_spark.tui.app import SparkTUI
     from kubectl_spark.tui.sources import LiveSource
@@ -31,7 +31,12 @@ def run(
         pass  # fail fast, with the CLI's one-line error, when the kubeconfig is unusable
 
     SparkTUI(
-        source_maker(LiveSource, connection(), None if g.no_history else history_path()),
+        source_maker(
+            LiveSource,
+            connection(),
+            None if g.no_history else history_path(),
+            None if g.no_history else recorder_wanted(),
+        ),
         namespace=g.namespace,
         context=g.context,
         all_namespaces=g.all_namespaces,
@@ -41,7 +46,7 @@ def run(
 
 
 def source_maker(
-    source: Callable[..., Any], base: Any, history: Any
+    source: Callable[..., Any], base: Any, history: Any, recorder: str | None = None
 ) -> Callable[[str | None, str | None, bool], Any]:
     """What the TUI calls to follow a namespace or context: the CLI's connection with those changed.
 
@@ -55,7 +60,10 @@ def source_maker(
             namespace=namespace or base.namespace,
             interactive=False,  # a credential plugin must not write over the screen
         )
-        # The TUI records into the history store while it is open (--no-history: it does not).
-        return source(conn, all_namespaces=all_namespaces, history=history)
+        # The TUI records into the history store while it is open (--no-history: it does not),
+        # and starts from what the store and an in-cluster recorder kept.
+        return source(
+            conn, all_namespaces=all_namespaces, history=history, cluster_recorder=recorder
+        )
 
     return make

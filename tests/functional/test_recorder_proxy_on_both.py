@@ -1,0 +1,205 @@
+"""The plugin reads an in-cluster recorder through the API server's service proxy, on both backends.
+
+The recorder is a process (``record -A --port P``) standing for the rendered Deployment's pod:
+a host network pod carrying the manifests' labels and port runs on a node whose InternalIP is
+this machine's own address (not loopback: kube-apiserver refuses one in an Endpoints), so the Service's endpoint (written by kube-controller-manager's
+endpoint controller on the real control plane, by the simulator's stand-in on the emulator) is
+the process's address, and kube-apiserver's service proxy (or the emulator's) reaches it. S9's
+losses leave no pod behind; the person's own store is empty: ``describe``, ``history``,
+``logs`` and the TUI's source explain them from the recorder alone, and ``-v=6`` says so.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_spark.core.recorder_manifests import (
+    NAME,
+    PORT_NAME,
+    RecorderOptions,
+    manifests,
+)
+from kubectl_spark.knowledge.labels import SOURCE
+from tests.incluster import expose, free_port
+from tests.stages import Stage
+
+pytestmark = pytest.mark.slow
+NS = "kubectl-spark"
+PROXY = f"/api/v1/namespaces/{NS}/services/{NAME}:{PORT_NAME}/proxy"
+
+
+def _recorder(s: Stage, port: int, db: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "kubectl_spark.cli.main", "--kubeconfig", str(s.kubeconfig),
+         "record", "-A", "-q", "--port", str(port), "--history-db", str(db)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def _kept_by_recorder(s: Stage, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    code, out, err = s.cli(capsys, "describe", "vanishing", "-n", "default", "-o", "json")
+    assert code == 0, err
+    app: dict[str, Any] = json.loads(out)
+    return app
+
+
+def test_describe_history_logs_and_the_tui_read_the_recorder_through_the_service_proxy(
+    staged: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s: Stage = staged("s9-deleted-executors")
+    port = free_port()
+    (service,) = [m for m in manifests(RecorderOptions(NS, "unused")) if m["kind"] == "Service"]
+    expose(s, service, port)
+    recorder = _recorder(s, port, tmp_path / "recorder.db")
+    try:
+        _play_and_read(s, capsys, port)
+    finally:
+        recorder.terminate()
+        recorder.wait(20)
+
+
+def _kept_names(port: int) -> set[str]:
+    """What the recorder kept, asked of its port directly (the test's view, not the plugin's)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/kept?kind=pods", timeout=5) as r:
+            return {i["object"]["metadata"]["name"] for i in json.loads(r.read())["items"]}
+    except OSError:
+        return set()
+
+
+def _kept_log(port: int, uid: str) -> bool:
+    url = f"http://127.0.0.1:{port}/v1/logs?namespace=default&uid={uid}"
+    try:
+        with urllib.request.urlopen(url, timeout=5) as answer:
+            return bool(json.loads(answer.read()).get("text"))
+    except OSError:
+        return False
+
+
+def _play_and_read(s: Stage, capsys: pytest.CaptureFixture[str], port: int) -> None:
+    s.do("submit", "vanishing")
+    s.until(
+        "four executors running",
+        lambda: len(s.running(spark_role="executor", spark_app_name="vanishing")) == 4,
+    )
+
+    def gone(exec_id: str) -> bool:
+        return not any(
+            p["metadata"]["labels"].get("spark-exec-id") == exec_id
+            for p in s.pods(spark_role="executor", spark_app_name="vanishing")
+        )
+
+    # The emulator's clock runs faster than a process starts: the losses wait for the recorder.
+    running = {p["metadata"]["name"] for p in s.running(spark_app_name="vanishing")}
+    deadline = time.monotonic() + 30
+    while not running <= _kept_names(port):
+        if time.monotonic() > deadline:
+            pytest.fail(f"the recorder never kept the running pods: {_kept_names(port)}")
+        time.sleep(0.3)
+    (first,) = [
+        p for p in s.pods(spark_app_name="vanishing") if p["metadata"]["name"].endswith("-exec-1")
+    ]
+    s.do("oom_kill", {"app": "vanishing", "exec": 1})
+    # Spark deletes the pod a processing round (a second) after its end: the recorder reads
+    # the container's last lines in between. The emulator's clock waits for it here.
+    s.until(
+        "executor 1's end", lambda: not s.running(spark_app_name="vanishing", spark_exec_id="1")
+    )
+    deadline = time.monotonic() + 30
+    while not _kept_log(port, first["metadata"]["uid"]):
+        if time.monotonic() > deadline:
+            pytest.fail("the recorder never kept executor 1's last lines")
+        time.sleep(0.3)
+    s.until("executor 1's pod deleted by Spark", lambda: gone("1"))
+    s.do("evict", {"app": "vanishing", "exec": 2})
+    s.until("executor 2's pod deleted by Spark", lambda: gone("2"))
+
+    def reasons() -> dict[str, str]:
+        app = _kept_by_recorder(s, capsys)
+        return {
+            e["id"]: (e.get("reason") or {}).get("code", "")
+            for a in app["attempts"]
+            for e in a["executors"]
+            if e.get("source") == "recorder"
+        }
+
+    deadline = time.monotonic() + 30
+    while reasons() != {"1": "OOMKilled", "2": "Evicted"}:
+        if time.monotonic() > deadline:
+            pytest.fail(f"the recorder's states never explained both losses: {reasons()}")
+        s.settle(1)
+        time.sleep(0.5)
+    app = _kept_by_recorder(s, capsys)
+    assert "recorder" in app["sources"] and "history" not in app["sources"], app["sources"]
+
+    # history: the same losses, and -v=6 says where they came from
+    code, out, err = s.cli(capsys, "-v=6", "history", "vanishing", "-n", "default", "-o", "json")
+    assert code == 0, err
+    lost = {h["executor"] for h in json.loads(out)["items"] if h["kind"] == "ExecutorLost"}
+    assert {"1", "2"} <= lost
+    assert f"GET {PROXY}/v1/kept" in err.replace("%3A", ":") or f"{PROXY}/v1/kept" in err, err
+    assert f"recorder {NS}/{NAME} (service proxy): " in err, err
+
+    # logs of a gone executor: the lines the recorder kept
+    code, out, err = s.cli(capsys, "logs", "vanishing/exec-1", "-n", "default")
+    assert code == 0, err
+    assert f"kept by the recorder {NS}/{NAME}" in err, err
+    assert out.strip(), "no kept lines printed"
+
+    # --recorder none: nothing asked, the losses unexplained by any keeper
+    code, out, err = s.cli(
+        capsys, "--recorder", "none", "describe", "vanishing", "-n", "default", "-o", "json"
+    )
+    assert code == 0, err
+    assert "recorder" not in json.loads(out)["sources"]
+
+    # the TUI's source starts from the same
+    from kubectl_spark.cli.common import connection
+    from kubectl_spark.cli.globals import Globals, use
+    from tui.sources import LiveSource
+
+    use(Globals(kubeconfig=str(s.kubeconfig), namespace="default"))
+    source = LiveSource(connection(), cluster_recorder="auto")
+    source.start()
+    try:
+        assert str(source.recorder_ref) == f"{NS}/{NAME}"
+        kept = source.kept_log("default", _uid_of(app, "1"))
+        assert kept is not None and kept["text"]
+        changes, snapshot = source.take_changes()
+        del changes
+        sources = {
+            p["metadata"]["labels"].get("spark-exec-id"): (
+                p["metadata"].get("annotations") or {}
+            ).get(SOURCE)
+            for p in snapshot.pods
+            if p["metadata"]["labels"].get("spark-app-name") == "vanishing"
+        }
+        assert sources.get("1") == sources.get("2") == "recorder", sources
+    finally:
+        source.stop()
+        use(Globals())
+
+    # the real kubectl reaches the same port through the same proxy
+    from tests.conftest import kubectl_binary
+
+    binary = kubectl_binary()
+    if binary is not None:
+        out = subprocess.run(
+            [binary, "--kubeconfig", str(s.kubeconfig), "get", "--raw", f"{PROXY}/healthz"],
+            capture_output=True, text=True, check=False, timeout=30,
+        )  # fmt: skip
+        assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def _uid_of(app: dict[str, Any], exec_id: str) -> str:
+    return next(
+        str(e["uid"]) for a in app["attempts"] for e in a["executors"] if e["id"] == exec_id
+    )

@@ -1,0 +1,119 @@
+"""Reading an in-cluster recorder: the flag, the merge of two keepers, what the recorder serves."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_spark.app.metrics import RecorderMetrics
+from kubectl_spark.app.recorder_http import RecorderServer
+from kubectl_spark.app.view import newest_kept
+from kubectl_spark.cli.globals import check_recorder
+from kubectl_spark.cli.main import main
+from kubectl_spark.errors import UsageError
+from kubectl_spark.history.store import HistoryStore, Scope
+
+
+def _pod(uid: str, rv: str, phase: str = "Running", **env: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": f"p-{uid}", "namespace": "ns", "uid": uid, "resourceVersion": rv,
+                     "labels": {"spark-role": "executor"}},
+        "spec": {"containers": [{"name": "c", "env": [{"name": k, "value": v}
+                                                      for k, v in env.items()]}]},
+        "status": {"phase": phase},
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("value", ["auto", "none", "kubectl-spark/kubectl-spark-recorder"])
+def test_the_recorder_flag_takes_auto_none_or_a_service(value: str) -> None:
+    check_recorder(value, "--recorder")
+
+
+@pytest.mark.parametrize("value", ["", "x", "Bad/x", "a/b/c", "a/", "/b", "a/b_c"])
+def test_anything_else_is_one_clear_error(value: str) -> None:
+    with pytest.raises(UsageError, match="use auto, none, or NAMESPACE/NAME"):
+        check_recorder(value, "--recorder")
+
+
+def test_a_bad_flag_or_variable_fails_before_any_request(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No kubeconfig at all: nothing is read before the value is refused.
+    monkeypatch.setenv("KUBECONFIG", "/nonexistent")
+    assert main(["--recorder", "Bad/x", "ls"]) != 0
+    err = capsys.readouterr().err
+    assert err.startswith('error: invalid --recorder "Bad/x"') and err.count("\n") == 1, err
+    monkeypatch.setenv("KUBECTL_SPARK_RECORDER", "nope")
+    monkeypatch.setenv("KUBECONFIG", str(Path(__file__)))  # unreadable as YAML, never reached
+    assert main(["ls", "--server", "https://127.0.0.1:1"]) != 0
+    err = capsys.readouterr().err
+    assert 'invalid $KUBECTL_SPARK_RECORDER "nope"' in err and err.count("\n") == 1, err
+
+
+def test_the_same_pod_is_taken_from_whichever_keeper_saw_it_last() -> None:
+    local = ([(_pod("a", "10"), "t1"), (_pod("b", "30"), "t2"), (_pod("c", "5"), "t3")], [])
+    remote = ([(_pod("a", "20", "Failed"), "t4"), (_pod("b", "30"), "t5"), (_pod("d", "1"), "t6")],
+              [{"metadata": {"uid": "e1"}}])  # fmt: skip
+    pods, events = newest_kept(local, remote)
+    chosen = {p["metadata"]["uid"]: (p["metadata"]["resourceVersion"], seen, source)
+              for p, seen, source in pods}  # fmt: skip
+    assert chosen == {
+        "a": ("20", "t4", "recorder"),  # newer there
+        "b": ("30", "t2", "history"),  # a tie: the local store
+        "c": ("5", "t3", "history"),
+        "d": ("1", "t6", "recorder"),
+    }
+    assert [e["metadata"]["uid"] for e in events] == ["e1"]
+
+
+def test_the_recorder_serves_slim_pods_events_and_kept_lines(tmp_path: Path) -> None:
+    db = tmp_path / "history.db"
+    scope = Scope("https://cluster", "in-cluster")
+    with HistoryStore(db) as store:
+        store.record(
+            scope, "pods", [(_pod("a", "7", "Failed", AWS_SECRET_ACCESS_KEY="s3cr3t"), True)]
+        )
+        store.record(scope, "events", [({"metadata": {"uid": "e", "namespace": "ns"}}, False)])
+        store.record(scope, "logs", [({"metadata": {"uid": "a/c/0/False", "namespace": "ns",
+                                                    "resourceVersion": "1"},
+                                       "pod": {"uid": "a"}, "text": "OutOfMemoryError\n",
+                                       "restartCount": 0, "exitCode": 52}, False)])  # fmt: skip
+    server = RecorderServer(db, scope, RecorderMetrics(), 0, "127.0.0.1")
+    base = f"http://127.0.0.1:{server.port}"
+
+    def get(path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(base + path, timeout=5) as answer:
+                return answer.status, answer.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+
+    try:
+        status, body = get("/v1/kept?kind=pods&namespace=ns")
+        assert status == 200
+        kept = json.loads(body)
+        assert kept["kind"] == "KeptList" and kept["context"] == "in-cluster"
+        (item,) = kept["items"]
+        assert item["object"]["metadata"]["uid"] == "a" and item["deletedAt"]
+        assert "s3cr3t" not in body  # the containers' environment is not served
+        status, body = get("/v1/kept?kind=events")
+        assert status == 200 and [
+            i["object"]["metadata"]["uid"] for i in json.loads(body)["items"]
+        ] == ["e"]
+        status, body = get("/v1/logs?namespace=ns&uid=a")
+        assert status == 200 and json.loads(body)["text"] == "OutOfMemoryError\n"
+        assert get("/v1/logs?namespace=ns&uid=zzz")[0] == 404
+        assert get("/v1/logs?namespace=ns")[0] == 400
+        assert get("/v1/kept?kind=secrets")[0] == 400  # only what it keeps for the plugin
+        assert get("/v1/kept?kind=resubmit-source")[0] == 400
+        assert get("/healthz") == (200, "ok\n")
+        status, body = get("/metrics")
+        assert status == 200 and "kubectl_spark_recorder_leader" in body
+        assert get("/nothing")[0] == 404
+    finally:
+        server.close()

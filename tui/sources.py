@@ -136,8 +136,7 @@ class LiveSource:
                 if self.cluster_recorder:
                     from kubectl_spark.kube import recorder_api
 
-                    wanted = recorder_api.parse(self.cluster_recorder)
-                    self.recorder_ref = recorder_api.find(api, wanted)
+                    self.recorder_ref = recorder_api.find(api, self.cluster_recorder)
         except KubectlSparkError as exc:
             self.failure = exc.message
             if on_change is not None:

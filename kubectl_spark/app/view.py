@@ -23,6 +23,7 @@ from kubectl_spark.knowledge.selectors import parse_label_selector
 from kubectl_spark.kube import snapshot as reading
 from kubectl_spark.kube import trace
 from kubectl_spark.kube.client import Api, history_scope
+from kubectl_spark.kube.incluster import Discovery
 from kubectl_spark.kube.sparkapi import read_views
 
 
@@ -36,7 +37,9 @@ class Wanted:
     history: Path | None = None  # the history store to merge (None: none)
     slim_pods: bool = False  # keep only what the core reads of each pod (not for plans)
     spark_api: bool = True  # ask running drivers for Spark's executor list
-    history_server: str | None = None  # a Spark History Server: finished drivers' executor lists
+    # A Spark History Server for finished drivers' executor lists: a URL, NAMESPACE/NAME of its
+    # Service, auto (found by its label), none (None: not asked)
+    history_server: str | None = None
     recorder: str | None = None  # an in-cluster recorder: auto, NAMESPACE/NAME (None: not asked)
 
 
@@ -54,27 +57,50 @@ class ClusterView:
 def load(api: Api, wanted: Wanted) -> ClusterView:
     """Read and analyze; the connection stays open for what the caller does next."""
     snap = reading.read(api, wanted.namespace, selector=wanted.selector, slim_pods=wanted.slim_pods)
+    discovery = Discovery(api)  # the recorder and the History Server found by one list
     if wanted.history is not None or wanted.recorder:
-        snap = with_history(api, snap, wanted)
+        snap = with_history(api, snap, wanted, discovery)
     if wanted.spark_api:
         snap = dataclasses.replace(snap, spark_views=read_views(api, snap.pods, snap.nodes))
-    if wanted.history_server:
-        from kubectl_spark.kube.historyserver import finished_app_ids, read_finished
-
-        views = read_finished(wanted.history_server, finished_app_ids(snap))
-        if api.verbosity >= trace.REQUESTS:  # where each answer came from, as -v=6 promises
-            for app_id, view in views.items():
-                told = view.get("note") or f"{len(view.get('executors') or [])} executor(s)"
-                trace.line(
-                    "view.py", f"Spark History Server {wanted.history_server}: {app_id}: {told}"
-                )
-        snap = dataclasses.replace(snap, finished_views=views)
+    if wanted.history_server and wanted.history_server != "none":
+        snap = dataclasses.replace(
+            snap, finished_views=_finished_views(api, snap, wanted.history_server, discovery)
+        )
     return ClusterView(analyze(snap, group_by=wanted.group_by), wanted.namespace, api, snap)
 
 
-def with_history(api: Api, snap: Snapshot, wanted: Wanted) -> Snapshot:
+def _finished_views(
+    api: Api, snap: Snapshot, history_server: str, discovery: Discovery
+) -> dict[str, dict[str, Any]]:
+    """Ended attempts' executor lists from a Spark History Server.
+
+    Read at its URL, or through the service proxy (its Service named, or found by its label).
+    """
+    from kubectl_spark.kube import historyserver
+
+    ids = historyserver.finished_app_ids(snap)
+    if not ids:
+        return {}
+    if history_server.startswith(("http://", "https://")):
+        views, where = historyserver.read_finished(history_server, ids), history_server
+    else:
+        ref = historyserver.find(api, history_server, discovery)
+        if ref is None:
+            return {}
+        views = historyserver.read_finished_through(api, ref, ids)
+        where = f"{ref} (service proxy)"
+    if api.verbosity >= trace.REQUESTS:  # where each answer came from, as -v=6 promises
+        for app_id, view in views.items():
+            told = view.get("note") or f"{len(view.get('executors') or [])} executor(s)"
+            trace.line("view.py", f"Spark History Server {where}: {app_id}: {told}")
+    return views
+
+
+def with_history(
+    api: Api, snap: Snapshot, wanted: Wanted, discovery: Discovery | None = None
+) -> Snapshot:
     """Merge what the history store and the in-cluster recorder kept (``kept``)."""
-    pods, events = kept(api, wanted.namespace, wanted.history, wanted.recorder)
+    pods, events = kept(api, wanted.namespace, wanted.history, wanted.recorder, discovery)
     selector = parse_label_selector(wanted.selector)
     for source in ("history", "recorder"):
         chosen = [
@@ -85,7 +111,11 @@ def with_history(api: Api, snap: Snapshot, wanted: Wanted) -> Snapshot:
 
 
 def kept(
-    api: Api, namespace: str | None, history: Path | None, recorder: str | None
+    api: Api,
+    namespace: str | None,
+    history: Path | None,
+    recorder: str | None,
+    discovery: Discovery | None = None,
 ) -> tuple[list[tuple[dict[str, Any], str, str]], list[dict[str, Any]]]:
     """(pod, seen at, "history" or "recorder") and the Events the two keepers kept.
 
@@ -95,7 +125,7 @@ def kept(
     the same.
     """
     local = _local_kept(api, namespace, history) if history is not None else ([], [])
-    remote = _recorder_kept(api, namespace, recorder) if recorder else ([], [])
+    remote = _recorder_kept(api, namespace, recorder, discovery) if recorder else ([], [])
     return newest_kept(local, remote)
 
 
@@ -140,12 +170,14 @@ def _local_kept(api: Api, namespace: str | None, history: Path) -> Kept:
     return pods, events
 
 
-def _recorder_kept(api: Api, namespace: str | None, recorder: str) -> Kept:
+def _recorder_kept(
+    api: Api, namespace: str | None, recorder: str, discovery: Discovery | None
+) -> Kept:
     """What the in-cluster recorder kept; a warning, and nothing, when it does not answer."""
     from kubectl_spark.errors import KubectlSparkError
     from kubectl_spark.kube import recorder_api
 
-    ref = recorder_api.find(api, recorder_api.parse(recorder))
+    ref = recorder_api.find(api, recorder, discovery)
     if ref is None:
         return [], []
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
@@ -57,12 +57,27 @@ def history_path() -> Path:
 
 def recorder_wanted() -> str:
     """``--recorder``, else ``$KUBECTL_SPARK_RECORDER``, else auto (checked like the flag)."""
-    g = cli_globals.current()
-    if g.recorder:
-        return g.recorder
-    env = os.environ.get("KUBECTL_SPARK_RECORDER") or ""
+    return _flag_or_env(
+        cli_globals.current().recorder, "KUBECTL_SPARK_RECORDER", cli_globals.check_recorder
+    )
+
+
+def history_server_wanted() -> str:
+    """``--history-server``, else ``$KUBECTL_SPARK_HISTORY_SERVER``, else auto (checked)."""
+    return _flag_or_env(
+        cli_globals.current().history_server,
+        "KUBECTL_SPARK_HISTORY_SERVER",
+        cli_globals.check_history_server,
+    )
+
+
+def _flag_or_env(flag: str | None, variable: str, check: Callable[[str, str], None]) -> str:
+    """The flag (checked as it was parsed), else the variable, checked here, else auto."""
+    if flag:
+        return flag
+    env = os.environ.get(variable) or ""
     if env:
-        cli_globals.check_recorder(env, "$KUBECTL_SPARK_RECORDER")
+        check(env, f"${variable}")
     return env or "auto"
 
 
@@ -83,6 +98,7 @@ def load(
 
     g = cli_globals.current()
     recorder = recorder_wanted() if history and not g.no_history else None  # checked first
+    history_server = history_server_wanted() if spark_api else None
     api = connect()
     everywhere = g.all_namespaces if all_namespaces is None else all_namespaces
     wanted = Wanted(
@@ -92,9 +108,7 @@ def load(
         history=history_path() if history and not g.no_history else None,
         slim_pods=slim_pods,
         spark_api=spark_api,
-        history_server=(g.history_server or os.environ.get("KUBECTL_SPARK_HISTORY_SERVER") or None)
-        if spark_api
-        else None,
+        history_server=history_server,
         recorder=recorder,
     )
     try:

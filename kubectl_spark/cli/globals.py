@@ -61,7 +61,8 @@ class Globals:
     impersonate_uid: str | None = None  # --as-uid
     verbosity: int = 0  # -v: 6 prints every request (kube/trace.py)
     history_db: str | None = None  # the local history store (default: under XDG_STATE_HOME)
-    # A Spark History Server's URL (else $KUBECTL_SPARK_HISTORY_SERVER): gone drivers' executors
+    # A Spark History Server (else $KUBECTL_SPARK_HISTORY_SERVER, else auto): a URL, NS/NAME of
+    # its Service, auto (found by its label), none; gone drivers' executors (kube/historyserver.py)
     history_server: str | None = None
     # An in-cluster recorder to merge: auto (found by label), none, or NAMESPACE/NAME of its
     # Service (else $KUBECTL_SPARK_RECORDER; kube/recorder_api.py)
@@ -101,12 +102,25 @@ def parse_timeout(text: str) -> float | None:
     return total or None
 
 
+def _is_service(text: str) -> bool:
+    """``NAMESPACE/NAME``, both DNS labels."""
+    namespace, slash, name = text.partition("/")
+    return bool(slash) and is_namespace_name(namespace) and is_namespace_name(name)
+
+
+def check_history_server(text: str, where: str) -> None:
+    """``--history-server``: a URL, auto, none, or the NAMESPACE/NAME of its Service."""
+    url = text.startswith(("http://", "https://")) and len(text) > len("https://")
+    if not (url or text in ("auto", "none") or _is_service(text)):
+        raise UsageError(
+            f'invalid {where} "{shown(text)}": use an http(s) URL, auto, none, or '
+            "NAMESPACE/NAME of the Spark History Server's Service"
+        )
+
+
 def check_recorder(text: str, where: str) -> None:
     """``--recorder``: auto, none, or the NAMESPACE/NAME of the recorder's Service."""
-    if text in ("auto", "none"):
-        return
-    namespace, slash, name = text.partition("/")
-    if not (slash and is_namespace_name(namespace) and is_namespace_name(name)):
+    if not (text in ("auto", "none") or _is_service(text)):
         raise UsageError(
             f'invalid {where} "{shown(text)}": use auto, none, or NAMESPACE/NAME of the '
             "recorder's Service"
@@ -176,3 +190,5 @@ def _check(globals_: Globals) -> None:
         )
     if globals_.recorder is not None:
         check_recorder(globals_.recorder, "--recorder")
+    if globals_.history_server is not None:
+        check_history_server(globals_.history_server, "--history-server")

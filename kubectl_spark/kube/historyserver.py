@@ -3,8 +3,11 @@
 Once a driver is gone its UI is gone too, and with it the ``removeReason`` of every executor it
 lost; a History Server replays the event logs and serves the same REST API
 (``/api/v1/applications/<app id>/allexecutors``, Spark's ``monitoring.md``). Which one: the
-``--history-server URL`` flag, else ``$KUBECTL_SPARK_HISTORY_SERVER``. Asked only for the app
-ids of attempts whose driver does not run (``finished_app_ids``); what fails is a note.
+``--history-server`` flag, else ``$KUBECTL_SPARK_HISTORY_SERVER``, else ``auto``: a URL is read
+directly; ``NAMESPACE/NAME`` of its Service, or the Service found by its label
+(``app.kubernetes.io/name=spark-history-server``, ``kube/incluster.py``), through the API
+server's service proxy; ``none`` asks nothing. Asked only for the app ids of attempts whose
+driver does not run (``finished_app_ids``); what fails is a note.
 """
 
 from __future__ import annotations
@@ -18,14 +21,18 @@ from urllib.parse import quote
 
 import orjson
 
+from kubectl_spark import errors
 from kubectl_spark.core import apache, raw
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.knowledge.labels import APP_ID, ROLE
+
+from . import incluster
 
 ORIGIN = "the Spark History Server"
 TIMEOUT = 5.0
 MAX_APPS = 50  # app ids asked per read: a namespace of finished runs does not become 1,000 calls
 MAX_BODY = 16 * 1024 * 1024
+PORT = 18080  # spark.history.ui.port's default: the Service port asked when it has several
 
 
 def finished_app_ids(snapshot: Snapshot) -> list[str]:
@@ -78,6 +85,70 @@ def _read(url: str, app_id: str) -> dict[str, Any]:
         found = orjson.loads(body) if len(body) <= MAX_BODY else None
     except orjson.JSONDecodeError:
         found = None
+    if not isinstance(found, list):
+        return {"note": f"{ORIGIN} sent no executor list for {app_id}"}
+    return {"executors": found, "origin": ORIGIN}
+
+
+def find(api: Any, wanted: str, discovery: incluster.Discovery) -> incluster.ServiceRef | None:
+    """The History Server's Service: ``NAMESPACE/NAME``, or (``auto``) the one labelled so."""
+    if wanted not in (incluster.AUTO, ""):
+        namespace, _, name = wanted.partition("/")
+        try:
+            service = api.request(
+                "GET",
+                f"/api/v1/namespaces/{namespace}/services/{name}",
+                what=f"read the Spark History Server's Service {wanted}",
+                timeout=incluster.TIMEOUT,
+            )
+        except errors.KubectlSparkError as exc:
+            api.note(f"the Spark History Server's Service {wanted} was not read: {exc.message}")
+            return None
+        services = [service]
+    else:
+        services = discovery.find(incluster.HISTORY_SERVER_LABELS, "Spark History Server")
+    found = [
+        incluster.ServiceRef(s["metadata"]["namespace"], s["metadata"]["name"], _port(s))
+        for s in services
+        if isinstance(s, dict) and isinstance(s.get("metadata"), dict)
+    ]
+    return incluster.first(api, found, "--history-server", "Spark History Server")
+
+
+def _port(service: dict[str, Any]) -> str:
+    """Its port numbered 18080, else its first: by name when named (the proxy's own rule)."""
+    ports = [p for p in (service.get("spec") or {}).get("ports") or [] if isinstance(p, dict)]
+    chosen = next((p for p in ports if p.get("port") == PORT), ports[0] if ports else {})
+    return str(chosen.get("name") or chosen.get("port") or PORT)
+
+
+def read_finished_through(
+    api: Any, ref: incluster.ServiceRef, app_ids: Iterable[str]
+) -> dict[str, dict[str, Any]]:
+    """As ``read_finished``, through the API server's service proxy to the Service ``ref``."""
+    ids = list(app_ids)
+    if not ids:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(8, len(ids))) as pool:
+        views = list(pool.map(lambda i: _read_through(api, ref, i), ids))
+    return dict(zip(ids, views, strict=True))
+
+
+def _read_through(api: Any, ref: incluster.ServiceRef, app_id: str) -> dict[str, Any]:
+    try:
+        found = api.request(
+            "GET",
+            ref.path(f"api/v1/applications/{quote(app_id, safe='')}/allexecutors"),
+            what=f"read {app_id}'s executors from the Spark History Server {ref}",
+            timeout=TIMEOUT,
+            retry=False,
+        )
+    except errors.NotFound:
+        return {"note": f"{ORIGIN} has no application {app_id}"}
+    except errors.KubectlSparkError as exc:
+        return {
+            "note": f"{ORIGIN} {ref} could not be read through the service proxy: {exc.message}"
+        }
     if not isinstance(found, list):
         return {"note": f"{ORIGIN} sent no executor list for {app_id}"}
     return {"executors": found, "origin": ORIGIN}

@@ -5,8 +5,8 @@ on its Service's ``http`` port (``app/recorder_http.py``). The plugin asks the A
 ``/api/v1/namespaces/<ns>/services/<name>:http/proxy/v1/...``: the person's own credentials
 (RBAC ``get`` on ``services/proxy`` in the recorder's namespace), no port-forward, no address
 to know. Which recorder: ``--recorder NAMESPACE/NAME`` (or ``$KUBECTL_SPARK_RECORDER``), else
-the Service labelled as the manifests label it, looked for in every namespace and, when that
-list is forbidden, in the current one; ``--recorder none`` asks nothing.
+the Service labelled as the manifests label it (``kube/incluster.py``); ``--recorder none``
+asks nothing.
 
 What fails here never fails a command: a recorder that cannot be found is not used (``-v=6``
 says why), and one that is found but does not answer is a warning.
@@ -14,83 +14,31 @@ says why), and one that is found but does not answer is a warning.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from kubectl_spark import errors
 from kubectl_spark.core.recorder_manifests import LABELS, PORT_NAME
 
-from . import trace
+from . import incluster
 
-SELECTOR = ",".join(f"{k}={v}" for k, v in LABELS.items())
-TIMEOUT = 10.0
-AUTO, NONE = "auto", "none"
-
-
-@dataclass(frozen=True)
-class RecorderRef:
-    namespace: str
-    name: str
-
-    def __str__(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    def path(self, rest: str) -> str:
-        return f"/api/v1/namespaces/{self.namespace}/services/{self.name}:{PORT_NAME}/proxy/{rest}"
+AUTO, NONE = incluster.AUTO, incluster.NONE
+RecorderRef = incluster.ServiceRef
 
 
-def parse(text: str) -> str | RecorderRef:
-    """``--recorder``'s value, checked by ``cli.globals.check_recorder``: auto, none, NS/NAME."""
-    if text in (AUTO, NONE, ""):
-        return text or AUTO
-    namespace, _, name = text.partition("/")
-    return RecorderRef(namespace, name)
+def find(api: Any, wanted: str, discovery: incluster.Discovery | None = None) -> RecorderRef | None:
+    """The recorder to ask (``wanted``: auto, none, NAMESPACE/NAME), or None.
 
-
-def find(api: Any, wanted: str | RecorderRef) -> RecorderRef | None:
-    """The recorder to ask, or None (none deployed, none readable, or ``none`` asked)."""
-    if isinstance(wanted, RecorderRef):
-        return wanted
+    None: none deployed, none readable, or ``none`` asked.
+    """
     if wanted == NONE:
         return None
-    found = _labelled(api, "/api/v1/services")
-    if found is None and api.namespace:
-        found = _labelled(api, f"/api/v1/namespaces/{api.namespace}/services")
-    if not found:
-        _say(api, "no recorder Service found (kubectl spark recorder deploys one)")
-        return None
-    refs = sorted(found, key=str)
-    if len(refs) > 1:
-        api.note(
-            f"{len(refs)} recorders found ({', '.join(map(str, refs))}): reading {refs[0]}; "
-            "choose one with --recorder NAMESPACE/NAME"
-        )
-    return refs[0]
-
-
-def _labelled(api: Any, path: str) -> list[RecorderRef] | None:
-    """The recorder Services a list finds; None when the list is forbidden."""
-    try:
-        answer = api.request(
-            "GET",
-            path,
-            query=[("labelSelector", SELECTOR)],
-            what="look for an in-cluster recorder",
-            timeout=TIMEOUT,
-        )
-    except errors.Forbidden:
-        _say(api, f"cannot list Services ({path}): forbidden")
-        return None
-    return [
-        RecorderRef(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
-        for item in (answer or {}).get("items") or []
-        if isinstance(meta := item.get("metadata"), dict)
+    if wanted not in (AUTO, ""):
+        return incluster.named(wanted, PORT_NAME)
+    services = (discovery or incluster.Discovery(api)).find(LABELS, "recorder")
+    found = [
+        RecorderRef(s["metadata"]["namespace"], s["metadata"]["name"], PORT_NAME) for s in services
     ]
-
-
-def _say(api: Any, text: str) -> None:
-    if api.verbosity >= trace.REQUESTS:
-        trace.line("recorder_api.py", text)
+    return incluster.first(api, found, "--recorder", "recorder")
 
 
 def kept(
@@ -108,7 +56,7 @@ def kept(
         ref.path("v1/kept"),
         query=query,
         what=f"read what the recorder {ref} kept",
-        timeout=TIMEOUT,
+        timeout=incluster.TIMEOUT,
         retry=False,  # a recorder not ready now is a warning, not a wait
     )
     if not isinstance(answer, dict) or answer.get("kind") != "KeptList":
@@ -137,7 +85,7 @@ def log_tail(
             ref.path("v1/logs"),
             query=query,
             what=f"read the lines the recorder {ref} kept",
-            timeout=TIMEOUT,
+            timeout=incluster.TIMEOUT,
             retry=False,
         )
     except errors.NotFound:

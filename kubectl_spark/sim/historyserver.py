@@ -4,7 +4,8 @@
 (Spark's ``monitoring.md``, the ``/api/v1`` REST API the History Server and a live driver's UI
 both serve): each driver's status store (``sparkrest.SparkUI``) as it was when the driver
 stopped (or is now), kept by the simulator's Spark (``SparkDrivers.uis``). Served on 127.0.0.1 for the
-tests and the demo; nothing else runs it.
+tests and the demo (or on every address, behind a Service, for the tests that find it by its
+label); nothing else runs it.
 """
 
 from __future__ import annotations
@@ -30,7 +31,13 @@ class HistoryServer:
         port = self.server.server_address[1]
         return f"http://127.0.0.1:{port}"
 
-    def start(self) -> HistoryServer:
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return int(self.server.server_address[1])
+
+    def start(self, address: str = "127.0.0.1", port: int = 0) -> HistoryServer:
+        """Serve on ``address`` (every address, "0.0.0.0", for a Service's endpoint)."""
         drivers = self.drivers
 
         class Handler(BaseHTTPRequestHandler):
@@ -54,7 +61,7 @@ class HistoryServer:
             def log_message(self, *_: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer((address, port), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 

@@ -17,6 +17,7 @@ import pytest
 from kubectl_spark.knowledge.times import parse_time
 from kubectl_spark.sim.client import pod
 from kubectl_spark.sim.historyserver import HistoryServer
+from tests.incluster import expose, free_port
 from tests.stages import Stage, alerts
 
 pytestmark = pytest.mark.slow
@@ -134,6 +135,36 @@ def _the_history_server_explains_the_gone_attempt(
         ("spark", "Gone", "OOMKilled")
     ], app["attempts"][1]["executors"]
     assert any("Spark History Server" in line for line in lost[0]["reason"]["evidence"])
+    _found_by_its_service(s, capsys, app)
+
+
+def _found_by_its_service(
+    s: Stage, capsys: pytest.CaptureFixture[str], by_url: dict[str, Any]
+) -> None:
+    """The same answer with no flag: the History Server's Service found by its label and read
+    through the API server's service proxy."""
+    port = free_port()
+    history = HistoryServer(s.world.spark).start("0.0.0.0", port)
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "spark-history-server", "namespace": "spark-history",
+                     "labels": {"app.kubernetes.io/name": "spark-history-server"}},
+        "spec": {"selector": {"app": "shs"},
+                 "ports": [{"name": "http", "port": port, "targetPort": "http"}]},
+    }  # fmt: skip
+    try:
+        expose(s, service, port)
+        code, out, err = s.cli(capsys, "describe", "etl", "-o", "json", "-v=6")
+        assert code == 0, err
+        where = "spark-history/spark-history-server (service proxy)"
+        assert f"Spark History Server {where}: etl-1: 4 executor(s)" in err, err
+        assert json.loads(out)["attempts"] == by_url["attempts"]
+        code, out, err = s.cli(capsys, "describe", "etl", "-o", "json", "--history-server", "none")
+        assert code == 0, err
+        assert "history-server" not in json.loads(out)["sources"]
+    finally:
+        history.stop()
 
 
 def test_s11_a_driver_on_a_lost_node_is_held_then_force_deleted(

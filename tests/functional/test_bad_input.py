@@ -30,6 +30,7 @@ COMMANDS = [
 ]
 WORDS = [
     "--recorder",
+    "--history-server",
     "none",
     "kubectl-spark/kubectl-spark-recorder",
     "Bad/x",

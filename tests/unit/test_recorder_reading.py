@@ -13,7 +13,7 @@ import pytest
 from kubectl_spark.app.metrics import RecorderMetrics
 from kubectl_spark.app.recorder_http import RecorderServer
 from kubectl_spark.app.view import newest_kept
-from kubectl_spark.cli.globals import check_recorder
+from kubectl_spark.cli.globals import check_history_server, check_recorder
 from kubectl_spark.cli.main import main
 from kubectl_spark.errors import UsageError
 from kubectl_spark.history.store import HistoryStore, Scope
@@ -38,6 +38,19 @@ def test_the_recorder_flag_takes_auto_none_or_a_service(value: str) -> None:
 def test_anything_else_is_one_clear_error(value: str) -> None:
     with pytest.raises(UsageError, match="use auto, none, or NAMESPACE/NAME"):
         check_recorder(value, "--recorder")
+
+
+@pytest.mark.parametrize(
+    "value", ["auto", "none", "spark/spark-history-server", "http://shs:18080", "https://x"]
+)
+def test_the_history_server_is_a_url_auto_none_or_a_service(value: str) -> None:
+    check_history_server(value, "--history-server")
+
+
+@pytest.mark.parametrize("value", ["", "shs:18080", "ftp://x", "http://", "Bad/x", "a/b/c"])
+def test_a_history_server_that_is_none_of_them_is_one_clear_error(value: str) -> None:
+    with pytest.raises(UsageError, match="use an http"):
+        check_history_server(value, "--history-server")
 
 
 def test_a_bad_flag_or_variable_fails_before_any_request(

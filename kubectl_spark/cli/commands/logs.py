@@ -91,7 +91,7 @@ def _kept_in_cluster(
     from kubectl_spark.errors import KubectlSparkError
     from kubectl_spark.kube import recorder_api, trace
 
-    ref = recorder_api.find(loaded.api, recorder_api.parse(common.recorder_wanted()))
+    ref = recorder_api.find(loaded.api, common.recorder_wanted())
     if ref is None:
         return None, ""
     try:

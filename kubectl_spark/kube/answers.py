@@ -82,7 +82,7 @@ def read_body(raw: Any, end: float | None) -> bytes | None:
     """
     if end is None:
         return bytes(raw.data)
-    timer = threading.Timer(max(end - time.monotonic(), 0.0), _cut, (raw,))
+    timer = threading.Timer(max(end - time.monotonic(), 0.0), cut, (raw,))
     timer.daemon = True
     timer.start()
     chunks: list[bytes] = []
@@ -102,7 +102,8 @@ def read_body(raw: Any, end: float | None) -> bytes | None:
     return b"".join(chunks)
 
 
-def _cut(raw: Any) -> None:
+def cut(raw: Any) -> None:
+    """Shut a response's socket, whoever reads it: the read returns at once."""
     with contextlib.suppress(RuntimeError, ValueError, OSError):
         raw.shutdown()  # unless already released or closed: the read is over then anyway
 

@@ -85,6 +85,8 @@ class Api:
     notes: builtins.list[str] = field(default_factory=list)
     on_note: Callable[[str], None] | None = field(default=None, repr=False)
     _closed: bool = field(default=False, repr=False)
+    # The watch answers being read now: ``cut_streams`` ends them from another thread.
+    _streams: set[Any] = field(default_factory=set, repr=False)
 
     @property
     def namespace(self) -> str:
@@ -121,6 +123,16 @@ class Api:
         self.notes.append(text)
         if self.on_note is not None:
             self.on_note(text)
+
+    def cut_streams(self) -> None:
+        """End every watch this client is reading (from another thread): its read returns.
+
+        A process must not exit while a thread still reads a TLS stream: OpenSSL's cleanup at
+        exit then runs under it (a "double free or corruption" abort was seen once). A watch is
+        a long read (up to its timeoutSeconds), so stopping waits for none: it cuts them.
+        """
+        for response in list(self._streams):
+            answers.cut(response)
 
     def close(self) -> None:
         if not self._closed:
@@ -317,6 +329,7 @@ class Api:
         resume or list again is the caller's to decide.
         """
         response = self.request("GET", path, query=query, stream=True, what=what, retry=False)
+        self._streams.add(response)
         if opened is not None:
             opened()  # the server answered: whatever failed before is over
         free_form = answers.free_form(path)
@@ -333,6 +346,7 @@ class Api:
                     if events:
                         yield events
         finally:
+            self._streams.discard(response)
             response.release_conn()
 
     def _event(self, line: bytes, what: str, free_form: bool) -> dict[str, Any] | None:

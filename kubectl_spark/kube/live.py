@@ -10,10 +10,11 @@ here touches a UI: ``on_change`` is called (from a watch thread) when new change
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -78,6 +79,8 @@ class LiveCluster:
         self.lists = 0  # lists made: one per resource, and one more after each lost watch
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
+        # The watch threads' clients, by id (``stop`` cuts their streams).
+        self._apis: dict[int, Api] = {}
         self.ready = threading.Event()
         self._listed: set[str] = set()
         # What changed since the last take_changes(), by resource key and uid; None after a
@@ -152,8 +155,22 @@ class LiveCluster:
             thread.start()
             self.threads.append(thread)
 
-    def stop(self) -> None:
+    def stop(self, wait: float = 0.0) -> None:
+        """Stop the watches; with ``wait``, cut their streams and wait that long for them.
+
+        A process about to exit waits (``record``): no thread may be reading TLS while the
+        interpreter and OpenSSL clean up (``Api.cut_streams``).
+        """
         self.stopping.set()
+        if wait <= 0:
+            return
+        with self.lock:
+            apis = list(self._apis.values())
+        for api in apis:
+            api.cut_streams()
+        end = time.monotonic() + wait
+        for thread in self.threads:
+            thread.join(max(end - time.monotonic(), 0.0))
 
     def take_changes(self) -> tuple[dict[str, dict[str, Change]] | None, Snapshot]:
         """(the changes — None: everything —, the snapshot they lead to), atomically."""
@@ -311,7 +328,7 @@ class LiveCluster:
         backoff = 0.5
         while not self.stopping.is_set():
             try:
-                with self.api_factory() as api:
+                with self.api_factory() as api, self._open(api):
                     items, rv = api.list(
                         path,
                         label_selector=selector,
@@ -369,6 +386,17 @@ class LiveCluster:
                     self._outcome(key, getattr(exc, "message", str(exc)))
                 self.stopping.wait(backoff)
                 backoff = min(backoff * 2, 10.0)
+
+    @contextlib.contextmanager
+    def _open(self, api: Api) -> Iterator[None]:
+        """``api`` known to ``stop`` while a watch thread uses it."""
+        with self.lock:
+            self._apis[id(api)] = api
+        try:
+            yield
+        finally:
+            with self.lock:
+                self._apis.pop(id(api), None)
 
     def _watch(self, api: Api, key: str, path: str, rv: str, selector: str | None) -> None:
         """Follow the watch until it ends; a 410 (or an ERROR event) means list again."""

@@ -157,3 +157,19 @@ async def test_a_namespace_that_is_not_a_name_is_refused(
         await pilot.press("colon", *"ns ../../apis/x", "enter")
         await pilot.pause(0.5)
         assert "../../apis/x" not in made, made
+
+
+def test_a_stop_that_waits_cuts_the_watches_and_leaves_no_thread_reading(
+    emulator: EmbeddedApiServer, tmp_path: Path
+) -> None:
+    """``record`` exits only once no watch thread still reads TLS: OpenSSL's cleanup under a
+    reading thread aborted the process once ("double free or corruption")."""
+    conn = Connection(kubeconfig=str(emulator.write_kubeconfig(tmp_path / "kc")))
+    live = LiveCluster(lambda: connect(conn), None, watch_timeout=300)
+    live.start()
+    wait_for(live.ready.is_set, lambda: "the watches never started")
+    time.sleep(0.5)  # each watch now blocked in its read, its server answering nothing
+    started = time.monotonic()
+    live.stop(wait=5.0)
+    assert [t.name for t in live.threads if t.is_alive()] == []
+    assert time.monotonic() - started < 3.0  # cut, not waited out

@@ -163,7 +163,7 @@ class _Session:
             except KeyboardInterrupt:
                 pass
             finally:
-                live.stop()
+                live.stop(wait=5.0)  # no thread left reading TLS as the process exits
                 if self.leading:
                     recorder.write(*live.take_changes())  # what arrived since the last batch
                 if self.elector is not None:

@@ -187,7 +187,10 @@ def _recorder_kept(
         ]
         events = [obj for obj, _, _ in recorder_api.kept(api, ref, "events", namespace)]
     except KubectlSparkError as exc:
-        api.note(f"the recorder {ref} did not answer ({exc.message}): what it kept is not shown")
+        api.note(
+            f"the recorder {ref} did not answer ({exc.message}): what it kept is not shown "
+            "(--recorder none skips it)"
+        )
         return [], []
     if api.verbosity >= trace.REQUESTS:
         trace.line(

@@ -12,6 +12,7 @@ driver does not run (``finished_app_ids``); what fails is a note.
 
 from __future__ import annotations
 
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterable
@@ -65,12 +66,15 @@ def read_finished(url: str, app_ids: Iterable[str]) -> dict[str, dict[str, Any]]
     ids = list(app_ids)
     if not ids:
         return {}
+    down = threading.Event()
     with ThreadPoolExecutor(max_workers=min(8, len(ids))) as pool:
-        views = list(pool.map(lambda i: _read(url, i), ids))
+        views = list(pool.map(lambda i: _read(url, i, down), ids))
     return dict(zip(ids, views, strict=True))
 
 
-def _read(url: str, app_id: str) -> dict[str, Any]:
+def _read(url: str, app_id: str, down: threading.Event) -> dict[str, Any]:
+    if down.is_set():
+        return {"note": f"{ORIGIN} at {url} was not asked for {app_id}: it did not answer before"}
     target = f"{url.rstrip('/')}/api/v1/applications/{quote(app_id, safe='')}/allexecutors"
     try:
         with urllib.request.urlopen(target, timeout=TIMEOUT) as answer:  # noqa: S310 - a URL the user gave
@@ -80,6 +84,7 @@ def _read(url: str, app_id: str) -> dict[str, Any]:
             return {"note": f"{ORIGIN} has no application {app_id}"}
         return {"note": f"{ORIGIN} answered {exc.code} for {app_id}"}
     except (OSError, ValueError) as exc:
+        down.set()
         return {"note": f"{ORIGIN} at {url} could not be read: {exc}"}
     try:
         found = orjson.loads(body) if len(body) <= MAX_BODY else None
@@ -129,12 +134,22 @@ def read_finished_through(
     ids = list(app_ids)
     if not ids:
         return {}
+    down = threading.Event()
     with ThreadPoolExecutor(max_workers=min(8, len(ids))) as pool:
-        views = list(pool.map(lambda i: _read_through(api, ref, i), ids))
+        views = list(pool.map(lambda i: _read_through(api, ref, i, down), ids))
     return dict(zip(ids, views, strict=True))
 
 
-def _read_through(api: Any, ref: incluster.ServiceRef, app_id: str) -> dict[str, Any]:
+def _read_through(
+    api: Any, ref: incluster.ServiceRef, app_id: str, down: threading.Event
+) -> dict[str, Any]:
+    """One app's executor list, through the service proxy.
+
+    Once one read failed (not a 404) the rest are not asked: a History Server that does not
+    answer must not hold a command for 50 timeouts.
+    """
+    if down.is_set():
+        return {"note": f"{ORIGIN} {ref} was not asked for {app_id}: it did not answer before"}
     try:
         found = api.request(
             "GET",
@@ -146,6 +161,7 @@ def _read_through(api: Any, ref: incluster.ServiceRef, app_id: str) -> dict[str,
     except errors.NotFound:
         return {"note": f"{ORIGIN} has no application {app_id}"}
     except errors.KubectlSparkError as exc:
+        down.set()
         return {
             "note": f"{ORIGIN} {ref} could not be read through the service proxy: {exc.message}"
         }

@@ -22,7 +22,10 @@ from . import trace
 HISTORY_SERVER_LABELS = {"app.kubernetes.io/name": "spark-history-server"}
 NAME_LABEL = "app.kubernetes.io/name"
 SELECTOR = f"{NAME_LABEL} in ({RECORDER_LABELS[NAME_LABEL]},{HISTORY_SERVER_LABELS[NAME_LABEL]})"
-TIMEOUT = 10.0
+TIMEOUT = 10.0  # the Services list: the API server's own answer
+# A Service's answer through the proxy: a recorder or History Server that does not answer (a
+# NetworkPolicy, a pod on a lost node) must not hold every command for long.
+PROXIED_TIMEOUT = 5.0
 AUTO, NONE = "auto", "none"
 
 

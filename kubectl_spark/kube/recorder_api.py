@@ -56,7 +56,7 @@ def kept(
         ref.path("v1/kept"),
         query=query,
         what=f"read what the recorder {ref} kept",
-        timeout=incluster.TIMEOUT,
+        timeout=incluster.PROXIED_TIMEOUT,
         retry=False,  # a recorder not ready now is a warning, not a wait
     )
     if not isinstance(answer, dict) or answer.get("kind") != "KeptList":
@@ -85,7 +85,7 @@ def log_tail(
             ref.path("v1/logs"),
             query=query,
             what=f"read the lines the recorder {ref} kept",
-            timeout=incluster.TIMEOUT,
+            timeout=incluster.PROXIED_TIMEOUT,
             retry=False,
         )
     except errors.NotFound:

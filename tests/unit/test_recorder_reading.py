@@ -130,3 +130,19 @@ def test_the_recorder_serves_slim_pods_events_and_kept_lines(tmp_path: Path) -> 
         assert get("/nothing")[0] == 404
     finally:
         server.close()
+
+
+def test_a_history_server_that_does_not_answer_is_not_asked_fifty_times() -> None:
+    import socket
+
+    from kubectl_spark.kube.historyserver import read_finished
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # bound, never listening: every connection refused
+        ids = [f"app-{i}" for i in range(40)]
+        views = read_finished(f"http://127.0.0.1:{port}", ids)
+    notes = [v["note"] for v in views.values()]
+    assert len(notes) == 40
+    skipped = [n for n in notes if "was not asked" in n]
+    assert len(skipped) >= 40 - 8, notes  # at most the first batch of 8 tried

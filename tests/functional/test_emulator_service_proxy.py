@@ -112,3 +112,33 @@ def test_the_service_proxy_resolves_as_kube_apiserver_does(api: Any, backend: in
     assert (status, body) == (200, "asked /by-number")
     status, body = raw(api, "GET", f"{SERVICES}/a:b:c:d/proxy/")
     assert (status, body["message"]) == (400, 'invalid service request "a:b:c:d"')
+
+
+def test_the_real_kubectl_prints_and_proxies_them(api: Any, kubectl: Any, backend: int) -> None:
+    """kubectl's own columns (printService, printEndpoints) and `get --raw` through the proxy."""
+    address = machine_address()
+    _service(api)
+    assert raw(api, "POST", ENDPOINTS, _endpoints(address, backend, "backend"))[0] == 201
+    assert raw(api, "POST", PODS, pod("backend"))[0] == 201
+    status, body = raw(
+        api, "PATCH", f"{PODS}/backend/status", {"status": {"podIP": address}}, content_type=MERGE
+    )
+    assert status == 200, body
+    services = kubectl("get", "svc", "web", "-o", "wide").stdout.splitlines()
+    assert services[0].split() == [
+        "NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE", "SELECTOR",
+    ]  # fmt: skip
+    name, kind, cluster_ip, external, ports, _, selector = services[1].split()
+    assert (name, kind, external, ports, selector) == (
+        "web",
+        "ClusterIP",
+        "<none>",
+        "80/TCP",
+        "<none>",
+    )
+    assert cluster_ip.count(".") == 3
+    endpoints = kubectl("get", "endpoints", "web").stdout.splitlines()
+    assert endpoints[0].split() == ["NAME", "ENDPOINTS", "AGE"]
+    assert endpoints[1].split()[:2] == ["web", f"{address}:{backend}"]
+    out = kubectl("get", "--raw", f"{SERVICES}/web:http/proxy/x?y=1").stdout
+    assert out == "asked /x?y=1"

@@ -4,7 +4,8 @@
 NAME and AGE. kube-apiserver builds the table with its own printers (pkg/printers/internalversion,
 always with the wide columns, which kubectl shows under ``-o wide``); these are ports of the ones
 for the kinds a Spark user looks at — pods (READY, STATUS as kubectl shows it: OOMKilled, Error,
-Terminating…, RESTARTS with how long ago), driver Jobs, nodes, namespaces, events and the
+Terminating…, RESTARTS with how long ago), driver Jobs, nodes, namespaces, events, Services
+and Endpoints (the recorder's and a History Server's), and the
 spark-operator's SparkApplications (its CRD's printer columns) — and the default for the rest
 (Name and Age, as for a custom resource without printer columns). AGE is computed against the
 emulator's clock, like the server's ``translateTimestampSince``.
@@ -349,6 +350,62 @@ def _apache_row(obj: dict[str, Any], now: datetime) -> Row:
 
 
 # ---------------------------------------------------------------------------------- default
+SERVICE_COLUMNS: list[Column] = [
+    _NAME, ("Type", "", 0), ("Cluster-IP", "", 0), ("External-IP", "", 0), ("Port(s)", "", 0),
+    _AGE, ("Selector", "", 1),
+]  # fmt: skip
+ENDPOINTS_COLUMNS: list[Column] = [_NAME, ("Endpoints", "", 0), _AGE]
+
+
+def _service_row(svc: dict[str, Any], now: datetime) -> Row:
+    """printService: ports as PORT/PROTOCOL (with the node port), the selector in -o wide."""
+    spec = _dict(svc.get("spec"))
+    kind = str(spec.get("type") or "")
+    ips = [str(i) for i in spec.get("clusterIPs") or [] if i]
+    external = [str(i) for i in spec.get("externalIPs") or [] if i]
+    if kind in ("ClusterIP", "NodePort"):
+        shown = ",".join(external) or "<none>"
+    elif kind == "LoadBalancer":
+        ingress = _list(_dict(_dict(svc.get("status")).get("loadBalancer")).get("ingress"))
+        found = [str(i.get("ip") or i.get("hostname") or "") for i in ingress]
+        shown = ",".join([f for f in found if f] + external) or "<pending>"
+    elif kind == "ExternalName":
+        shown = str(spec.get("externalName") or "")
+    else:
+        shown = "<unknown>"
+    ports = ",".join(
+        f"{p.get('port')}:{p['nodePort']}/{p.get('protocol')}"
+        if p.get("nodePort")
+        else f"{p.get('port')}/{p.get('protocol')}"
+        for p in _list(spec.get("ports"))
+    )
+    selector = ",".join(f"{k}={v}" for k, v in sorted(_dict(spec.get("selector")).items()))
+    name = _dict(svc.get("metadata")).get("name", "")
+    created = _dict(svc.get("metadata")).get("creationTimestamp")
+    return [name, kind, ips[0] if ips else "<none>", shown, ports or "<none>",
+            _since(created, now), selector or "<none>"]  # fmt: skip
+
+
+def _endpoints_row(ep: dict[str, Any], now: datetime) -> Row:
+    """As printEndpoints' formatEndpoints: the first three ip:port, then "+ N more..."."""
+    listed: list[str] = []
+    count = 0
+    for subset in _list(ep.get("subsets")):
+        addresses = [str(a.get("ip") or "") for a in _list(subset.get("addresses"))]
+        ports = _list(subset.get("ports")) or [{}]
+        for port in ports:
+            count += len(addresses)
+            for ip in addresses:
+                if len(listed) < 3:
+                    host = f"[{ip}]" if ":" in ip else ip
+                    listed.append(f"{host}:{port['port']}" if "port" in port else ip)
+    text = ",".join(listed) if ep.get("subsets") else "<none>"
+    if count > 3:
+        text = f"{text} + {count - 3} more..."
+    meta = _dict(ep.get("metadata"))
+    return [meta.get("name", ""), text, _since(meta.get("creationTimestamp"), now)]
+
+
 def _default_row(obj: dict[str, Any], now: datetime) -> Row:
     meta = _dict(obj.get("metadata"))
     return [meta.get("name", ""), _since(meta.get("creationTimestamp"), now)]
@@ -360,6 +417,8 @@ PRINTERS: dict[str, tuple[list[Column], Callable[[dict[str, Any], datetime], Row
     "namespaces": (NAMESPACE_COLUMNS, _namespace_row),
     "events": (EVENT_COLUMNS, _event_row),
     "jobs": (JOB_COLUMNS, _job_row),
+    "services": (SERVICE_COLUMNS, _service_row),
+    "endpoints": (ENDPOINTS_COLUMNS, _endpoints_row),
     "sparkapplications": (SPARKAPP_COLUMNS, _sparkapp_row),
     "sparkapplications.spark.apache.org": (APACHE_COLUMNS, _apache_row),
     "sparkclusters.spark.apache.org": (APACHE_COLUMNS, _apache_row),

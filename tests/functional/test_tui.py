@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -882,3 +882,21 @@ async def test_the_tui_keeps_a_stopped_executors_last_lines_itself(
         await press_l_on_the_first_executor(pilot, app)
         lines = [str(line.text) for line in app.screen.query_one("#text-body").lines]
         assert "java.lang.OutOfMemoryError: GC overhead limit exceeded" in lines
+
+
+async def test_the_table_keeps_the_cells_of_an_application_the_analysis_did_not_touch() -> None:
+    """At 500 applications, making every row's cells at every change was most of a render."""
+    app = static_app()
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 2)
+        apps = list(app.analysis.apps)
+        key, other = app_key(apps[0]), app_key(apps[1])
+        before = table.get_cell(key, "STATE")
+        other_age = str(table.get_cell(other, "AGE"))
+        table.sync(apps, NOW, SIZE[0])
+        assert table.get_cell(key, "STATE") is before  # the same application: kept
+        changed = dataclasses.replace(apps[0], state="Failed")
+        table.sync([changed, *apps[1:]], NOW + timedelta(hours=3), SIZE[0])
+        assert table.get_cell(key, "STATE") is not before  # a new object: made again
+        assert str(table.get_cell(other, "AGE")) != other_age  # AGE follows the clock, kept or not

@@ -16,7 +16,7 @@ from rich.text import Text
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
-from kubectl_spark.app.present import app_key, headers, row
+from kubectl_spark.app.present import age_cell, app_key, headers, row
 from kubectl_spark.app.summary import SEVERITY, Summary, summarize
 from kubectl_spark.core.model import App
 from kubectl_spark.knowledge.times import parse
@@ -115,6 +115,10 @@ class AppsTable(DataTable[Text]):
         self.wide = False
         self.sort_key: SortKey | None = None
         self.shown_columns: tuple[str, ...] = ()
+        # By id(application): (the application, its summary, its cells by column, compact).
+        # The incremental analysis hands back the applications it did not touch unchanged, so
+        # their cells are made once, not at every change in a 500-application cluster.
+        self._memo: dict[int, tuple[App, Summary, dict[str, Text], bool]] = {}
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
@@ -129,18 +133,28 @@ class AppsTable(DataTable[Text]):
         under the operator's eyes.
         """
         selected = self.selected_key()
-        summaries = {app_key(a): summarize(a) for a in apps}  # once per application
         compact = not self.wide and width < COMPACT_BELOW
-        every = {
-            app_key(a): dict(
-                zip(
-                    WIDE_COLUMNS,
-                    cells(a, now, summaries[app_key(a)], wide=True, compact=compact),
-                    strict=True,
+        memo = self._memo
+        self._memo = {}
+        for a in apps:  # an application the analysis did not touch is the same object
+            known = memo.get(id(a))
+            if known is None or known[0] is not a or known[3] != compact:
+                summary = summarize(a)
+                by_column = dict(
+                    zip(
+                        WIDE_COLUMNS,
+                        cells(a, now, summary, wide=True, compact=compact),
+                        strict=True,
+                    )
                 )
-            )
-            for a in ordered(apps, summaries, self.sort_key)
-        }
+                known = (a, summary, by_column, compact)
+            else:
+                age = age_cell(a, now)
+                if str(known[2]["AGE"]) != age:
+                    known[2]["AGE"] = safe(age)
+            self._memo[id(a)] = known
+        summaries = {app_key(a): self._memo[id(a)][1] for a in apps}  # once per application
+        every = {app_key(a): self._memo[id(a)][2] for a in ordered(apps, summaries, self.sort_key)}
         columns = WIDE_COLUMNS if self.wide else fitting(self._widths(every), width)
         if columns != self.shown_columns:
             self._rebuild(columns)
@@ -184,6 +198,8 @@ class AppsTable(DataTable[Text]):
     def _update(self, key: str, new: list[Text]) -> None:
         for column, value in zip(self.shown_columns, new, strict=True):
             old = self.get_cell(key, column)
+            if old is value:
+                continue  # the same cell (an application the analysis did not touch)
             if str(old) != str(value) or value.style != getattr(old, "style", None):
                 self.update_cell(key, column, value, update_width=True)
 

@@ -77,7 +77,7 @@ def _gone_pod(self: SparkTUI) -> tuple[str, str, str] | None:
 def _kept_logs(self: SparkTUI, namespace: str, pod: str, uid: str, *, previous: bool) -> None:
     """What ``kubectl spark record`` kept of a gone pod's log, as ``logs [-p]`` prints it.
 
-    The store is this TUI's own.
+    The store is this TUI's own, else an in-cluster recorder's (``LiveSource.kept_log``).
     """
     from kubectl_spark.app.logtext import KEEP_HINT, PREVIOUS_GONE
     from kubectl_spark.kube.logtails import run_said
@@ -91,8 +91,9 @@ def _kept_logs(self: SparkTUI, namespace: str, pod: str, uid: str, *, previous: 
             severity="warning",
         )
         return
+    keeper = str(kept.get("keptBy") or "kubectl spark record")
     title = (
-        f"last lines of {namespace}/{pod}, kept by kubectl spark record: the pod is gone "
+        f"last lines of {namespace}/{pod}, kept by {keeper}: the pod is gone "
         f"({run_said(kept, earlier=previous)})  (esc: back)"
     )
     self.call_from_thread(

@@ -118,6 +118,7 @@ class LiveSource:
         from kubectl_spark.errors import KubectlSparkError
         from kubectl_spark.history.store import HistoryError
         from kubectl_spark.kube.client import connect, history_scope
+        from kubectl_spark.kube.incluster import Discovery
         from kubectl_spark.kube.live import LiveCluster
         from kubectl_spark.kube.snapshot import check_namespace
 
@@ -129,14 +130,15 @@ class LiveSource:
                 if self.namespace is not None:
                     check_namespace(api, self.namespace)  # as `ls -n` says it, not an empty list
                 # What the store and the recorder kept of pods the cluster has forgotten.
+                found = Discovery(api)  # one Services list for both reads below
                 try:
-                    seeds = kept(api, self.namespace, self.history, self.cluster_recorder)
+                    seeds = kept(api, self.namespace, self.history, self.cluster_recorder, found)
                 except HistoryError:  # the TUI works without the store; `ls` says why
-                    seeds = kept(api, self.namespace, None, self.cluster_recorder)
+                    seeds = kept(api, self.namespace, None, self.cluster_recorder, found)
                 if self.cluster_recorder:
                     from kubectl_spark.kube import recorder_api
 
-                    self.recorder_ref = recorder_api.find(api, self.cluster_recorder)
+                    self.recorder_ref = recorder_api.find(api, self.cluster_recorder, found)
         except KubectlSparkError as exc:
             self.failure = exc.message
             if on_change is not None:
@@ -238,11 +240,14 @@ class LiveSource:
 
         try:
             with self.connect() as api:
-                return recorder_api.log_tail(
+                found = recorder_api.log_tail(
                     api, self.recorder_ref, namespace, uid, previous=previous
                 )
         except KubectlSparkError:
             return None  # the recorder did not answer: no lines, as without one
+        if found is None:
+            return None
+        return {**found, "keptBy": f"the recorder {self.recorder_ref}"}  # for the view's title
 
     # What the watches say, once they run; before, a source that is connecting.
     @property

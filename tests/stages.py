@@ -122,6 +122,13 @@ class Stage:
             and not p["metadata"].get("deletionTimestamp")
         ]
 
+    def executor_gone(self, app: str, exec_id: str) -> bool:
+        """No pod of the application's executor ``exec_id`` is left (Spark deleted it)."""
+        return not any(
+            p["metadata"]["labels"].get("spark-exec-id") == exec_id
+            for p in self.pods(spark_role="executor", spark_app_name=app)
+        )
+
     def cli(self, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
         code = main(["--kubeconfig", str(self.kubeconfig), *args])
         out, err = capsys.readouterr()

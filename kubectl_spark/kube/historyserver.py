@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import quote
@@ -63,12 +63,23 @@ def finished_app_ids(snapshot: Snapshot) -> list[str]:
 
 def read_finished(url: str, app_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
     """{app id: {"executors": [...], "origin": …} or {"note": why not}}; never an error."""
+    return _read_each(app_ids, lambda app_id, down: _read(url, app_id, down))
+
+
+def _read_each(
+    app_ids: Iterable[str], read: Callable[[str, threading.Event], dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """Each app id's view by ``read``, 8 at a time.
+
+    ``down`` is set by a read that found no server; the reads after it are not made: a History
+    Server that does not answer must not cost 50 timeouts.
+    """
     ids = list(app_ids)
     if not ids:
         return {}
     down = threading.Event()
     with ThreadPoolExecutor(max_workers=min(8, len(ids))) as pool:
-        views = list(pool.map(lambda i: _read(url, i, down), ids))
+        views = list(pool.map(lambda i: read(i, down), ids))
     return dict(zip(ids, views, strict=True))
 
 
@@ -131,23 +142,13 @@ def read_finished_through(
     api: Any, ref: incluster.ServiceRef, app_ids: Iterable[str]
 ) -> dict[str, dict[str, Any]]:
     """As ``read_finished``, through the API server's service proxy to the Service ``ref``."""
-    ids = list(app_ids)
-    if not ids:
-        return {}
-    down = threading.Event()
-    with ThreadPoolExecutor(max_workers=min(8, len(ids))) as pool:
-        views = list(pool.map(lambda i: _read_through(api, ref, i, down), ids))
-    return dict(zip(ids, views, strict=True))
+    return _read_each(app_ids, lambda app_id, down: _read_through(api, ref, app_id, down))
 
 
 def _read_through(
     api: Any, ref: incluster.ServiceRef, app_id: str, down: threading.Event
 ) -> dict[str, Any]:
-    """One app's executor list, through the service proxy.
-
-    Once one read failed (not a 404) the rest are not asked: a History Server that does not
-    answer must not hold a command for 50 timeouts.
-    """
+    """One app's executor list, through the service proxy (``down``: see ``_read_each``)."""
     if down.is_set():
         return {"note": f"{ORIGIN} {ref} was not asked for {app_id}: it did not answer before"}
     try:

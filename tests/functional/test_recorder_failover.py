@@ -193,22 +193,16 @@ def _failover(s: Stage, here: Any, admin: Client, tmp_path: Path) -> None:
             lambda: len(s.running(spark_role="executor", spark_app_name="vanishing")) == 4,
         )
 
-        def gone(exec_id: str) -> bool:
-            return not any(
-                p["metadata"]["labels"].get("spark-exec-id") == exec_id
-                for p in s.pods(spark_role="executor", spark_app_name="vanishing")
-            )
-
         s.do("oom_kill", {"app": "vanishing", "exec": 1})
-        s.until("executor 1's pod deleted by Spark", lambda: gone("1"))
+        s.until("executor 1's pod deleted by Spark", lambda: s.executor_gone("vanishing", "1"))
         s.settle(3)
         procs[leader].send_signal(signal.SIGKILL)  # no release: the Lease runs out
         procs[leader].wait(10)
         s.do("evict", {"app": "vanishing", "exec": 2})  # while nobody leads
-        s.until("executor 2's pod deleted by Spark", lambda: gone("2"))
+        s.until("executor 2's pod deleted by Spark", lambda: s.executor_gone("vanishing", "2"))
         _wait("the standby's takeover", lambda: _holder(admin) == standby)
         s.do("oom_kill", {"app": "vanishing", "exec": 3})
-        s.until("executor 3's pod deleted by Spark", lambda: gone("3"))
+        s.until("executor 3's pod deleted by Spark", lambda: s.executor_gone("vanishing", "3"))
         s.settle(3)
         time.sleep(3)  # the recorder's next batch
         procs[standby].send_signal(signal.SIGTERM)

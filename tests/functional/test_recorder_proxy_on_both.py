@@ -91,12 +91,6 @@ def _play_and_read(s: Stage, capsys: pytest.CaptureFixture[str], port: int) -> N
         lambda: len(s.running(spark_role="executor", spark_app_name="vanishing")) == 4,
     )
 
-    def gone(exec_id: str) -> bool:
-        return not any(
-            p["metadata"]["labels"].get("spark-exec-id") == exec_id
-            for p in s.pods(spark_role="executor", spark_app_name="vanishing")
-        )
-
     # The emulator's clock runs faster than a process starts: the losses wait for the recorder.
     running = {p["metadata"]["name"] for p in s.running(spark_app_name="vanishing")}
     deadline = time.monotonic() + 30
@@ -118,9 +112,9 @@ def _play_and_read(s: Stage, capsys: pytest.CaptureFixture[str], port: int) -> N
         if time.monotonic() > deadline:
             pytest.fail("the recorder never kept executor 1's last lines")
         time.sleep(0.3)
-    s.until("executor 1's pod deleted by Spark", lambda: gone("1"))
+    s.until("executor 1's pod deleted by Spark", lambda: s.executor_gone("vanishing", "1"))
     s.do("evict", {"app": "vanishing", "exec": 2})
-    s.until("executor 2's pod deleted by Spark", lambda: gone("2"))
+    s.until("executor 2's pod deleted by Spark", lambda: s.executor_gone("vanishing", "2"))
 
     def reasons() -> dict[str, str]:
         app = _kept_by_recorder(s, capsys)

@@ -198,7 +198,10 @@ def test_batch_jobs_and_cascading_delete(api) -> None:
     )
     assert job.spec.pod_replacement_policy == "TerminatingOrFailed"
     assert job.spec.template.metadata.labels["batch.kubernetes.io/job-name"] == "drv-job"
-    owned = pod("drv-job-x")
+    # Never scheduled (no such scheduler): on the real control plane a pod bound to a node no
+    # kubelet heartbeats is evicted by the taint manager seconds later, and this test once lost
+    # its pod (404) while it waited for the orphaning.
+    owned = pod("drv-job-x", schedulerName="no-scheduler")
     owned["metadata"]["ownerReferences"] = [
         {
             "apiVersion": "batch/v1",
@@ -215,7 +218,16 @@ def test_batch_jobs_and_cascading_delete(api) -> None:
     # The garbage collector orphans it (drops the owner reference) soon after, not at once.
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
-        survivor = core.read_namespaced_pod("drv-job-x", "default")
+        try:
+            survivor = core.read_namespaced_pod("drv-job-x", "default")
+        except ApiException as exc:
+            events = core.list_namespaced_event(
+                "default", field_selector="involvedObject.name=drv-job-x"
+            )
+            said = [
+                (e.reason, e.source.component if e.source else "", e.message) for e in events.items
+            ]
+            pytest.fail(f"the orphan was deleted ({exc.status}) instead: its Events {said}")
         if survivor.metadata.owner_references is None:
             break
         time.sleep(0.1)

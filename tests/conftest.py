@@ -15,6 +15,10 @@ from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, Emulator
 from tests.beds import BACKENDS, Bed, RealBed, emulator_bed, reset, skip_or_fail_without_real
 from tests.controlplane.launcher import ControlPlane
 
+# No warm server (kubectl_spark.warm) for the suite's many commands, each with an environment
+# of its own: tests/functional/test_warm.py turns it on, in a runtime directory of its own.
+os.environ["KUBECTL_SPARK_WARM"] = "off"
+
 
 @pytest.fixture
 def emulator() -> Iterator[EmbeddedApiServer]:

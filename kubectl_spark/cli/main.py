@@ -4,19 +4,33 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from kubectl_spark.errors import KubectlSparkError, UsageError
+from kubectl_spark.warm import SERVE
 
 
 def prog_name(argv0: str | None = None) -> str:
     """Krew's convention: print usage as ``kubectl spark`` when run as a kubectl plugin."""
-    base = Path(argv0 or sys.argv[0]).name
+    base = os.path.basename(argv0 or sys.argv[0])
     return "kubectl spark" if base.startswith(("kubectl-", "kubectl_")) else base
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
+    if argv is not None:
+        return run(list(argv))
+    # A process of its own (the console script): a warm server may answer (kubectl_spark.warm).
+    from kubectl_spark.warm import client as warm
+
+    args = sys.argv[1:]
+    code = warm.forward(args)
+    if code is None:
+        code = run(args)
+        warm.start_if_wanted()
+    return code
+
+
+def run(args: list[str]) -> int:
+    """The command line in this process: what a cold start and a warm worker both run."""
     if args[:1] == ["__complete"]:
         # the shell-completion protocol: kept off the normal path, never an error
         from kubectl_spark.cli.complete import run
@@ -30,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args == ["--help"] and _print_top_help():
         return 0
+    if args == [SERVE]:
+        from kubectl_spark.warm.server import serve
+
+        return serve()
     from kubectl_spark.cli import globals as cli_globals
     from kubectl_spark.cli.app import NAMES, build_app
     from kubectl_spark.kube.lazy_kubernetes import EAGER
@@ -41,7 +59,11 @@ def main(argv: list[str] | None = None) -> int:
         # typo, the top-level help) gets the whole tree and its own message.
         eager = bool(os.environ.get(EAGER))  # the fast paths off: tests compare the output
         app = build_app(rest[0] if rest and rest[0] in NAMES and not eager else None)
-        app(args=rest, prog_name=prog_name(), standalone_mode=False)
+        returned = app(args=rest, prog_name=prog_name(), standalone_mode=False)
+        if isinstance(returned, int):
+            # typer turns Ctrl-C into Exit(130) and, outside standalone mode, returns its
+            # code instead of raising it: dropped, Ctrl-C ended a command with 0.
+            return returned
     except KubectlSparkError as exc:
         render_error(exc)
         return exc.exit_code

@@ -23,7 +23,7 @@ from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
-from kubectl_spark import errors
+from kubectl_spark import errors, warm
 from kubectl_spark.memory import collector_paused
 
 from . import answers, credentials, trace
@@ -476,6 +476,8 @@ class _Captured(logging.Handler):
 def connect(conn: Connection) -> Api:
     resolved = load(conn.selection())
     if conn.verbosity >= trace.REQUESTS:
+        if warm.served_for is not None:
+            trace.line("warm", f"served by the warm process for process {warm.served_for}")
         for path in resolved.files:
             trace.line("config.py", f"Config loaded from file:  {path}")
     user = resolved.user_entry

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib.util
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +206,7 @@ def test_k9s_plugin_runs_only_commands_that_exist() -> None:
 # --------------------------------------------------------------------- install, for real
 @pytest.mark.slow
 @pytest.mark.kubectl
+@pytest.mark.timeout(300)  # a PyInstaller build: 90 s alone here, more beside the suite's tests
 def test_krew_archive_installs_and_runs_through_kubectl(tmp_path: Path) -> None:
     kubectl = kubectl_or_skip()
     module = krew()
@@ -264,6 +268,29 @@ def test_krew_archive_installs_and_runs_through_kubectl(tmp_path: Path) -> None:
         assert listed.returncode == 0 and "No Spark applications found" in listed.stderr, (
             listed.stderr
         )
+        try:  # that first `ls` started the bundle's warm server; the next one is its answer
+            assert _answered_warm([kubectl, "spark", "ls", "-v=6"], env), "no warm answer"
+        finally:
+            _stop_warm_servers(tmp_path / ".cache" / "kubectl-spark-warm")
+
+
+def _answered_warm(command: list[str], env: dict[str, str]) -> bool:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done = subprocess.run(
+            command, capture_output=True, text=True, env=env, timeout=60, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        if "served by the warm process" in done.stderr:
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def _stop_warm_servers(directory: Path) -> None:
+    for pidfile in directory.glob("*.pid"):
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(pidfile.read_text()), signal.SIGTERM)
 
 
 def _installs_a_working_command(install: list[str], env: dict[str, str], bin_dir: Path) -> None:

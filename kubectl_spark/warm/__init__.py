@@ -1,0 +1,36 @@
+"""A warm process: the reading commands answered by a fork of a process that has imported them.
+
+Why: on a small cluster the seven requests of ``ls`` take about 15 ms and the rest of its
+wall time is Python importing ``urllib3``, ``yaml``, the ``kubernetes`` package's kubeconfig
+and auth modules, typer and the core (docs/performance.md, issue 26). A Go binary has no such
+cost; a Python process can pay it once. The first reading command starts a server in the
+background (``__warm-serve``, its own session, stdio on /dev/null) that imports what those
+commands import and waits on a Unix socket; every later one is a small client (``client``)
+that hands the server its argv, environment, working directory, umask and its own stdin,
+stdout and stderr (``SCM_RIGHTS``), and gets the exit code back. The server forks; the child
+takes the client's environment and file descriptors and runs the same ``main`` a cold start
+would: the same kubeconfig read, the same requests, the same analysis, the same output.
+
+Only the reading one-shot commands go this way (``WARM_COMMANDS``): a failed hand-over can
+always fall back to running them in the client itself. The TUI, ``--watch``/``--follow``,
+``record`` and the actions run as they always did. ``KUBECTL_SPARK_WARM=off`` turns it off;
+the server exits after ``IDLE_SECONDS`` without a request, and a changed install (any file of
+the package, the interpreter, site-packages) is a different server: a stale one idles out.
+"""
+
+from __future__ import annotations
+
+ENV = "KUBECTL_SPARK_WARM"
+# The fast paths off (tests compare the output both ways): cold, as before them. The same
+# name as kube.lazy_kubernetes.EAGER, not imported from there: that package loads ``kubernetes``.
+EAGER = "KUBECTL_SPARK_EAGER_KUBERNETES"
+SERVE = "__warm-serve"  # the hidden command that runs the server
+IDLE_SECONDS = 600.0
+WARM_COMMANDS = frozenset({"ls", "describe", "history", "events", "logs", "doctor"})
+# Flags that make a reading command long-running (its own signals, terminal, timing).
+LIVE_FLAGS = frozenset({"-w", "--watch", "-f", "--follow", "--watch-only"})
+# Variables Python or an imported module read once, at start or import: a server started with
+# other values would answer differently, so they are part of its identity.
+IMPORT_TIME_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TYPER_USE_RICH")
+# In a warm worker: the pid of the client it serves (``-v=6`` says so, beside the request lines).
+served_for: int | None = None

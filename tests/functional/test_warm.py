@@ -1,0 +1,382 @@
+"""The warm process (kubectl_spark.warm): the same answers as a cold start, faster.
+
+Run through the installed console script, as people run it: the first reading command starts
+a server, later ones are handed to it. The suite runs with ``KUBECTL_SPARK_WARM=off``
+(tests/conftest.py); these tests turn it on with a runtime directory of their own and stop
+their servers after.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_spark.warm import ENV, client, place
+from tests.stages import Stage
+
+BIN = Path(sys.executable).parent / "kubectl-spark"
+AGE = re.compile(r"\b\d+[smhd](\d+[smh])?\b")
+SPACES = re.compile(r" +")
+
+
+class Warm:
+    def __init__(self, run: Path, kubeconfig: Path) -> None:
+        self.run = run
+        self.env = {k: v for k, v in os.environ.items() if k != ENV}
+        self.env |= {"XDG_RUNTIME_DIR": str(run), "KUBECONFIG": str(kubeconfig)}
+
+    @property
+    def servers(self) -> Path:
+        return self.run / "kubectl-spark-warm"
+
+    def spark(
+        self, *args: str, warm: bool = True, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        extra = {} if warm else {ENV: "off"}
+        return subprocess.run(
+            [str(BIN), *args],
+            env={**self.env, **extra, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    def pids(self) -> list[int]:
+        return [int(p.read_text()) for p in self.servers.glob("*.pid")]
+
+    def started(self) -> None:
+        """The first reading command runs cold and starts a server: wait until it answers."""
+        first = self.spark("ls", "-A")
+        assert first.returncode == 0, first.stderr
+        deadline = time.monotonic() + 30
+        while not any(_answers(s) for s in self.servers.glob("*.sock")):
+            if time.monotonic() > deadline:
+                pytest.fail(f"no warm server started; run in the foreground:\n{self._foreground()}")
+            time.sleep(0.1)
+
+    def _foreground(self) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "kubectl_spark.cli.main", "__warm-serve"],
+            env={**self.env, "KUBECTL_SPARK_WARM_IDLE": "1"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        return (
+            f"exit {done.returncode}\n{done.stdout}\n{done.stderr}\n{sorted(self.run.rglob('*'))}"
+        )
+
+    def served_warm(self, *args: str) -> bool:
+        """``-v=6`` names the warm process that served the command."""
+        done = self.spark(*args, "-v=6")
+        return "served by the warm process" in done.stderr
+
+    def stop(self) -> None:
+        for pid in self.pids():
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                continue
+            deadline = time.monotonic() + 10
+            while _alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie of ours is not alive
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done == 0
+    except ChildProcessError:
+        return True
+
+
+def _answers(path: Path) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        place.reach(probe, str(path))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+def _warm(tmp_path: Path, kubeconfig: Path) -> Iterator[Warm]:
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    warm = Warm(run, kubeconfig)
+    try:
+        yield warm
+    finally:
+        warm.stop()
+
+
+@pytest.fixture
+def warm_on(tmp_path: Path, kubeconfig: Path) -> Iterator[Warm]:
+    yield from _warm(tmp_path, kubeconfig)
+
+
+@contextmanager
+def _kept_alive(s: Stage) -> Iterator[None]:
+    """On the real control plane the simulated kubelets keep posting their nodes' status while
+    the commands run (its node controller marks a node silent for 6 s unreachable)."""
+    if s.kind != "real":
+        yield
+        return
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(0.5):
+            s.world.tick()
+
+    beating = threading.Thread(target=beat, daemon=True)
+    beating.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        beating.join(timeout=10)
+
+
+def _masked(text: str) -> str:
+    """Ages (a second may pass between the two runs) and the column widths they set."""
+    return SPACES.sub(" ", AGE.sub("AGE", text))
+
+
+@pytest.mark.slow
+def test_every_reading_command_answers_the_same_warm_and_cold(staged: Any, tmp_path: Path) -> None:
+    """Issue 26: the warm path reads the same requests and makes the same analysis."""
+    s: Stage = staged("s9-deleted-executors")
+    s.do("submit", "vanishing")
+    s.until("four executors running", lambda: len(s.running(spark_role="executor")) == 4)
+    s.do("oom_kill", {"app": "vanishing", "exec": 1})
+    s.until("the OOM-killed executor deleted by Spark", lambda: s.executor_gone("vanishing", "1"))
+    s.until("its replacement running", lambda: len(s.running(spark_role="executor")) == 4)
+    ns = s.scenario.apps["vanishing"].namespace
+    with contextmanager(_warm)(tmp_path, s.kubeconfig) as warm, _kept_alive(s):
+        warm.started()
+        commands = [
+            ("ls", "-A"),
+            ("ls", "-A", "-o", "json"),
+            ("ls", "-n", ns, "-o", "wide"),
+            ("describe", "vanishing", "-n", ns),
+            ("describe", "vanishing", "-n", ns, "-o", "json"),
+            ("history", "vanishing", "-n", ns),
+            ("history", "vanishing", "-n", ns, "-o", "json"),
+            ("events", "vanishing", "-n", ns),
+            ("doctor", "vanishing", "-n", ns),
+            ("describe", "no-such-app", "-n", ns),  # an error: the same line, the same code
+        ]
+        for args in [*commands, ("ls", "--no-such-flag")]:  # that one sends no request
+            assert args[-1] == "--no-such-flag" or warm.served_warm(*args), args
+            hot, cold = warm.spark(*args), warm.spark(*args, warm=False)
+            assert hot.returncode == cold.returncode, (args, hot.stderr, cold.stderr)
+            assert _masked(hot.stdout) == _masked(cold.stdout), args
+            assert hot.stderr == cold.stderr, args
+        assert json.loads(warm.spark("ls", "-A", "-o", "json").stdout)["items"]
+
+
+def test_the_client_s_environment_is_the_one_that_counts(warm_on: Warm, tmp_path: Path) -> None:
+    """A server started with one kubeconfig and namespace answers for another's."""
+    warm_on.started()
+    other = tmp_path / "other-kubeconfig"
+    other.write_text(Path(warm_on.env["KUBECONFIG"]).read_text().replace("127.0.0.1", "127.0.0.9"))
+    env = {"KUBECONFIG": str(other), "COLUMNS": "60", "NO_COLOR": "1", "TZ": "Asia/Tokyo"}
+    hot = warm_on.spark("ls", "-A", env=env)
+    cold = warm_on.spark("ls", "-A", env=env, warm=False)
+    assert hot.returncode == cold.returncode != 0
+    assert hot.stderr == cold.stderr and "connection refused" in hot.stderr
+    assert warm_on.served_warm("ls", "-A")
+
+
+def test_a_changed_install_is_another_server(warm_on: Warm) -> None:
+    """A request whose identity is not the server's is refused before anything runs: the
+    client runs the command itself (an upgrade between two commands, a checksum collision)."""
+    warm_on.started()
+    path = next(warm_on.servers.glob("*.sock"))
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    place.reach(sock, str(path))
+    with sock:
+        data = client.request("not this install")
+        sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, bytes(12))])
+        assert sock.recv(4) == (0).to_bytes(4, "big")
+
+
+def test_the_identity_changes_with_any_file_of_the_package(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    module = package / "sub" / "m.py"
+    module.write_text("x = 1\n")
+    before = place._newest(str(package))
+    os.utime(module, (time.time() + 5, time.time() + 5))
+    assert place._newest(str(package)) != before
+    (package / "n.py").write_text("")
+    assert place._newest(str(package))[0] == 2
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_ctrl_c_reaches_the_command_and_the_exit_code_comes_back(
+    warm_on: Warm, tmp_path: Path, warm: bool
+) -> None:
+    """A request that hangs (a server that never answers TLS) ends with 130 on Ctrl-C, as
+    kubectl's does; warm, the worker gets the signal and its code comes back."""
+    if warm:
+        warm_on.started()
+    silent = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    with silent:
+        hanging = tmp_path / "hanging"
+        hanging.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "clusters": [
+                        {
+                            "name": "c",
+                            "cluster": {
+                                "server": f"https://127.0.0.1:{silent.getsockname()[1]}",
+                                "insecure-skip-tls-verify": True,
+                            },
+                        }
+                    ],
+                    "users": [{"name": "u", "user": {"token": "t"}}],
+                    "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                    "current-context": "x",
+                }
+            )
+        )
+        proc = subprocess.Popen(
+            [str(BIN), "ls", "-A", "-v=6", "--request-timeout", "60"],
+            env={**warm_on.env, "KUBECONFIG": str(hanging), **({} if warm else {ENV: "off"})},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        assert ("served by the warm process" in first) is warm, first
+        worker = int(first.split()[2])
+        assert (worker != proc.pid) is warm
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=20)
+        assert proc.returncode == 130, err
+        deadline = time.monotonic() + 10
+        while _alive(worker):
+            assert time.monotonic() < deadline, "the warm worker outlived Ctrl-C"
+            time.sleep(0.05)
+
+
+def test_a_closed_pipe_ends_as_it_would_cold(warm_on: Warm) -> None:
+    warm_on.started()
+    head = subprocess.run(
+        f"{BIN} ls -A -o json | head -c 10",
+        shell=True,  # a fixed pipeline of this test's own
+        env=warm_on.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert head.returncode == 0 and len(head.stdout) == 10 and not head.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "warm"),
+    [
+        (["ls", "-A"], True),
+        (["-n", "x", "describe", "app"], True),
+        (["history", "app", "-o", "json"], True),
+        (["logs", "app"], True),
+        (["ls", "-w"], False),
+        (["ls", "-Aw"], False),
+        (["ls", "--watch-only"], False),
+        (["logs", "app", "-f"], False),
+        (["logs", "app", "--follow=true"], False),
+        (["tui"], False),
+        (["fence", "app"], False),
+        (["force-kill", "app"], False),
+        (["version"], False),
+        (["__warm-serve"], False),
+        (["__complete", "ls", ""], False),
+        (["ls", "--", "-w"], True),
+    ],
+)
+def test_only_one_shot_reading_commands_go_warm(args: list[str], warm: bool) -> None:
+    assert client.eligible(args) is warm
+
+
+def test_off_and_the_eager_switch_keep_it_cold(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubectl_spark import warm
+    from kubectl_spark.kube import lazy_kubernetes
+
+    assert warm.EAGER == lazy_kubernetes.EAGER
+    monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.delenv(warm.EAGER, raising=False)
+    assert client.enabled()
+    for value in ("off", "0", "false", "OFF"):
+        monkeypatch.setenv(ENV, value)
+        assert not client.enabled()
+    monkeypatch.setenv(ENV, "on")
+    monkeypatch.setenv(warm.EAGER, "1")
+    assert not client.enabled()
+
+
+# Read at import by a preloaded module and not by the plugin's answer: kube_config's default
+# kubeconfig path (the plugin resolves the kubeconfig itself and hands over its contents).
+NOT_USED_AT_IMPORT = {"KUBECONFIG"}
+MODULE_LEVEL_ENV = re.compile(r"^\S.*(?:environ|getenv)\b.*$", re.MULTILINE)
+NAME = re.compile(r"""["']([A-Z_][A-Z0-9_]*)["']""")
+
+
+def test_what_the_server_imports_reads_no_variable_it_does_not_key_on() -> None:
+    """A variable read when a module is imported is read once, by the server: a client with
+    another value would get the server's. Each such variable of the preloaded modules (a line
+    at module level naming ``environ`` or ``getenv``) is in the server's identity."""
+    from kubectl_spark.warm import IMPORT_TIME_ENV
+
+    script = (
+        "import importlib, json, sys\n"
+        "from kubectl_spark.warm.server import PRELOAD\n"
+        "for name in PRELOAD: importlib.import_module(name)\n"
+        "print(json.dumps(sorted({getattr(m, '__file__', None) or '' for m in list(sys.modules.values())})))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    files = [f for f in json.loads(done.stdout) if f.endswith(".py")]
+    assert any(f.endswith("kube_config.py") for f in files)
+    assert not [f for f in files if "/rich/" in f or "/textual/" in f]
+    read: dict[str, set[str]] = {}
+    for file in files:
+        if "/python3." in file and "-packages" not in file:
+            continue  # the standard library: read at runtime, or Python's own start-up
+        for line in MODULE_LEVEL_ENV.findall(Path(file).read_text(errors="replace")):
+            if line.lstrip().startswith(("#", "def ", "class ", "from ", "import ")):
+                continue
+            for name in NAME.findall(line):
+                read.setdefault(name, set()).add(file)
+    unkeyed = {k: v for k, v in read.items() if k not in set(IMPORT_TIME_ENV) | NOT_USED_AT_IMPORT}
+    assert not unkeyed, unkeyed
+    assert "TYPER_USE_RICH" in read  # the scan does find what it looks for

@@ -45,7 +45,12 @@ KUBECTL = shutil.which("kubectl") or "kubectl"
 GNU_TIME = "/usr/bin/time"
 
 
-def timed(cmd: list[str]) -> tuple[float, float]:
+# Cold, as this benchmark always measured (and GNU time's peak RSS would be a warm client's,
+# not the process that does the work); ``warm_ls`` measures the warm path beside it.
+COLD = {**os.environ, "KUBECTL_SPARK_WARM": "off"}
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
     """(wall seconds, peak RSS MiB) of one run, output discarded; a failure stops the benchmark.
 
     Peak RSS comes from GNU time, a small parent: a child forked from this (large) process
@@ -53,7 +58,9 @@ def timed(cmd: list[str]) -> tuple[float, float]:
     """
     wrapped = [GNU_TIME, "-f", "%M", *cmd] if Path(GNU_TIME).exists() else cmd
     start = time.perf_counter()
-    proc = subprocess.run(wrapped, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    proc = subprocess.run(
+        wrapped, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False, env=env or COLD
+    )
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr.decode()}")
@@ -95,15 +102,44 @@ def scale(size: int, runs: int) -> dict[str, Any]:
             runs,
         )
         floor = transfer_floor(kc, runs)
+        warm = warm_ls([str(BIN), "ls", "-A", "--no-history", *base], runs)
         return {
             "pods": size,
             **result,
             **floor,
+            "ls_warm_s": warm,
             "ls_to_transfer_ratio": round(result["kubectl_spark_s"] / floor["transfer_s"], 2),
+            "ls_warm_to_transfer_ratio": round(warm / floor["transfer_s"], 2),
             "ls_rss_to_json_ratio": round(
                 result["kubectl_spark_rss_mib"] * 2**20 / floor["list_json_bytes"], 2
             ),
         }
+
+
+def warm_ls(command: list[str], runs: int) -> float:
+    """The median wall time of ``command`` answered by a warm server (kubectl_spark.warm).
+
+    The server is this run's own (a private runtime directory) and is stopped after.
+    """
+    import signal
+    import tempfile
+
+    run = Path(tempfile.mkdtemp())
+    run.chmod(0o700)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(run)}
+    env.pop("KUBECTL_SPARK_WARM", None)
+    servers = run / "kubectl-spark-warm"
+    try:
+        timed(command, env)  # cold: starts the server
+        deadline = time.monotonic() + 60
+        while not list(servers.glob("*.pid")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.0)
+        timed(command, env)
+        return round(statistics.median(timed(command, env)[0] for _ in range(runs)), 3)
+    finally:
+        for pidfile in servers.glob("*.pid"):
+            os.kill(int(pidfile.read_text()), signal.SIGTERM)
 
 
 def transfer_floor(kubeconfig: Path, runs: int) -> dict[str, Any]:

@@ -22,7 +22,10 @@ def main(argv: list[str] | None = None) -> int:
     from kubectl_spark.warm import client as warm
 
     args = sys.argv[1:]
-    code = warm.forward(args)
+    try:
+        code = warm.forward(args)
+    except KeyboardInterrupt:  # before the worker's pid came back: nothing to forward it to
+        return 130
     if code is None:
         code = run(args)
         warm.start_if_wanted()

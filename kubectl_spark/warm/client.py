@@ -106,9 +106,9 @@ def request(ident: str) -> bytes:
 
 
 def _hand_over(sock: _socket.socket, ident: str) -> int | None:
-    data = request(ident)
     fds = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in (0, 1, 2))
     try:
+        data = request(ident)  # a working directory removed under the shell: run here
         sent = sock.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
         sock.sendall(data[sent:])
         pid = _read_int(sock)

@@ -20,6 +20,9 @@ from kubectl_spark.warm import EAGER, ENV, LIVE_FLAGS, SERVE, WARM_COMMANDS, pla
 PROTOCOL = 1
 OFF = frozenset({"off", "0", "false", "no"})
 FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+# A fork and a few system calls: a server that has not answered by then is stopped or stuck,
+# and the command runs here.
+HAND_OVER_SECONDS = 5.0
 
 
 class _Pending:
@@ -109,10 +112,12 @@ def _hand_over(sock: _socket.socket, ident: str) -> int | None:
     fds = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in (0, 1, 2))
     try:
         data = request(ident)  # a working directory removed under the shell: run here
+        sock.settimeout(HAND_OVER_SECONDS)
         sent = sock.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
         sock.sendall(data[sent:])
         pid = _read_int(sock)
-    except OSError:
+        sock.settimeout(None)  # the command itself takes what it takes
+    except OSError:  # a timeout too: a stopped or stuck server; its worker will not run (server)
         return None
     if not pid:
         return None  # refused before running anything: run here

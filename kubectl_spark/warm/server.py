@@ -194,7 +194,10 @@ def _work(conn: socket.socket, body: tuple[Any, ...], fds: list[int]) -> None:
         time.tzset()
         sys.argv = list(argv)
         _rebuild_stdio(streams, bool(env.get("PYTHONUNBUFFERED")))
-        conn.sendall(os.getpid().to_bytes(4, "big", signed=True))
+        try:
+            conn.sendall(os.getpid().to_bytes(4, "big", signed=True))
+        except OSError:
+            os._exit(1)  # the client gave up waiting and runs the command itself: not twice
         conn.close()
         import kubectl_spark.warm
         from kubectl_spark.cli.main import main

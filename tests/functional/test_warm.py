@@ -394,3 +394,23 @@ def test_what_the_server_imports_reads_no_variable_it_does_not_key_on() -> None:
     unkeyed = {k: v for k, v in read.items() if k not in set(IMPORT_TIME_ENV) | NOT_USED_AT_IMPORT}
     assert not unkeyed, unkeyed
     assert "TYPER_USE_RICH" in read  # the scan does find what it looks for
+
+
+def test_a_stopped_server_is_waited_for_briefly_and_the_command_runs_once(warm_on: Warm) -> None:
+    """A server that does not hand over in time (stopped here with SIGSTOP): the client runs
+    the command itself, and the worker started later, on a closed connection, runs nothing."""
+    warm_on.started()
+    (server,) = warm_on.pids()
+    out = warm_on.run.parent / "out.json"
+    os.kill(server, signal.SIGSTOP)
+    try:
+        with out.open("w") as sink:
+            proc = subprocess.Popen(
+                [str(BIN), "ls", "-A", "-o", "json"], env=warm_on.env, stdout=sink, stderr=sink
+            )
+            assert proc.wait(timeout=60) == 0
+    finally:
+        os.kill(server, signal.SIGCONT)
+    time.sleep(2.0)  # the late worker: it finds the client gone and exits
+    assert json.loads(out.read_text())["items"] == []  # one answer, not two
+    assert warm_on.served_warm("ls", "-A")

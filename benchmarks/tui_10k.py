@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import json
+import os
 import platform
 import random
 import resource
@@ -38,6 +40,9 @@ from kubectl_spark.sim.client import pod
 from kubectl_spark.sim.generate import generate
 from kubectl_spark.tui.app import SparkTUI
 from kubectl_spark.tui.sources import LiveSource
+
+# Where to write a cProfile of the first paint (from every list arrived to the full table).
+PROFILE = os.environ.get("TUI_BENCH_PROFILE")
 
 
 def churn(
@@ -77,9 +82,15 @@ async def measure(
         while not sources or sources[0].live is None or not sources[0].live.ready.is_set():
             await asyncio.sleep(0.01)
         listed = time.monotonic()
+        profiler = cProfile.Profile() if PROFILE else None
+        if profiler is not None:
+            profiler.enable()
         while app.apps_table.row_count < apps:
             await pilot.pause(0.01)
         first_paint = time.monotonic() - listed
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(PROFILE)
         running = [
             (a.namespace, e.pod, a.name)
             for a in app.analysis.apps
@@ -191,7 +202,7 @@ def main() -> int:
             "pods": pods,
             "apps": args.apps,
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "machine": f"{platform.machine()}, CPython {platform.python_version()}, {__import__('os').cpu_count()} cores",
+            "machine": f"{platform.machine()}, CPython {platform.python_version()}, {os.cpu_count()} cores",
             "targets": (
                 {"first_paint_s": 3.0, "event_to_screen_p95_ms": 200, "rss_mib": 500}
                 if pods >= 50_000

@@ -414,3 +414,44 @@ def test_a_stopped_server_is_waited_for_briefly_and_the_command_runs_once(warm_o
     time.sleep(2.0)  # the late worker: it finds the client gone and exits
     assert json.loads(out.read_text())["items"] == []  # one answer, not two
     assert warm_on.served_warm("ls", "-A")
+
+
+# All a warm client imports beyond the interpreter's start: its budget is a few milliseconds.
+CLIENT_MODULES = {
+    "__future__",
+    "_signal",
+    "_socket",
+    "marshal",
+    "zlib",
+    "kubectl_spark",
+    "kubectl_spark.cli",
+    "kubectl_spark.cli.main",
+    "kubectl_spark.errors",
+    "kubectl_spark.warm",
+    "kubectl_spark.warm.client",
+    "kubectl_spark.warm.place",
+}
+
+
+def test_a_warm_client_imports_next_to_nothing(warm_on: Warm) -> None:
+    warm_on.started()
+    script = (
+        "import sys, json\n"
+        "sys.argv = ['kubectl-spark', 'ls', '-A', '-v=6']\n"
+        "before = set(sys.modules)\n"
+        "from kubectl_spark.cli.main import main\n"
+        "code = main()\n"
+        "print(json.dumps([code, sorted(set(sys.modules) - before)]), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env=warm_on.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert "served by the warm process" in done.stderr, done.stderr
+    code, loaded = json.loads(done.stderr.strip().splitlines()[-1])
+    assert code == 0
+    assert set(loaded) <= CLIENT_MODULES, set(loaded) - CLIENT_MODULES

@@ -27,6 +27,24 @@ EAGER = "KUBECTL_SPARK_EAGER_KUBERNETES"
 SERVE = "__warm-serve"  # the hidden command that runs the server
 IDLE_SECONDS = 600.0
 WARM_COMMANDS = frozenset({"ls", "describe", "history", "events", "logs", "doctor"})
+# Every other command (the same names as cli.app.NAMES, a test says; not imported from there:
+# that module imports typer). A command line naming one of them anywhere (``resubmit ls``: an
+# application named ls) runs cold.
+OTHER_COMMANDS = frozenset(
+    {
+        "tui",
+        "record",
+        "recorder",
+        "fence",
+        "unfence",
+        "force-kill",
+        "resubmit",
+        "job",
+        "demo",
+        "completion",
+        "version",
+    }
+)
 # Flags that make a reading command long-running (its own signals, terminal, timing).
 LIVE_FLAGS = frozenset({"-w", "--watch", "-f", "--follow", "--watch-only"})
 # Variables Python or an imported module read once, at start or import: a server started with

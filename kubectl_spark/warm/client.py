@@ -15,7 +15,15 @@ import marshal
 import os
 import sys
 
-from kubectl_spark.warm import EAGER, ENV, LIVE_FLAGS, SERVE, WARM_COMMANDS, place
+from kubectl_spark.warm import (
+    EAGER,
+    ENV,
+    LIVE_FLAGS,
+    OTHER_COMMANDS,
+    SERVE,
+    WARM_COMMANDS,
+    place,
+)
 
 PROTOCOL = 1
 OFF = frozenset({"off", "0", "false", "no"})
@@ -43,6 +51,8 @@ def eligible(args: list[str]) -> bool:
     for arg in args:
         if arg == "--":
             break
+        if arg in OTHER_COMMANDS:
+            return False  # an action, say, whatever else the line holds
         if arg.split("=", 1)[0] in LIVE_FLAGS:
             return False
         if arg.startswith("-") and not arg.startswith("--") and ("w" in arg or "f" in arg):

@@ -335,10 +335,21 @@ def test_a_closed_pipe_and_a_removed_directory_end_as_they_would_cold(warm_on: W
         (["__warm-serve"], False),
         (["__complete", "ls", ""], False),
         (["ls", "--", "-w"], True),
+        (["resubmit", "ls"], False),
+        (["-n", "ls", "force-kill", "app/1"], False),
+        (["describe", "tui"], False),
     ],
 )
 def test_only_one_shot_reading_commands_go_warm(args: list[str], warm: bool) -> None:
     assert client.eligible(args) is warm
+
+
+def test_every_command_is_either_warm_or_not() -> None:
+    from kubectl_spark.cli.app import NAMES
+    from kubectl_spark.warm import OTHER_COMMANDS, WARM_COMMANDS
+
+    assert WARM_COMMANDS | OTHER_COMMANDS == NAMES
+    assert not WARM_COMMANDS & OTHER_COMMANDS
 
 
 def test_off_and_the_eager_switch_keep_it_cold(monkeypatch: pytest.MonkeyPatch) -> None:

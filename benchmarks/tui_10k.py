@@ -43,6 +43,7 @@ from kubectl_spark.tui.sources import LiveSource
 
 # Where to write a cProfile of the first paint (from every list arrived to the full table).
 PROFILE = os.environ.get("TUI_BENCH_PROFILE")
+PROFILE_EVENTS = os.environ.get("TUI_BENCH_PROFILE_EVENTS")  # the same, of the measured events
 
 
 def churn(
@@ -106,6 +107,9 @@ async def measure(
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         await pilot.pause(1.0)  # the churn under way before the first measured event
+        events_profiler = cProfile.Profile() if PROFILE_EVENTS else None
+        if events_profiler is not None:
+            events_profiler.enable()
         for ns, name, app_name in measured:
             row = next(
                 i
@@ -133,6 +137,9 @@ async def measure(
             while str(app.apps_table.get_row_at(row)[6]) == before:
                 await pilot.pause(0.005)
             latencies.append(time.monotonic() - start)
+        if events_profiler is not None:
+            events_profiler.disable()
+            events_profiler.dump_stats(PROFILE_EVENTS)
         churner.terminate()
         said, _ = churner.communicate(timeout=30)
         churn_rate = float(said.strip() or 0)

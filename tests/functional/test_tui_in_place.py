@@ -7,6 +7,8 @@ import dataclasses
 from datetime import timedelta
 from typing import Any
 
+from textual.widgets.data_table import ColumnKey
+
 from kubectl_spark.tui.app import SparkTUI
 from kubectl_spark.tui.widgets.apps_table import AppsTable, app_key
 from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
@@ -104,3 +106,24 @@ async def test_the_table_keeps_the_cells_of_an_application_the_analysis_did_not_
         table.sync([changed, *apps[1:]], NOW + timedelta(hours=3), SIZE[0])
         assert table.get_cell(key, "STATE") is not before  # a new object: made again
         assert str(table.get_cell(other, "AGE")) != other_age  # AGE follows the clock, kept or not
+
+
+async def test_a_narrower_cell_keeps_its_column_and_a_wider_one_widens_it() -> None:
+    """DataTable narrows a column by measuring all its cells again: at 500 applications, at
+    every AGE that ticks, that was most of an event's way to the screen (issue 26). A column
+    is widened for a wider cell and kept as it is for a narrower one."""
+    app = static_app()
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 2)
+        apps = list(app.analysis.apps)
+        width = table.columns[ColumnKey("STATE")].content_width
+        wide = dataclasses.replace(apps[0], state="S" * (width + 5))
+        table.sync([wide, *apps[1:]], NOW, SIZE[0])
+        await pilot.pause()
+        assert table.columns[ColumnKey("STATE")].content_width == width + 5
+        narrow = dataclasses.replace(apps[0], state="X")
+        table.sync([narrow, *apps[1:]], NOW, SIZE[0])
+        await pilot.pause()
+        assert str(table.get_cell(app_key(apps[0]), "STATE")).strip() == "X"
+        assert table.columns[ColumnKey("STATE")].content_width == width + 5  # not measured again

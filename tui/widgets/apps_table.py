@@ -15,6 +15,7 @@ from typing import Any
 from rich.text import Text
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from kubectl_spark.app.present import age_cell, app_key, headers, row
 from kubectl_spark.app.summary import SEVERITY, Summary, summarize
@@ -201,7 +202,12 @@ class AppsTable(DataTable[Text]):
             if old is value:
                 continue  # the same cell (an application the analysis did not touch)
             if str(old) != str(value) or value.style != getattr(old, "style", None):
-                self.update_cell(key, column, value, update_width=True)
+                # Widen a column for a wider cell; never narrow it for a narrower one: DataTable
+                # then measures every cell of the column again (500 at 500 applications, at
+                # every AGE that ticks: most of an event's time on screen, issue 26).
+                shown = self.columns.get(ColumnKey(column))
+                wider = shown is None or value.cell_len > shown.content_width
+                self.update_cell(key, column, value, update_width=wider)
 
     def _order(self) -> list[str]:
         return [

@@ -29,7 +29,7 @@ class Fault:
     contains ``path``."""
 
     # late | swallow | trickle | endless-continue | watch-garbage | deep-item | status-200 |
-    # items-not-list
+    # items-not-list | uidless-item | scalar-item
     kind: str
     method: str = ""
     path: str = ""
@@ -159,7 +159,14 @@ class FaultProxy(LoopServer):
 
     def _rewrite(self, method: str, path: str, data: bytes, status: int) -> tuple[bytes, int]:
         fault = self._fault(
-            method, path, "endless-continue", "deep-item", "status-200", "items-not-list"
+            method,
+            path,
+            "endless-continue",
+            "deep-item",
+            "status-200",
+            "items-not-list",
+            "uidless-item",
+            "scalar-item",
         )
         if fault is None or status != 200:
             return data, status
@@ -168,6 +175,13 @@ class FaultProxy(LoopServer):
             doc = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": "odd"}
         elif fault.kind == "items-not-list":
             doc["items"] = {"not": "a list"}
+        elif fault.kind == "uidless-item" and doc.get("items"):
+            odd = json.loads(json.dumps(doc["items"][0]))
+            odd["metadata"]["name"] = "no-uid"
+            del odd["metadata"]["uid"]
+            doc["items"].append(odd)
+        elif fault.kind == "scalar-item" and doc.get("items"):
+            doc["items"].append("not an object")
         elif fault.kind == "endless-continue":
             doc.setdefault("metadata", {})["continue"] = f"again-{self.count(method, path)}"
         elif fault.kind == "deep-item" and doc.get("items"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import logging
+import os
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -26,7 +27,7 @@ from kubernetes.config.config_exception import ConfigException
 from kubectl_spark import errors, warm
 from kubectl_spark.memory import collector_paused
 
-from . import answers, credentials, trace
+from . import answers, credentials, lazy_kubernetes, trace
 from .apierrors import translate, translated
 from .config import Resolved, Selection, load
 from .impersonation import impersonate
@@ -158,8 +159,12 @@ class Api:
         timeout: float | None = None,
         retry: bool = True,
         idempotent: bool = False,
+        decode: Callable[[bytes], Any] | None = None,
     ) -> Any:
         """One request; JSON answers are parsed, ``stream=True`` returns the response.
+
+        ``decode`` reads a successful answer's bytes its own faster way; where it returns None,
+        the answer is parsed as any other.
 
         The product's one HTTP policy. Reads (GET, and ``idempotent`` POSTs such as access
         reviews and dry runs, which store nothing) are retried on 429, 5xx and network errors,
@@ -180,7 +185,9 @@ class Api:
         for attempt in range(1, attempts + 1):
             left = None if end is None else end - time.monotonic()
             try:
-                return self._once(method, path, query, body, content_type, stream, what, left)
+                return self._once(
+                    method, path, query, body, content_type, stream, what, left, decode
+                )
             except errors.DeadlineExceeded:
                 raise
             except (errors.ServerError, errors.ApiRequestError, errors.ClusterUnreachable) as exc:
@@ -247,6 +254,7 @@ class Api:
         stream: bool,
         what: str,
         budget: float | None,
+        decode: Callable[[bytes], Any] | None = None,
     ) -> Any:
         started = time.monotonic()
         try:
@@ -271,7 +279,10 @@ class Api:
             raise errors.DeadlineExceeded(
                 f"{what}: no whole answer within {answers.seconds_text(budget)} (--request-timeout)"
             )
-        return answers.parse(data) if data else None
+        if not data:
+            return None
+        decoded = decode(data) if decode is not None else None
+        return decoded if decoded is not None else answers.parse(data)
 
     def _send(
         self,
@@ -376,16 +387,24 @@ class Api:
         limit: int = 500,
         what: str = "",
         keep: Callable[[dict[str, Any]], Any] | None = None,
+        keep_page: Callable[[bytes], dict[str, Any] | None] | None = None,
     ) -> tuple[list[Any], str]:
         """A paged LIST over one consistent snapshot; return (items, resourceVersion).
 
         ``keep`` turns each item into what the caller holds, page by page, so a large list is
-        never in memory whole.
+        never in memory whole. ``keep_page``, the same for a whole page at once from its bytes
+        (``core.slim.pod_page``), is tried first; a page it cannot read, or with an item that
+        is not usable, is parsed and kept item by item as before (and always with
+        ``KUBECTL_SPARK_EAGER_KUBERNETES``, the fast paths off).
         """
+        if keep_page is not None and os.environ.get(lazy_kubernetes.EAGER):
+            keep_page = None
         for restart in range(LIST_RESTARTS + 1):
             try:
                 with collector_paused():  # pages of JSON: no cycles for a collection to find
-                    return self._list_once(path, label_selector, field_selector, limit, what, keep)
+                    return self._list_once(
+                        path, label_selector, field_selector, limit, what, keep, keep_page
+                    )
             except errors.Gone:
                 # A continue token expired (410): the pages read so far belong to a snapshot
                 # that is gone; start over rather than mix two snapshots.
@@ -401,8 +420,17 @@ class Api:
         limit: int,
         what: str,
         keep: Callable[[dict[str, Any]], Any] | None,
+        keep_page: Callable[[bytes], dict[str, Any] | None] | None = None,
     ) -> tuple[builtins.list[Any], str]:
         what = what or path
+        free_form = answers.free_form(path)
+
+        def kept_page(data: bytes) -> _KeptPage | None:
+            doc = keep_page(data) if keep_page is not None else None
+            if doc is None or any(answers.unusable(i, deep=free_form) for i in doc["items"]):
+                return None  # parsed whole, and each item's trouble told as before
+            return _KeptPage(doc)
+
         items: builtins.list[Any] = []
         uids: set[str] = set()
         token = ""
@@ -416,10 +444,13 @@ class Api:
                 query.append(("fieldSelector", field_selector))
             if token:
                 query.append(("continue", token))
-            page, meta = answers.page_of(self.request("GET", path, query=query, what=what), what)
-            free_form = answers.free_form(path)
+            answer = self.request(
+                "GET", path, query=query, what=what, decode=kept_page if keep_page else None
+            )
+            already = isinstance(answer, _KeptPage)
+            page, meta = answers.page_of(answer.doc if already else answer, what)
             for item in page:
-                problem = answers.unusable(item, deep=free_form)
+                problem = "" if already else answers.unusable(item, deep=free_form)
                 if problem:
                     self.note(f"{what}: set aside {answers.named(item)}: {problem}")
                     continue
@@ -432,7 +463,7 @@ class Api:
                         status=0,
                     )
                 uids.add(uid)
-                items.append(keep(item) if keep else item)
+                items.append(keep(item) if keep and not already else item)
             rv = rv or str(meta.get("resourceVersion") or "")
             next_token = str(meta.get("continue") or "")
             if not next_token:
@@ -452,6 +483,13 @@ class Api:
         raise errors.ServerError(
             f"{what}: more than {answers.MAX_PAGES} pages of {limit}: stopped reading", status=0
         )
+
+
+@dataclass(frozen=True)
+class _KeptPage:
+    """A list answer whose items ``keep_page`` already made what the caller holds."""
+
+    doc: dict[str, Any]
 
 
 def _shorter(a: float | None, b: float | None) -> float | None:

@@ -115,6 +115,7 @@ def read(
         label_selector=spark_selector,
         what=f"list pods {where}",
         keep=slim.pod if slim_pods else None,
+        keep_page=slim.pod_page if slim_pods else None,
     )
     optional: dict[str, list[dict[str, Any]]] = {
         "owners": read_owners(api, missing_owners(pods, set()))

@@ -11,7 +11,10 @@ import copy
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kubectl_spark.core import slim
 from kubectl_spark.core.analyze import analyze
@@ -66,3 +69,90 @@ def test_a_failed_init_container_is_kept() -> None:
     ]
     (app,) = _answer([slim.pod(driver)])
     assert "init container fetch-jars failed" in app["attempts"][0]["reason"]["message"]
+
+
+# ---------------------------------------------------------------- a page decoded slim at once
+def _page(items: list[Any]) -> bytes:
+    return orjson.dumps(
+        {
+            "kind": "PodList",
+            "apiVersion": "v1",
+            "metadata": {"resourceVersion": "7"},
+            "items": items,
+        }
+    )
+
+
+def _bulky(pod: dict[str, Any]) -> dict[str, Any]:
+    """What a real pod carries that ``slim`` drops: the decoder must skip it, not keep it."""
+    bulky = copy.deepcopy(pod)
+    if isinstance(bulky.get("spec"), dict):
+        bulky["spec"]["tolerations"] = [{"key": "k", "operator": "Exists"}]
+        bulky["spec"]["containers"] = [
+            {"name": "spark-kubernetes-driver", "env": [{"name": "A", "value": "1" * 500}]},
+            {"name": "side", "ports": [{"name": "spark-ui", "containerPort": 4041}]},
+        ]
+        bulky["spec"]["volumes"] = [
+            {"name": "conf", "configMap": {"name": "c"}},
+            {"name": "data", "persistentVolumeClaim": {"claimName": "d"}},
+        ]
+    if isinstance(bulky.get("metadata"), dict):
+        bulky["metadata"]["managedFields"] = [{"manager": "m", "fieldsV1": {"f:a": {}}}]
+        bulky["metadata"]["annotations"] = {
+            "kubectl.kubernetes.io/last-applied-configuration": "{}",
+            "kept": "yes",
+        }
+    return bulky
+
+
+@settings(
+    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(st.lists(pods(), min_size=1, max_size=4), st.booleans())
+def test_a_page_decoded_slim_holds_what_slimming_each_pod_holds(
+    items: list[dict[str, Any]], bulky: bool
+) -> None:
+    """The fast path gives ``pod``'s items, or None (the caller then slims item by item)."""
+    if bulky:
+        items = [_bulky(p) for p in items]
+    data = _page(items)
+    decoded = slim.pod_page(data)
+    expected = [slim.pod(p) for p in orjson.loads(data)["items"]]
+    if decoded is not None:
+        assert decoded["items"] == expected
+        assert decoded["metadata"] == {"resourceVersion": "7"}
+
+
+def test_the_fast_path_takes_a_well_formed_page_and_keeps_what_slim_keeps() -> None:
+    driver = _bulky(_driver_of(RUNNING))
+    decoded = slim.pod_page(_page([driver, RUNNING]))
+    assert decoded is not None  # well formed: decoded in one pass, not parsed whole
+    first = decoded["items"][0]
+    assert first == slim.pod(driver)
+    assert first["spec"]["containers"] == [
+        {"name": "spark-kubernetes-driver"},
+        {"name": "side", "ports": [{"name": "spark-ui", "containerPort": 4041}]},
+    ]
+    assert first["spec"]["volumes"] == [
+        {"name": "data", "persistentVolumeClaim": {"claimName": "d"}}
+    ]
+    assert first["metadata"]["annotations"] == {"kept": "yes"}
+    assert "managedFields" not in first["metadata"] and "tolerations" not in first["spec"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b'{"kind":"Status","status":"Failure","message":"odd"}',
+        b'{"items":{"not":"a list"}}',
+        b'{"items":["a string"]}',
+        b'{"items":[{"metadata":"not an object"}]}',
+        b'{"items":[{"spec":null}]}',
+        b'{"items":[{"spec":{"containers":[1]}}]}',
+        b'{"items":[{"status":{"containerStatuses":null}}]}',
+        b"not json",
+        b"[]",
+    ],
+)
+def test_what_the_fast_path_does_not_expect_is_left_to_the_whole_parse(answer: bytes) -> None:
+    assert slim.pod_page(answer) is None

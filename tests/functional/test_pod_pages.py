@@ -1,0 +1,100 @@
+"""A pod list's pages decoded slim in one pass (``core.slim.pod_page``) hold what parsing them
+whole and slimming each pod holds, on both backends, page after page; a page with an item
+that cannot be used is read the careful way, which sets that item aside by name."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_spark.cli.main import main
+from kubectl_spark.core import slim
+from kubectl_spark.kube.client import Connection, connect
+from kubectl_spark.kube.lazy_kubernetes import EAGER
+from tests.faultproxy import Fault, FaultProxy
+from tests.functional.test_reliability import through
+
+
+def _listed(kubeconfig: Path, *, fast: bool) -> tuple[list[Any], int]:
+    """Spark's pods, two a page; and how many pages the fast path read."""
+    decoded = 0
+
+    def counted(data: bytes) -> dict[str, Any] | None:
+        nonlocal decoded
+        page = slim.pod_page(data)
+        decoded += page is not None
+        return page
+
+    saved = os.environ.pop(EAGER, None)
+    if not fast:
+        os.environ[EAGER] = "1"
+    try:
+        with connect(Connection(kubeconfig=str(kubeconfig))) as api:
+            items, _ = api.list(
+                "/api/v1/pods",
+                label_selector="spark-role",
+                limit=2,
+                keep=slim.pod,
+                keep_page=counted,
+            )
+    finally:
+        os.environ.pop(EAGER, None)
+        if saved is not None:
+            os.environ[EAGER] = saved
+    return items, decoded
+
+
+def _running(staged: Any) -> Any:
+    """The scenario's driver and executors running (pods of several shapes: a page's worth)."""
+    stage = staged("s9-deleted-executors")
+    stage.do("submit", "vanishing")
+    stage.until("executors running", lambda: len(stage.running(spark_role="executor")) >= 3)
+    return stage
+
+
+def test_pages_decoded_slim_hold_what_the_whole_parse_holds(staged: Any) -> None:
+    stage = _running(staged)
+    fast, pages = _listed(stage.kubeconfig, fast=True)
+    careful, none = _listed(stage.kubeconfig, fast=False)
+    assert len(fast) >= 4 and pages >= 2, "too few pages: the test proves nothing"
+    assert none == 0  # the fast paths off: never asked
+    assert fast == careful
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("uidless-item", "no-uid: it has no metadata.uid"),  # decoded, then found unusable
+        ("scalar-item", "set aside an item: not an object"),  # not decoded at all
+    ],
+)
+def test_a_page_with_an_unusable_item_is_read_the_careful_way(
+    bed: Any,
+    staged: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fault: str,
+    said: str,
+) -> None:
+    stage = _running(staged)
+    server = stage.server or bed  # the emulator stage runs a server of its own
+    with FaultProxy(server.url) as proxy:
+        kubeconfig = through(proxy, server.token, tmp_path / "proxied")
+        proxy.faults = [Fault(fault, "GET", "/pods")]
+        outputs = []
+        for extra in ({}, {EAGER: "1"}):
+            os.environ.update(extra)
+            try:
+                code = main(["--kubeconfig", str(kubeconfig), "ls", "-A", "-o", "json"])
+            finally:
+                os.environ.pop(EAGER, None)
+            out, err = capsys.readouterr()
+            assert code == 0, err
+            assert said in err, err
+            outputs.append(out)
+        assert outputs[0] == outputs[1]
+        assert json.loads(outputs[0])["items"], "no application read: the test proves nothing"

@@ -50,6 +50,7 @@ class FaultProxy(LoopServer):
 
     def __post_init__(self) -> None:
         self.down = False  # cut(): every connection dropped, new ones closed at once
+        self.most_open = 0  # the most requests being answered at once
         self._open: set[Any] = set()  # the transports of requests being answered
         self._open_loop()
         self._runner: web.AppRunner | None = None
@@ -109,6 +110,7 @@ class FaultProxy(LoopServer):
                 transport.close()
             return web.Response(status=503)  # never sent: the connection is gone
         self._open.add(transport)
+        self.most_open = max(self.most_open, len(self._open))
         try:
             return await self._answer(request)
         finally:

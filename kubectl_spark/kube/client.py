@@ -388,6 +388,7 @@ class Api:
         what: str = "",
         keep: Callable[[dict[str, Any]], Any] | None = None,
         keep_page: Callable[[bytes], dict[str, Any] | None] | None = None,
+        after_first_page: Callable[[], None] | None = None,
     ) -> tuple[list[Any], str]:
         """A paged LIST over one consistent snapshot; return (items, resourceVersion).
 
@@ -395,7 +396,8 @@ class Api:
         never in memory whole. ``keep_page``, the same for a whole page at once from its bytes
         (``core.slim.pod_page``), is tried first; a page it cannot read, or with an item that
         is not usable, is parsed and kept item by item as before (and always with
-        ``KUBECTL_SPARK_EAGER_KUBERNETES``, the fast paths off).
+        ``KUBECTL_SPARK_EAGER_KUBERNETES``, the fast paths off). ``after_first_page`` is called
+        once the first page has come (again after a restart).
         """
         if keep_page is not None and os.environ.get(lazy_kubernetes.EAGER):
             keep_page = None
@@ -403,7 +405,14 @@ class Api:
             try:
                 with collector_paused():  # pages of JSON: no cycles for a collection to find
                     return self._list_once(
-                        path, label_selector, field_selector, limit, what, keep, keep_page
+                        path,
+                        label_selector,
+                        field_selector,
+                        limit,
+                        what,
+                        keep,
+                        keep_page,
+                        after_first_page,
                     )
             except errors.Gone:
                 # A continue token expired (410): the pages read so far belong to a snapshot
@@ -421,6 +430,7 @@ class Api:
         what: str,
         keep: Callable[[dict[str, Any]], Any] | None,
         keep_page: Callable[[bytes], dict[str, Any] | None] | None = None,
+        after_first_page: Callable[[], None] | None = None,
     ) -> tuple[builtins.list[Any], str]:
         what = what or path
         free_form = answers.free_form(path)
@@ -449,6 +459,8 @@ class Api:
             )
             already = isinstance(answer, _KeptPage)
             page, meta = answers.page_of(answer.doc if already else answer, what)
+            if after_first_page is not None and not token:
+                after_first_page()
             for item in page:
                 problem = "" if already else answers.unusable(item, deep=free_form)
                 if problem:

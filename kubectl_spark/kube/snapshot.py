@@ -8,14 +8,19 @@ forbidden pod list is an error naming the verb and the resource.
 
 from __future__ import annotations
 
+import os
 import re
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from functools import partial
 from typing import Any
 
 from kubectl_spark import errors
 from kubectl_spark.core import raw, slim
 from kubectl_spark.core.inputs import Snapshot
 
-from . import resources
+from . import lazy_kubernetes, resources
 from .client import Api
 
 
@@ -98,36 +103,94 @@ def _list_served(
     return []
 
 
+def _list_allowed(
+    api: Api, resource: resources.Resource, namespace: str | None
+) -> list[dict[str, Any]] | None:
+    """``_list_served``; None when the list is refused (forbidden)."""
+    try:
+        return _list_served(api, resource, namespace)
+    except errors.Forbidden:
+        return None
+
+
+def in_background(calls: dict[str, Callable[[], Any]], workers: int) -> dict[str, Future[Any]]:
+    """Each call's future, the calls made by ``workers`` daemon threads in the given order.
+
+    Daemon threads, not an executor's: a command that ends early (an error, Ctrl-C) never
+    waits for a read still in flight, which an API server that stopped answering would make
+    last as long as the read's timeout, or for ever without one.
+    """
+    futures: dict[str, Future[Any]] = {key: Future() for key in calls}
+    waiting = [(futures[key], call) for key, call in calls.items()]
+    lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with lock:
+                if not waiting:
+                    return
+                future, call = waiting.pop(0)
+            try:
+                future.set_result(call())
+            except BaseException as exc:  # noqa: BLE001 - raised by .result(), where one waits
+                future.set_exception(exc)
+
+    for _ in range(min(workers, len(calls))):
+        threading.Thread(target=work, name="kubectl-spark-read", daemon=True).start()
+    return futures
+
+
+# Lists in flight at once. The optional ones are independent of the pods and of each other:
+# asked together, a command waits about one round trip for them instead of one each (nine on
+# ``ls``: most of its time against a distant API server, benchmarks/interactive.py --latency).
+READERS = 4
+
+
 def read(
     api: Api, namespace: str | None, *, selector: str | None = None, slim_pods: bool = False
 ) -> Snapshot:
     """Everything the core reads, in one paged LIST per resource.
 
     ``slim_pods`` keeps only what the core reads of each pod, page by page (``core.slim``): for
-    commands that show the analysis alone; plans and Spark's UI ports need whole pods.
+    commands that show the analysis alone; plans and Spark's UI ports need whole pods. The
+    optional lists are read beside the pods' pages, on a few threads, once the first page has
+    come (until then, a server that is not there or refuses the credentials is told by one
+    request, as before); one after the other with ``KUBECTL_SPARK_EAGER_KUBERNETES``, the fast
+    paths off (a test compares the two).
     """
     where = f"in namespace {namespace}" if namespace else "in all namespaces"
-    if namespace:
-        check_namespace(api, namespace)
     spark_selector = "spark-role" + (f",{selector}" if selector else "")
+    if namespace:
+        check_namespace(api, namespace)  # an unknown namespace is said before anything is read
+    listing: dict[str, Future[list[dict[str, Any]] | None]] = {}
+
+    def read_the_others() -> None:
+        """Once the server has answered the first page: it is there and takes the credentials."""
+        if not listing and not serial:
+            listing.update(in_background(calls, READERS))
+
+    serial = bool(os.environ.get(lazy_kubernetes.EAGER))  # one after the other, as before
+    calls: dict[str, Callable[[], Any]] = {
+        r.key: partial(_list_allowed, api, r, namespace) for r in resources.OPTIONAL
+    }
     pods, pods_rv = api.list(
         resources.PODS.path(namespace),
         label_selector=spark_selector,
         what=f"list pods {where}",
         keep=slim.pod if slim_pods else None,
         keep_page=slim.pod_page if slim_pods else None,
+        after_first_page=read_the_others,
     )
-    optional: dict[str, list[dict[str, Any]]] = {
-        "owners": read_owners(api, missing_owners(pods, set()))
-    }
-    unreadable: list[str] = []
-    for resource in resources.OPTIONAL:
-        key = resource.key
-        try:
-            optional[key] = _list_served(api, resource, namespace)
-        except errors.Forbidden:
-            optional[key] = []
-            unreadable.append(key)  # said in the analysis: what it could not know
+    owners = read_owners(api, missing_owners(pods, set()))
+    read_the_others()
+    listed = (
+        {key: future.result() for key, future in listing.items()}
+        if listing
+        else {key: call() for key, call in calls.items()}
+    )
+    optional = {"owners": owners} | {key: found or [] for key, found in listed.items()}
+    # said in the analysis: what it could not know
+    unreadable = [key for key, found in listed.items() if found is None]
     return Snapshot.of(
         {**optional, "pods": pods},
         now=api.now(),  # the cluster's clock: ages and windows as kubectl reads them

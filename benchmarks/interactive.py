@@ -18,6 +18,13 @@ which is where the product stood before them.
 
 Written to benchmarks/results/<date>-interactive.json; --update-docs puts the table in
 docs/performance.md and the README (between their perf:interactive markers).
+
+``--latency SECONDS`` puts the API server at a distance: every answer, to kubectl and to
+kubectl spark alike, comes SECONDS late (the tests' fault proxy, plain HTTP, in this process).
+What a command costs there is mostly its round trips one after the other: kubectl's one list
+against ``ls``'s pods, eight optional lists (read together since 2026-12-03), the Services
+list that finds a recorder, and Spark's executor lists. Written to
+<date>-interactive-latency.json; never put in the docs' table.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -66,6 +74,38 @@ def stop_warm_servers(run: Path) -> None:
             os.kill(int(pidfile.read_text()), signal.SIGTERM)
 
 
+@contextlib.contextmanager
+def at_a_distance(kubeconfig: Path, latency: float) -> Iterator[Path]:
+    """A kubeconfig that reaches the same server through a proxy answering ``latency`` late.
+
+    The proxy speaks HTTPS (its own throw-away CA): kubectl sends no bearer token over HTTP.
+    """
+    import ssl
+
+    import trustme
+    import yaml
+
+    sys.path.insert(0, str(ROOT))
+    from kubectl_spark.cluster.apiserver.embedded import ADMIN_USER, kubeconfig_document
+    from tests.faultproxy import Fault, FaultProxy
+
+    doc = yaml.safe_load(kubeconfig.read_text())
+    server = doc["clusters"][0]["cluster"]["server"]
+    token = doc["users"][0]["user"]["token"]
+    ca = trustme.CA()
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(tls)
+    with FaultProxy(server, tls=tls) as proxy:
+        proxy.faults = [Fault("late", "", "", seconds=latency)]
+        distant = kubeconfig.with_name("distant.yaml")
+        distant.write_text(
+            yaml.safe_dump(
+                kubeconfig_document(proxy.url, ca.cert_pem.bytes(), ADMIN_USER, token, "default")
+            )
+        )
+        yield distant
+
+
 def machine() -> str:
     cores = os.cpu_count() or 0
     return f"{platform.machine()}, {cores} cores, Python {platform.python_version()}"
@@ -75,6 +115,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=11)
     parser.add_argument("--update-docs", action="store_true")
+    parser.add_argument("--latency", type=float, default=0.0)
     args = parser.parse_args()
     kubectl = shutil.which("kubectl")
     if kubectl is None:
@@ -92,11 +133,14 @@ def main() -> int:
         ],
         stdout=subprocess.DEVNULL,
     )
+    distance = contextlib.ExitStack()
     try:
         while not kubeconfig.exists():
             if server.poll() is not None:
                 raise RuntimeError("the scenario server did not start")
             time.sleep(0.2)
+        if args.latency:
+            kubeconfig = distance.enter_context(at_a_distance(kubeconfig, args.latency))
         env = {**os.environ, "KUBECONFIG": str(kubeconfig), "XDG_RUNTIME_DIR": str(run)}
         env.pop("KUBECTL_SPARK_WARM", None)  # the default: a warm server answers
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: compiled modules are kept
@@ -145,6 +189,7 @@ def main() -> int:
             )
             print(f"{name:<55} kubectl {a:.3f} s   ours {b:.3f} s   {b / a:.1f}x", flush=True)
     finally:
+        distance.close()
         server.terminate()
         server.wait()
         stop_warm_servers(run)
@@ -152,13 +197,15 @@ def main() -> int:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "rounds": args.rounds,
+        "latency_s": args.latency,
         "baseline": "kubectl get pods -A -l spark-role",
         "target_ratio": TARGET,
         "rows": results,
     }
-    out = ROOT / "benchmarks" / "results" / f"{result['date'][:10]}-interactive.json"
+    suffix = "-latency" if args.latency else ""
+    out = ROOT / "benchmarks" / "results" / f"{result['date'][:10]}-interactive{suffix}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
-    if args.update_docs:
+    if args.update_docs and not args.latency:
         table = "\n".join(
             [
                 START,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +48,11 @@ class FaultProxy(LoopServer):
     faults: list[Fault] = field(default_factory=list)
     seen: Counter[tuple[str, str]] = field(default_factory=Counter)
     port: int = 0
+    tls: ssl.SSLContext | None = None  # serve HTTPS (kubectl sends no token over plain HTTP)
+
+    @property
+    def url(self) -> str:
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     def __post_init__(self) -> None:
         self.down = False  # cut(): every connection dropped, new ones closed at once
@@ -94,7 +100,7 @@ class FaultProxy(LoopServer):
             app, access_log=None, handle_signals=False, shutdown_timeout=0.5
         )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self.tls)
         await site.start()
         server = site._server
         assert server is not None

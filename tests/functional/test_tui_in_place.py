@@ -7,6 +7,7 @@ import dataclasses
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from textual.widgets.data_table import ColumnKey
 
 from kubectl_spark.tui.app import SparkTUI
@@ -127,3 +128,30 @@ async def test_a_narrower_cell_keeps_its_column_and_a_wider_one_widens_it() -> N
         await pilot.pause()
         assert str(table.get_cell(app_key(apps[0]), "STATE")).strip() == "X"
         assert table.columns[ColumnKey("STATE")].content_width == width + 5  # not measured again
+
+
+async def test_a_row_the_analysis_did_not_touch_is_not_compared_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At 500 applications, comparing every cell of every row at each watch event was most of
+    the event's way to the screen (issue 26): a row is compared only when its cells changed."""
+    app = static_app()
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 2)
+        apps = list(app.analysis.apps)
+        table.sync(apps, NOW, SIZE[0])
+        looked: list[str] = []
+        real = table.get_cell
+
+        def counted(row: Any, column: Any) -> Any:
+            looked.append(str(row))
+            return real(row, column)
+
+        monkeypatch.setattr(table, "get_cell", counted)
+        table.sync(apps, NOW, SIZE[0])  # the same applications at the same time
+        assert looked == []
+        changed = dataclasses.replace(apps[0], state="Failed")
+        table.sync([changed, *apps[1:]], NOW, SIZE[0])
+        assert set(looked) == {app_key(apps[0])}  # that row alone
+        assert "Failed" in str(table.get_cell(app_key(apps[0]), "STATE"))

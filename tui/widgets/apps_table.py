@@ -110,16 +110,31 @@ def ordered(apps: list[App], summaries: dict[str, Summary], sort: SortKey | None
     return sorted(default, key=lambda a: value(a, summaries[app_key(a)]), reverse=sort.descending)
 
 
+@dataclass(slots=True)
+class _Row:
+    """An application's row as made: its cells by column and their widths."""
+
+    app: App
+    summary: Summary
+    cells: dict[str, Text]
+    compact: bool
+    widths: dict[str, int]
+
+
+def _measured(by_column: dict[str, Text]) -> dict[str, int]:
+    return {column: cell.cell_len for column, cell in by_column.items()}
+
+
 class AppsTable(DataTable[Text]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.wide = False
         self.sort_key: SortKey | None = None
         self.shown_columns: tuple[str, ...] = ()
-        # By id(application): (the application, its summary, its cells by column, compact).
-        # The incremental analysis hands back the applications it did not touch unchanged, so
-        # their cells are made once, not at every change in a 500-application cluster.
-        self._memo: dict[int, tuple[App, Summary, dict[str, Text], bool]] = {}
+        # By id(application): its row as last made. The incremental analysis hands back the
+        # applications it did not touch unchanged, so their cells are made and measured once,
+        # not at every change in a 500-application cluster.
+        self._memo: dict[int, _Row] = {}
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
@@ -137,9 +152,10 @@ class AppsTable(DataTable[Text]):
         compact = not self.wide and width < COMPACT_BELOW
         memo = self._memo
         self._memo = {}
+        changed: set[str] = set()  # rows whose cells are not those the table shows
         for a in apps:  # an application the analysis did not touch is the same object
             known = memo.get(id(a))
-            if known is None or known[0] is not a or known[3] != compact:
+            if known is None or known.app is not a or known.compact != compact:
                 summary = summarize(a)
                 by_column = dict(
                     zip(
@@ -148,26 +164,33 @@ class AppsTable(DataTable[Text]):
                         strict=True,
                     )
                 )
-                known = (a, summary, by_column, compact)
+                known = _Row(a, summary, by_column, compact, _measured(by_column))
+                changed.add(app_key(a))
             else:
                 age = age_cell(a, now)
-                if str(known[2]["AGE"]) != age:
-                    known[2]["AGE"] = safe(age)
+                if str(known.cells["AGE"]) != age:
+                    known.cells["AGE"] = safe(age)
+                    known.widths["AGE"] = known.cells["AGE"].cell_len
+                    changed.add(app_key(a))
             self._memo[id(a)] = known
-        summaries = {app_key(a): self._memo[id(a)][1] for a in apps}  # once per application
-        every = {app_key(a): self._memo[id(a)][2] for a in ordered(apps, summaries, self.sort_key)}
-        columns = WIDE_COLUMNS if self.wide else fitting(self._widths(every), width)
+        summaries = {app_key(a): self._memo[id(a)].summary for a in apps}  # once per application
+        shown = {app_key(a): self._memo[id(a)] for a in ordered(apps, summaries, self.sort_key)}
+        every = {key: row.cells for key, row in shown.items()}
+        columns = (
+            WIDE_COLUMNS
+            if self.wide
+            else fitting(self._widths([row.widths for row in shown.values()]), width)
+        )
         if columns != self.shown_columns:
             self._rebuild(columns)
         for key in [str(k.value) for k in list(self.rows) if str(k.value) not in every]:
             self.remove_row(key)
         present = {str(k.value) for k in self.rows}
         for key, by_column in every.items():
-            new = [by_column[c] for c in columns]
-            if key in present:
-                self._update(key, new)
-            else:
-                self.add_row(*new, key=key)
+            if key not in present:
+                self.add_row(*[by_column[c] for c in columns], key=key)
+            elif key in changed:  # the others show these very cells already
+                self._update(key, [by_column[c] for c in columns])
         order = list(every)
         if self._order() != order:
             # An application gained (or lost) an alert, or came back from a filter: rows are
@@ -181,11 +204,9 @@ class AppsTable(DataTable[Text]):
             self.move_cursor(row=self.get_row_index(selected))
 
     @staticmethod
-    def _widths(every: dict[str, dict[str, Text]]) -> dict[str, int]:
+    def _widths(measured: list[dict[str, int]]) -> dict[str, int]:
         return {
-            column: max(
-                [len(column), *(by_column[column].cell_len for by_column in every.values())]
-            )
+            column: max([len(column), *(widths[column] for widths in measured)])
             for column in COLUMNS
         }
 

@@ -16,11 +16,25 @@ import asyncio
 import dataclasses
 import statistics
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from kubectl_spark.tui.widgets.apps_table import AppsTable
 from tests.functional.test_tui import NOW, SIZE, static_app, until
+
+
+def many_apps(app: Any, count: int, age: Callable[[int], timedelta]) -> list[Any]:
+    """``count`` applications made from the static app's, the i-th ``age(i)`` old at NOW."""
+    base = list(app.analysis.apps)
+    return [
+        dataclasses.replace(
+            base[i % len(base)],
+            name=f"{base[i % len(base)].name}-{i}",
+            created_at=(NOW - age(i)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        )
+        for i in range(count)
+    ]
 
 
 def _before(self: AppsTable, key: str, new: list[Any]) -> None:
@@ -38,15 +52,8 @@ async def ticks(count: int, apps_wanted: int, before: bool) -> list[float]:
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(AppsTable)
         await until(pilot, lambda: table.row_count == 2)
-        base = list(app.analysis.apps)
-        apps = [
-            dataclasses.replace(
-                base[i % len(base)],
-                name=f"{base[i % len(base)].name}-{i}",
-                created_at=(NOW - timedelta(seconds=30 + i * 7)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            )
-            for i in range(apps_wanted)
-        ]
+        # AGE ticks every second: young applications (seconds old)
+        apps = many_apps(app, apps_wanted, lambda i: timedelta(seconds=30 + i * 7))
         if before:
             table._update = _before.__get__(table)  # type: ignore[method-assign]
         table.sync(apps, NOW, SIZE[0])

@@ -20,6 +20,8 @@ import time
 from datetime import datetime, timedelta
 from typing import Any
 
+from tui_age_tick import many_apps
+
 from kubectl_spark.app.present import age_cell, app_key
 from kubectl_spark.app.summary import summarize
 from kubectl_spark.tui.widgets import apps_table
@@ -80,15 +82,8 @@ async def events(count: int, apps_wanted: int, before: bool) -> tuple[list[float
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(AppsTable)
         await until(pilot, lambda: table.row_count == 2)
-        base = list(app.analysis.apps)
-        apps = [
-            dataclasses.replace(
-                base[i % len(base)],
-                name=f"{base[i % len(base)].name}-{i}",
-                created_at=(NOW - timedelta(hours=2 + i)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            )
-            for i in range(apps_wanted)
-        ]
+        # hours old: AGE does not change between the events
+        apps = many_apps(app, apps_wanted, lambda i: timedelta(hours=2 + i))
         sync = _sync_before.__get__(table) if before else table.sync
         sync(apps, NOW, SIZE[0])
         await pilot.pause()

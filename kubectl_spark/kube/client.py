@@ -27,7 +27,7 @@ from kubernetes.config.config_exception import ConfigException
 from kubectl_spark import errors, warm
 from kubectl_spark.memory import collector_paused
 
-from . import answers, credentials, lazy_kubernetes, trace
+from . import answers, credentials, lazy_kubernetes, paging, trace
 from .apierrors import translate, translated
 from .config import Resolved, Selection, load
 from .impersonation import impersonate
@@ -399,109 +399,26 @@ class Api:
         ``KUBECTL_SPARK_EAGER_KUBERNETES``, the fast paths off). ``after_first_page`` is called
         once the first page has come (again after a restart).
         """
-        if keep_page is not None and os.environ.get(lazy_kubernetes.EAGER):
-            keep_page = None
+        listing = paging.Listing(
+            path,
+            label_selector,
+            field_selector,
+            limit,
+            what or path,
+            keep,
+            None if os.environ.get(lazy_kubernetes.EAGER) else keep_page,
+            after_first_page,
+        )
         for restart in range(LIST_RESTARTS + 1):
             try:
                 with collector_paused():  # pages of JSON: no cycles for a collection to find
-                    return self._list_once(
-                        path,
-                        label_selector,
-                        field_selector,
-                        limit,
-                        what,
-                        keep,
-                        keep_page,
-                        after_first_page,
-                    )
+                    return listing.read(self)
             except errors.Gone:
                 # A continue token expired (410): the pages read so far belong to a snapshot
                 # that is gone; start over rather than mix two snapshots.
                 if restart == LIST_RESTARTS:
                     raise
         raise AssertionError("unreachable")
-
-    def _list_once(
-        self,
-        path: str,
-        label_selector: str | None,
-        field_selector: str | None,
-        limit: int,
-        what: str,
-        keep: Callable[[dict[str, Any]], Any] | None,
-        keep_page: Callable[[bytes], dict[str, Any] | None] | None = None,
-        after_first_page: Callable[[], None] | None = None,
-    ) -> tuple[builtins.list[Any], str]:
-        what = what or path
-        free_form = answers.free_form(path)
-
-        def kept_page(data: bytes) -> _KeptPage | None:
-            doc = keep_page(data) if keep_page is not None else None
-            if doc is None or any(answers.unusable(i, deep=free_form) for i in doc["items"]):
-                return None  # parsed whole, and each item's trouble told as before
-            return _KeptPage(doc)
-
-        items: builtins.list[Any] = []
-        uids: set[str] = set()
-        token = ""
-        rv = ""
-        empty = 0  # pages in a row with no item and a continue token
-        for _ in range(answers.MAX_PAGES):
-            query: builtins.list[tuple[str, Any]] = [("limit", limit)]
-            if label_selector:
-                query.append(("labelSelector", label_selector))
-            if field_selector:
-                query.append(("fieldSelector", field_selector))
-            if token:
-                query.append(("continue", token))
-            answer = self.request(
-                "GET", path, query=query, what=what, decode=kept_page if keep_page else None
-            )
-            already = isinstance(answer, _KeptPage)
-            page, meta = answers.page_of(answer.doc if already else answer, what)
-            if after_first_page is not None and not token:
-                after_first_page()
-            for item in page:
-                problem = "" if already else answers.unusable(item, deep=free_form)
-                if problem:
-                    self.note(f"{what}: set aside {answers.named(item)}: {problem}")
-                    continue
-                uid = item["metadata"]["uid"]
-                if uid in uids:
-                    # One snapshot never lists an object twice: the pages are not one list.
-                    raise errors.ServerError(
-                        f"{what}: the server's pages repeat {answers.named(item)} "
-                        "(its continue tokens do not page through one list)",
-                        status=0,
-                    )
-                uids.add(uid)
-                items.append(keep(item) if keep and not already else item)
-            rv = rv or str(meta.get("resourceVersion") or "")
-            next_token = str(meta.get("continue") or "")
-            if not next_token:
-                return items, rv
-            if next_token == token:
-                raise errors.ServerError(
-                    f"{what}: the server answered the same continue token again", status=0
-                )
-            empty = 0 if page else empty + 1
-            if empty >= answers.EMPTY_PAGES:
-                raise errors.ServerError(
-                    f"{what}: {answers.EMPTY_PAGES} empty pages in a row, each with a continue token: "
-                    "stopped reading",
-                    status=0,
-                )
-            token = next_token
-        raise errors.ServerError(
-            f"{what}: more than {answers.MAX_PAGES} pages of {limit}: stopped reading", status=0
-        )
-
-
-@dataclass(frozen=True)
-class _KeptPage:
-    """A list answer whose items ``keep_page`` already made what the caller holds."""
-
-    doc: dict[str, Any]
 
 
 def _shorter(a: float | None, b: float | None) -> float | None:

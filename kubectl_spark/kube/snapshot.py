@@ -162,27 +162,26 @@ def read(
     spark_selector = "spark-role" + (f",{selector}" if selector else "")
     if namespace:
         check_namespace(api, namespace)  # an unknown namespace is said before anything is read
+    calls: dict[str, Callable[[], Any]] = {
+        r.key: partial(_list_allowed, api, r, namespace) for r in resources.OPTIONAL
+    }
     listing: dict[str, Future[list[dict[str, Any]] | None]] = {}
 
     def read_the_others() -> None:
         """Once the server has answered the first page: it is there and takes the credentials."""
-        if not listing and not serial:
+        if not listing:  # once, though a list started again calls it again
             listing.update(in_background(calls, READERS))
 
     serial = bool(os.environ.get(lazy_kubernetes.EAGER))  # one after the other, as before
-    calls: dict[str, Callable[[], Any]] = {
-        r.key: partial(_list_allowed, api, r, namespace) for r in resources.OPTIONAL
-    }
     pods, pods_rv = api.list(
         resources.PODS.path(namespace),
         label_selector=spark_selector,
         what=f"list pods {where}",
         keep=slim.pod if slim_pods else None,
         keep_page=slim.pod_page if slim_pods else None,
-        after_first_page=read_the_others,
+        after_first_page=None if serial else read_the_others,
     )
     owners = read_owners(api, missing_owners(pods, set()))
-    read_the_others()
     listed = (
         {key: future.result() for key, future in listing.items()}
         if listing

@@ -27,6 +27,23 @@ from .reasons import PodContext, event_evidence
 
 _EXIT = re.compile(r"exited with exit code (-?\d+)")
 
+# What the analysis reads of each of Spark's ExecutorSummary (Spark's
+# core/src/main/scala/org/apache/spark/status/api/v1/api.scala). The rest of it (memoryUsed,
+# activeTasks, totalDuration, peakMemoryMetrics…) moves with every task a driver runs: kept, it
+# would turn every poll of a busy driver into a change to analyse again, and hold memory that
+# no answer reads.
+SUMMARY_FIELDS = ("id", "hostPort", "isActive", "addTime", "removeTime", "removeReason")
+
+
+def read_summaries(found: list[Any]) -> list[Any]:
+    """Spark's executor list as the analysis reads it (``SUMMARY_FIELDS``); readers keep this.
+
+    An item that is not an object is kept as it came: the analysis passes over it.
+    """
+    return [
+        {k: s[k] for k in SUMMARY_FIELDS if k in s} if isinstance(s, Mapping) else s for s in found
+    ]
+
 
 def kept_source(pod: Any) -> str:
     """``cluster`` for a pod read now; ``watch``, ``history`` or ``recorder`` for a kept copy."""

@@ -25,6 +25,7 @@ import orjson
 from kubectl_spark import errors
 from kubectl_spark.core import apache, raw
 from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.core.sparkview import read_summaries
 from kubectl_spark.knowledge.labels import APP_ID, ROLE
 
 from . import incluster
@@ -103,7 +104,7 @@ def _read(url: str, app_id: str, down: threading.Event) -> dict[str, Any]:
         found = None
     if not isinstance(found, list):
         return {"note": f"{ORIGIN} sent no executor list for {app_id}"}
-    return {"executors": found, "origin": ORIGIN}
+    return {"executors": read_summaries(found), "origin": ORIGIN}
 
 
 def find(api: Any, wanted: str, discovery: incluster.Discovery) -> incluster.ServiceRef | None:
@@ -168,4 +169,4 @@ def _read_through(
         }
     if not isinstance(found, list):
         return {"note": f"{ORIGIN} sent no executor list for {app_id}"}
-    return {"executors": found, "origin": ORIGIN}
+    return {"executors": read_summaries(found), "origin": ORIGIN}

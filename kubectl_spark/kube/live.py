@@ -213,8 +213,13 @@ class LiveCluster:
                 views = self.spark_views  # the pod watch reports the connection's state
             if views != self.spark_views:
                 with self.lock:
-                    self.spark_views = views
-                    self.changes = None  # executors came from Spark's side: analyze again
+                    before, self.spark_views = self.spark_views, views
+                    if self.changes is not None:  # named by driver: only its app changes
+                        changed = self.changes.setdefault("spark_views", {})
+                        for uid in before.keys() | views.keys():
+                            if before.get(uid) != views.get(uid):
+                                gone = uid not in views
+                                changed[uid] = Change(before[uid] if gone else views[uid], gone)
                     self._changed()
                 self._tell()
             self.stopping.wait(SPARK_POLL_SECONDS)

@@ -15,6 +15,7 @@ from typing import Any
 from kubectl_spark import errors
 from kubectl_spark.core import raw
 from kubectl_spark.core.inputs import node_health
+from kubectl_spark.core.sparkview import read_summaries
 from kubectl_spark.knowledge.labels import APP_ID, ROLE, SOURCE
 
 from .client import Api
@@ -98,4 +99,4 @@ def _read_view(api: Api, driver: dict[str, Any]) -> dict[str, Any]:
         }
     if not isinstance(found, list):
         return {"note": "Spark's executor list was not read: not a list"}
-    return {"executors": found}
+    return {"executors": read_summaries(found)}

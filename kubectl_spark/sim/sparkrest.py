@@ -67,6 +67,9 @@ class SparkUI:
     start_time: str
     retained_dead: int = 100
     executors: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Answers given: a live executor's task counters move with each, as a busy driver's do
+    # (ExecutorSummary's completedTasks, totalDuration, memoryUsed… in Spark's api.scala).
+    answers: int = 0
 
     def added(self, exec_id: str, at: str, host: str = "") -> None:
         self.executors[exec_id] = {
@@ -88,7 +91,22 @@ class SparkUI:
         for old in dead[: max(0, len(dead) - self.retained_dead)]:
             del self.executors[old["id"]]
 
+    def _busy(self, summary: dict[str, Any]) -> dict[str, Any]:
+        """A live executor's summary with the counters a running task moves."""
+        if not summary["isActive"]:
+            return summary  # a removed executor's counters stand still
+        n = self.answers
+        return {
+            **summary,
+            "activeTasks": n % 2,
+            "completedTasks": n,
+            "totalTasks": n + n % 2,
+            "totalDuration": 1500 * n,
+            "memoryUsed": 1024 * 1024 * (n % 7),
+        }
+
     def answer(self, path: str) -> tuple[int, str, bytes]:
+        self.answers += 1
         parts = [p for p in path.split("/") if p]
         if parts[:2] != ["api", "v1"] or len(parts) < 3 or parts[2] != "applications":
             return 404, "text/plain", b"Not Found"
@@ -102,10 +120,10 @@ class SparkUI:
             ]
         elif len(parts) == 5 and parts[3] == self.app_id and parts[4] == "allexecutors":
             body = [{"id": "driver", "isActive": True, "addTime": self.start_time}]
-            body += list(self.executors.values())
+            body += [self._busy(e) for e in self.executors.values()]
         elif len(parts) == 5 and parts[3] == self.app_id and parts[4] == "executors":
             body = [{"id": "driver", "isActive": True, "addTime": self.start_time}]
-            body += [e for e in self.executors.values() if e["isActive"]]
+            body += [self._busy(e) for e in self.executors.values() if e["isActive"]]
         else:
             return 404, "text/plain", f"unknown app id {parts[3]}".encode()
         return 200, "application/json", orjson.dumps(body)

@@ -82,3 +82,41 @@ def test_incremental_and_slim_equal_full_analysis(cluster: Any, name: str) -> No
         assert partial_updates, "the fast path never ran: the test proves nothing about it"
     finally:
         live.stop()
+
+
+def test_busy_drivers_lists_change_only_their_applications(cluster: Any, monkeypatch: Any) -> None:
+    """Spark's executor lists, polled from running drivers whose task counters move with every
+    answer (as real drivers' do), reach the analysis as changes of the drivers they came from:
+    no whole analysis for a counter, and the answer still equals a full analysis."""
+    from kubectl_spark.core.sparkview import SUMMARY_FIELDS
+    from kubectl_spark.kube import live as live_module
+
+    monkeypatch.setattr(live_module, "SPARK_POLL_SECONDS", 0.1)
+    run = cluster("s9-deleted-executors")
+    conn = Connection(kubeconfig=str(run.kubeconfig))
+    live = LiveCluster(lambda: connect(conn), None)
+    live.start()
+    tracker = LiveAnalysis()
+    try:
+        assert live.ready.wait(10)
+        duration = run.player.scenario.duration
+        view_batches = []
+        for i in range(1, STRETCHES + 1):
+            run.player.play_until(duration * i / STRETCHES)
+            time.sleep(0.4)  # several polls of every running driver
+            changes, snapshot = live.take_changes()
+            snapshot = dataclasses.replace(snapshot, now=NOW)
+            before = tracker.full_runs
+            result = tracker.update(snapshot, changes)
+            if changes is not None and changes.get("spark_views"):
+                view_batches.append(tracker.full_runs == before)
+            assert result.to_json() == analyze(snapshot).to_json(), f"after stretch {i}"
+            for view in snapshot.spark_views.values():
+                for summary in view.get("executors") or []:
+                    assert set(summary) <= set(SUMMARY_FIELDS), summary
+        time.sleep(0.5)  # drivers asked again and again, with nothing played
+        changes, _ = live.take_changes()
+        assert changes is not None and not changes.get("spark_views"), "a counter is a change"
+        assert view_batches and all(view_batches), view_batches
+    finally:
+        live.stop()

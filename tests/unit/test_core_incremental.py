@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from datetime import timedelta
+from typing import Any
 
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.incremental import Change, LiveAnalysis
@@ -135,3 +136,105 @@ def test_a_change_to_one_attempt_of_an_apache_operator_app_equals_a_full_analysi
     assert [a.to_json() for a in fast.apps] == [a.to_json() for a in full.apps]
     (pi,) = [a for a in fast.apps if a.name == "pi"]
     assert [a.number for a in pi.attempts] == [1, 2] and not pi.alerts
+
+
+def test_a_driver_s_executor_list_changing_reanalyzes_its_application_alone() -> None:
+    """Spark's executor list is polled from every running driver: a change in one (an executor
+    removed, with Spark's reason) touches that driver's application, never all of them (at
+    50,000 pods a whole analysis takes seconds, and busy drivers change their lists often)."""
+    live = LiveAnalysis()
+    before = Snapshot(pods=pods(), now=NOW)
+    live.update(before, None)
+    untouched = next(a for a in live.analysis.apps if a.name == "a")
+    removed = {
+        "id": "3",
+        "hostPort": "10.0.0.9:7079",
+        "isActive": False,
+        "addTime": "2026-03-01T00:00:06Z",
+        "removeTime": "2026-03-01T00:01:00Z",
+        "removeReason": "Executor killed by driver.",
+    }
+    view = {"executors": [{"id": "driver", "isActive": True}, removed]}
+    snapshot = dataclasses.replace(before, spark_views={"uid-b-driver": view})
+    fast = live.update(snapshot, {"spark_views": {"uid-b-driver": Change(view)}})
+    assert live.full_runs == 1, "a driver's executor list must take the partial path"
+    assert fast.to_json() == analyze(snapshot).to_json()
+    b = next(a for a in fast.apps if a.name == "b")
+    assert "3" in {e.id for t in b.attempts for e in t.executors}, "Spark's list was not read"
+    assert next(a for a in fast.apps if a.name == "a") is untouched
+    # A list that went away with its driver, and one of a driver no pod is known for.
+    gone = dataclasses.replace(before, spark_views={})
+    back = live.update(
+        gone,
+        {"spark_views": {"uid-b-driver": Change(view, True), "uid-nobody": Change(view, True)}},
+    )
+    assert live.full_runs == 1
+    assert back.to_json() == analyze(gone).to_json()
+
+
+def test_spark_s_summaries_are_kept_as_the_analysis_reads_them() -> None:
+    """What moves with every task (Spark's api.scala ExecutorSummary counters) is not kept."""
+    from kubectl_spark.core.sparkview import SUMMARY_FIELDS, read_summaries
+
+    busy = {
+        "id": "1",
+        "hostPort": "10.0.0.9:7079",
+        "isActive": True,
+        "addTime": "t1",
+        "activeTasks": 3,
+        "totalDuration": 123456,
+        "memoryUsed": 1 << 30,
+        "peakMemoryMetrics": {"JVMHeapMemory": 1 << 31},
+        "executorLogs": {"stdout": "http://x"},
+    }
+    kept = read_summaries([busy, "not an object", {**busy, "removeReason": "gone"}])
+    assert kept[0] == {k: busy[k] for k in ("id", "hostPort", "isActive", "addTime")}
+    assert kept[1] == "not an object"
+    assert set(kept[2]) <= set(SUMMARY_FIELDS) and kept[2]["removeReason"] == "gone"
+
+
+def test_the_events_of_an_executor_spark_alone_remembers_reach_the_partial_path() -> None:
+    """Executor 3's pod is gone; Spark's list names it by id and the core reads the Events
+    about the name a sibling's pattern gives it (b-exec-3): a Preempted Event says it was the
+    cluster's doing. The partial path must read that Event as a full analysis does, whether the
+    list or the Event comes last."""
+    preempted = {
+        "metadata": {"uid": "ev-1", "namespace": "ns", "name": "b-exec-3.1"},
+        "involvedObject": {"kind": "Pod", "namespace": "ns", "name": "b-exec-3", "uid": "gone"},
+        "reason": "Preempted",
+        "message": "Preempted by pod 1234 on node n1",
+        "lastTimestamp": "2026-03-01T00:00:59Z",
+    }
+    view = {
+        "executors": [
+            {
+                "id": "3",
+                "isActive": False,
+                "addTime": "2026-03-01T00:00:06Z",
+                "removeTime": "2026-03-01T00:01:00Z",
+                "removeReason": "The executor with id 3 was deleted by a user or the framework.",
+            }
+        ]
+    }
+    both = Snapshot(pods=pods(), events=[preempted], spark_views={"uid-b-driver": view}, now=NOW)
+
+    def loss(analysis: Any) -> str:
+        b = next(a for a in analysis.apps if a.name == "b")
+        (three,) = [e for t in b.attempts for e in t.executors if e.id == "3"]
+        return f"{three.reason.category}/{three.reason.code}"
+
+    assert loss(analyze(both)) == "cluster/Preempted"
+    for first, last, change in (
+        ({"events": [preempted]}, {"spark_views": {"uid-b-driver": view}}, "spark_views"),
+        ({"spark_views": {"uid-b-driver": view}}, {"events": [preempted]}, "events"),
+    ):
+        live = LiveAnalysis()
+        live.update(
+            dataclasses.replace(both, **{**first, **{k: type(v)() for k, v in last.items()}}), None
+        )
+        uid = "uid-b-driver" if change == "spark_views" else "ev-1"
+        obj = view if change == "spark_views" else preempted
+        fast = live.update(both, {change: {uid: Change(obj)}})
+        assert live.full_runs == 1, f"{change} last: the partial path was not taken"
+        assert loss(fast) == "cluster/Preempted", f"{change} last"
+        assert fast.to_json() == analyze(both).to_json()

@@ -11,6 +11,7 @@ from textual.widgets.tree import TreeNode
 from kubectl_spark.core.model import App, Reason
 
 from .safe import safe
+from .steady import looks
 
 STATE_STYLE = {
     "Running": "green",
@@ -84,6 +85,7 @@ class AttemptTree(Tree[Key]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._tree_shape: tuple[str, tuple[Key, ...]] | None = None
+        self._root_looks = looks(None)  # of the root label last set
         self._node_by_key: dict[Key, TreeNode[Key]] = {}
         self._line_by_key: dict[Key, Line] = {}
         self.narrow = False
@@ -100,7 +102,9 @@ class AttemptTree(Tree[Key]):
         relabel = narrow != self.narrow
         self.narrow = narrow
         if shape == self._tree_shape:
-            self.root.set_label(root)
+            if looks(root) != self._root_looks:  # a new root label redraws every line
+                self.root.set_label(root)
+                self._root_looks = looks(root)
             for key, line in lines:
                 if relabel or self._line_by_key.get(key) != line:
                     self._node_by_key[key].set_label(_label(*line, narrow))
@@ -113,6 +117,7 @@ class AttemptTree(Tree[Key]):
         selected = self.cursor_node.data if self.cursor_node is not None else None
         self.clear()
         self.root.set_label(root)
+        self._root_looks = looks(root)
         self.root.expand()
         self._node_by_key, self._line_by_key = {}, dict(lines)
         parent = self.root

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from kubectl_spark.core.model import App
 
 from .safe import safe
+from .steady import SteadyStatic
 
 
-class AlertsBanner(Static):
+class AlertsBanner(SteadyStatic):
     def show(self, app: App | None) -> None:
         if app is None or not app.alerts:
             self.update("")

@@ -7,13 +7,13 @@ import textwrap
 
 from rich.text import Text
 from textual import events
-from textual.widgets import Static
 
 from kubectl_spark.app.advice import advice
 from kubectl_spark.app.describe import counters
 from kubectl_spark.core.model import App, HistoryEntry, Reason
 
 from .safe import safe
+from .steady import SteadyStatic
 
 MAX_RUNS = 5  # the latest restarts in place shown; the history (describe, history) has them all
 
@@ -37,7 +37,7 @@ class _FieldPathWrapper(textwrap.TextWrapper):
     wordsep_simple_re = re.compile(r"(\s+|(?<=[.=\]/,])(?=\S)|(?=\[))")
 
 
-class DetailPane(Static):
+class DetailPane(SteadyStatic):
     _shown: tuple[App | None, tuple[str, int, str] | None] = (None, None)
 
     def on_resize(self, _event: events.Resize) -> None:

@@ -12,15 +12,15 @@ from datetime import timedelta
 
 import humanize
 from rich.text import Text
-from textual.widgets import Static
 
 from .safe import safe
+from .steady import SteadyStatic
 
 STATE_COLOUR = {"live": "green", "reconnecting": "yellow", "forbidden": "red", "failed": "red"}
 DEMO = "DEMO: a simulated cluster"
 
 
-class StatusBar(Static):
+class StatusBar(SteadyStatic):
     def show(
         self,
         *,

@@ -6,10 +6,11 @@ import re
 from datetime import datetime
 
 from rich.text import Text
-from textual.widgets import Static
 
 from kubectl_spark.core.model import App
 from kubectl_spark.knowledge.times import human_duration, parse
+
+from .steady import SteadyStatic
 
 MARK = {
     "app": ("A", "red"),
@@ -142,7 +143,7 @@ def packed(items: list[str], width: int) -> list[str]:
     return lines
 
 
-class Timeline(Static):
+class Timeline(SteadyStatic):
     def show(self, app: App | None, now: datetime, width: int = 60) -> None:
         if app is None or not app.attempts:
             self.update("")

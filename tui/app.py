@@ -224,6 +224,12 @@ class SparkTUI(App[None]):
             self.call_from_thread(self._failed, exc)
             return
         self.call_from_thread(self._show, snapshot, result)
+        try:
+            # After a full analysis, what the next change needs is indexed while the operator
+            # reads the screen, not before it is drawn.
+            self.live_analysis.prepare()
+        except Exception as exc:  # noqa: BLE001 - the next change then analyses everything
+            self.call_from_thread(self.notify, f"analysis failed: {exc}", severity="error")
 
     def _failed(self, exc: Exception) -> None:
         self.analyzing = False

@@ -238,3 +238,39 @@ def test_the_events_of_an_executor_spark_alone_remembers_reach_the_partial_path(
         assert live.full_runs == 1, f"{change} last: the partial path was not taken"
         assert loss(fast) == "cluster/Preempted", f"{change} last"
         assert fast.to_json() == analyze(both).to_json()
+
+
+def test_a_full_analysis_answers_before_it_indexes(monkeypatch: Any) -> None:
+    """The TUI's first paint waits for the analysis alone (issue 26): the pods are indexed for
+    the next change by ``prepare``, called once the answer is shown, or by that change itself;
+    the answers are the same either way."""
+    indexed: list[str] = []
+    real = LiveAnalysis._add_pod
+
+    def counted(self: LiveAnalysis, index: Any, pod: Any) -> Any:
+        indexed.append(pod["metadata"]["name"])
+        return real(self, index, pod)
+
+    monkeypatch.setattr(LiveAnalysis, "_add_pod", counted)
+    before = pods()
+    after = copy.deepcopy(before)
+    victim = next(p for p in after if p["metadata"]["name"] == "a-exec-1")
+    victim["status"] = {"phase": "Failed"}
+    change = {"pods": {victim["metadata"]["uid"]: Change(victim)}}
+    answers = []
+    for prepared in (True, False):
+        indexed.clear()
+        live = LiveAnalysis()
+        first = live.update(Snapshot(pods=before, now=NOW), None)
+        assert (
+            indexed == [] and first.to_json() == analyze(Snapshot(pods=before, now=NOW)).to_json()
+        )
+        if prepared:
+            live.prepare()
+            assert len(indexed) == len(before)
+            live.prepare()  # once
+            assert len(indexed) == len(before)
+        answers.append(live.update(Snapshot(pods=after, now=NOW), change).to_json())
+        assert live.full_runs == 1
+        assert len(indexed) == len(before) + 1  # the index, then the changed pod
+    assert answers[0] == answers[1] == analyze(Snapshot(pods=after, now=NOW)).to_json()

@@ -31,13 +31,17 @@ from kubectl_spark.knowledge.times import rfc3339
 from . import resources
 from .client import RETRIED, Api
 from .snapshot import missing_owners, read_owners
-from .sparkapi import read_views
+from .sparkapi import MAX_PARALLEL, read_views, running_drivers
 
 RESOURCES = tuple(
     (r.key, r.base, r.plural, r.namespaced, r.selector, r.fallbacks) for r in resources.ALL
 )
 OWNER_POLL_SECONDS = 10.0  # client-mode drivers in unlabelled pods: no watch selects them
 SPARK_POLL_SECONDS = 10.0  # Spark's executor lists: a request per running driver
+# A round's requests go out MAX_PARALLEL at a time, spread over this share of the interval:
+# at 500 running drivers a round is 500 proxy requests (about 0.6 s of this process's CPU), which
+# at once held the interpreter while the TUI's first analysis ran (issue 26).
+SPARK_POLL_SPREAD = 0.5
 
 
 class LiveCluster:
@@ -206,11 +210,10 @@ class LiveCluster:
             with self.lock:
                 pods = list(self.objects["pods"].values())
                 nodes = list(self.objects["nodes"].values())
-            try:
-                with self.api_factory() as api:
-                    views = read_views(api, pods, nodes)
-            except (errors.KubectlSparkError, OSError, ValueError):
-                views = self.spark_views  # the pod watch reports the connection's state
+            read = self._read_spark_round(pods, nodes)
+            if read is None:
+                return  # stopped in the middle of a round
+            views = read
             if views != self.spark_views:
                 with self.lock:
                     before, self.spark_views = self.spark_views, views
@@ -223,6 +226,24 @@ class LiveCluster:
                     self._changed()
                 self._tell()
             self.stopping.wait(SPARK_POLL_SECONDS)
+
+    def _read_spark_round(
+        self, pods: list[dict[str, Any]], nodes: list[dict[str, Any]]
+    ) -> dict[str, dict[str, Any]] | None:
+        """Every running driver's executor list, a few drivers at a time (None: stopped)."""
+        drivers = running_drivers(pods, nodes)
+        batches = [drivers[i : i + MAX_PARALLEL] for i in range(0, len(drivers), MAX_PARALLEL)]
+        pause = SPARK_POLL_SECONDS * SPARK_POLL_SPREAD / max(len(batches), 1)
+        views: dict[str, dict[str, Any]] = {}
+        try:
+            with self.api_factory() as api:
+                for i, batch in enumerate(batches):
+                    if i and self.stopping.wait(pause):
+                        return None
+                    views.update(read_views(api, batch, nodes))
+        except (errors.KubectlSparkError, OSError, ValueError):
+            return self.spark_views  # the pod watch reports the connection's state
+        return views
 
     def _poll_owners(self) -> None:
         """Read the pods executors name as owner that the pod watch does not select, now and then.

@@ -6,6 +6,7 @@ changed"; otherwise a node list arriving after the first analysis would never re
 
 from __future__ import annotations
 
+import itertools
 import time
 from pathlib import Path
 from typing import Any
@@ -137,3 +138,57 @@ def test_a_stopped_cluster_wakes_nobody() -> None:
     live.stop()
     live._apply("pods", "MODIFIED", pod)
     assert woken == [1], "a stopped one does not"
+
+
+def test_spark_is_asked_a_few_drivers_at_a_time(cluster: Any, monkeypatch: Any) -> None:
+    """A round of Spark's executor lists is spread over half the poll's interval, a batch of
+    drivers at a time (500 drivers asked at once held the TUI's interpreter while its first
+    analysis ran: issue 26), every running driver is still asked, and a stop ends a round."""
+    from kubectl_spark.kube import live as live_module
+    from kubectl_spark.kube import sparkapi
+
+    c = cluster("mixed")
+    c.player.play_until(c.player.scenario.duration * 0.1)
+    running = {
+        p["metadata"]["uid"]
+        for p in sparkapi.running_drivers(
+            c.world.client.list("/api/v1/pods"), c.world.client.list("/api/v1/nodes")
+        )
+    }
+    assert len(running) >= 3, "the scenario no longer has drivers enough to spread"
+    asked: list[tuple[float, str]] = []
+    real = sparkapi._read_view
+
+    def timed(api: Any, driver: dict[str, Any]) -> dict[str, Any]:
+        asked.append((time.monotonic(), driver["metadata"]["uid"]))
+        return real(api, driver)
+
+    monkeypatch.setattr(sparkapi, "_read_view", timed)
+    monkeypatch.setattr(live_module, "MAX_PARALLEL", 1)
+    conn = Connection(kubeconfig=str(c.kubeconfig))
+
+    monkeypatch.setattr(live_module, "SPARK_POLL_SECONDS", 0.8)
+    live = LiveCluster(lambda: connect(conn), None)
+    live.start()
+    try:
+        _wait(lambda: set(live.spark_views) == running)
+    finally:
+        live.stop(wait=5)
+    first = asked[: len(running)]
+    assert {uid for _, uid in first} == running, "each running driver once a round"
+    pause = 0.8 * live_module.SPARK_POLL_SPREAD / len(running)
+    gaps = [b - a for (a, _), (b, _) in itertools.pairwise(first)]
+    assert min(gaps) >= pause * 0.9, (gaps, pause)
+
+    asked.clear()
+    monkeypatch.setattr(live_module, "SPARK_POLL_SECONDS", 60.0)  # a pause of seconds
+    live = LiveCluster(lambda: connect(conn), None)
+    live.start()
+    try:
+        _wait(lambda: bool(asked))
+    finally:
+        started = time.monotonic()
+        live.stop(wait=5)
+    assert time.monotonic() - started < 2, "a stop waited for the round to end"
+    assert not any(t.is_alive() for t in live.threads)
+    assert len(asked) == 1

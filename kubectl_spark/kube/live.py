@@ -210,10 +210,9 @@ class LiveCluster:
             with self.lock:
                 pods = list(self.objects["pods"].values())
                 nodes = list(self.objects["nodes"].values())
-            read = self._read_spark_round(pods, nodes)
-            if read is None:
+            views = self._read_spark_round(pods, nodes)
+            if views is None:
                 return  # stopped in the middle of a round
-            views = read
             if views != self.spark_views:
                 with self.lock:
                     before, self.spark_views = self.spark_views, views
@@ -240,7 +239,7 @@ class LiveCluster:
                 for i, batch in enumerate(batches):
                     if i and self.stopping.wait(pause):
                         return None
-                    views.update(read_views(api, batch, nodes))
+                    views.update(read_views(api, batch))  # drivers chosen above: no nodes
         except (errors.KubectlSparkError, OSError, ValueError):
             return self.spark_views  # the pod watch reports the connection's state
         return views

@@ -51,12 +51,19 @@ def missing_owners(pods: list[dict[str, Any]], skip: set[str]) -> dict[tuple[str
     A client-mode driver in a pod of its own (a notebook) carries no spark-role label, yet its
     executors name it (spark.kubernetes.driver.pod.name). Usually there are none.
     """
-    listed = {raw.uid(p) for p in pods} | skip
-    wanted: dict[tuple[str, str], str] = {}
+    # (namespace, name, uid) of each pod owner once: a hundred executors name one driver
+    owners: dict[tuple[str, str, str], None] = {}
     for pod in pods:
         ref = raw.controller_ref(pod)
-        if raw.text(ref, "kind") == "Pod" and raw.text(ref, "uid") not in listed:
-            wanted.setdefault((raw.namespace(pod), raw.text(ref, "name")), raw.text(ref, "uid"))
+        if ref.get("kind") == "Pod":
+            owners[raw.namespace(pod), raw.text(ref, "name"), raw.text(ref, "uid")] = None
+    if not owners:
+        return {}
+    listed = {raw.uid(p) for p in pods} | skip
+    wanted: dict[tuple[str, str], str] = {}
+    for namespace, name, uid in owners:
+        if uid not in listed:
+            wanted.setdefault((namespace, name), uid)
     return wanted
 
 

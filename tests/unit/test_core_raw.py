@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kubectl_spark.core import raw
@@ -41,3 +41,86 @@ def test_one_key_read_in_line_reads_as_the_general_path_does(obj: Any, key: str)
     assert raw.text(obj, key) == raw.text(wrapped, "wrapper", key)
     assert raw.number(obj, key) == raw.number(wrapped, "wrapper", key)
     assert raw.mapping(obj, key) == raw.mapping(wrapped, "wrapper", key)
+
+
+META_KEYS = st.sampled_from(["uid", "name", "namespace", "ownerReferences", "x"])
+refs = st.one_of(
+    json_value,
+    st.lists(
+        st.one_of(
+            json_value,
+            st.dictionaries(
+                st.sampled_from(["controller", "kind", "uid", "name"]),
+                st.one_of(json_value, st.just(True), st.just("Pod")),
+                max_size=4,
+            ),
+        ),
+        max_size=3,
+    ),
+)
+metadata_objects = st.one_of(
+    json_value,
+    st.fixed_dictionaries(
+        {"metadata": st.one_of(json_value, st.dictionaries(META_KEYS, st.one_of(json_value, refs)))}
+    ),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(metadata_objects)
+def test_metadata_read_in_line_reads_as_the_general_path_does(obj: Any) -> None:
+    """``uid``, ``name``, ``namespace`` and ``controller_ref`` read a dict's metadata in line."""
+    assert raw.uid(obj) == raw.text(obj, "metadata", "uid")
+    assert raw.name(obj) == raw.text(obj, "metadata", "name")
+    assert raw.namespace(obj) == raw.text(obj, "metadata", "namespace")
+    general = next(
+        (r for r in raw.items(obj, "metadata", "ownerReferences") if r.get("controller") is True),
+        {},
+    )
+    assert raw.controller_ref(obj) == general
+
+
+SMALL = st.sampled_from(["", "a", "b"])
+owned_pods = st.fixed_dictionaries(
+    {
+        "metadata": st.fixed_dictionaries(
+            {
+                "uid": SMALL,
+                "namespace": SMALL,
+                "ownerReferences": st.lists(
+                    st.fixed_dictionaries(
+                        {
+                            "controller": st.sampled_from([True, False]),
+                            "kind": st.sampled_from(["Pod", "Job"]),
+                            "uid": SMALL,
+                            "name": SMALL,
+                        }
+                    ),
+                    max_size=2,
+                ),
+            }
+        )
+    }
+)
+
+
+def _owned(uid: str, owner_uid: str, owner: str = "d") -> dict[str, Any]:
+    ref = {"controller": True, "kind": "Pod", "uid": owner_uid, "name": owner}
+    return {"metadata": {"uid": uid, "namespace": "n", "ownerReferences": [ref]}}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(owned_pods, metadata_objects), max_size=6), st.sets(SMALL))
+@example([_owned("e1", "a")], {"a"})  # an owner already known elsewhere
+@example([_owned("e1", "e2"), _owned("e2", "a"), _owned("e3", "b")], set())  # one name, two uids
+def test_missing_owners_as_read_pod_by_pod(pods: list[Any], skip: set[str]) -> None:
+    """Each owner once (a hundred executors name one driver): the same answer as pod by pod."""
+    from kubectl_spark.kube.snapshot import missing_owners
+
+    listed = {raw.uid(p) for p in pods} | skip
+    expected: dict[tuple[str, str], str] = {}
+    for pod in pods:
+        ref = raw.controller_ref(pod)
+        if raw.text(ref, "kind") == "Pod" and raw.text(ref, "uid") not in listed:
+            expected.setdefault((raw.namespace(pod), raw.text(ref, "name")), raw.text(ref, "uid"))
+    assert missing_owners(pods, skip) == expected

@@ -46,7 +46,7 @@ GNU_TIME = "/usr/bin/time"
 
 
 # Cold, as this benchmark always measured (and GNU time's peak RSS would be a warm client's,
-# not the process that does the work); ``warm_ls`` measures the warm path beside it.
+# not the process that does the work); ``warm_beside_transfer`` measures the warm path beside the bare transfer.
 COLD = {**os.environ, "KUBECTL_SPARK_WARM": "off"}
 
 
@@ -101,23 +101,22 @@ def scale(size: int, runs: int) -> dict[str, Any]:
             [KUBECTL, "get", "pods", "-A", "-l", "spark-role", "-o", "json", *base],
             runs,
         )
-        floor = transfer_floor(kc, runs)
-        warm = warm_ls([str(BIN), "ls", "-A", "--no-history", *base], runs)
+        floor = warm_beside_transfer([str(BIN), "ls", "-A", "--no-history", *base], kc, runs)
         return {
             "pods": size,
             **result,
             **floor,
-            "ls_warm_s": warm,
             "ls_to_transfer_ratio": round(result["kubectl_spark_s"] / floor["transfer_s"], 2),
-            "ls_warm_to_transfer_ratio": round(warm / floor["transfer_s"], 2),
+            "ls_warm_to_transfer_ratio": round(floor["ls_warm_s"] / floor["transfer_s"], 2),
             "ls_rss_to_json_ratio": round(
                 result["kubectl_spark_rss_mib"] * 2**20 / floor["list_json_bytes"], 2
             ),
         }
 
 
-def warm_ls(command: list[str], runs: int) -> float:
-    """The median wall time of ``command`` answered by a warm server (kubectl_spark.warm).
+def warm_beside_transfer(command: list[str], kubeconfig: Path, runs: int) -> dict[str, Any]:
+    """``command`` answered by a warm server (kubectl_spark.warm) and the bare transfer of the
+    pod list, alternated (each first every other round): medians, and the list's size.
 
     The server is this run's own (a private runtime directory) and is stopped after.
     """
@@ -129,6 +128,7 @@ def warm_ls(command: list[str], runs: int) -> float:
     env = {**os.environ, "XDG_RUNTIME_DIR": str(run)}
     env.pop("KUBECTL_SPARK_WARM", None)
     servers = run / "kubectl-spark-warm"
+    curl, ca = transfer_command(kubeconfig)
     try:
         timed(command, env)  # cold: starts the server
         deadline = time.monotonic() + 60
@@ -136,17 +136,32 @@ def warm_ls(command: list[str], runs: int) -> float:
             time.sleep(0.1)
         time.sleep(1.0)
         timed(command, env)
-        return round(statistics.median(timed(command, env)[0] for _ in range(runs)), 3)
+        warm, transfer, size = [], [], 0
+        for i in range(runs):
+            for which in (0, 1) if i % 2 == 0 else (1, 0):
+                if which == 0:
+                    warm.append(timed(command, env)[0])
+                    continue
+                start = time.perf_counter()
+                done = subprocess.run(curl, capture_output=True, text=True, check=True)
+                transfer.append(time.perf_counter() - start)
+                size = int(done.stdout.strip() or 0)
+        return {
+            "transfer_s": round(statistics.median(transfer), 3),
+            "list_json_bytes": size,
+            "ls_warm_s": round(statistics.median(warm), 3),
+        }
     finally:
+        ca.unlink()
         for pidfile in servers.glob("*.pid"):
             os.kill(int(pidfile.read_text()), signal.SIGTERM)
 
 
-def transfer_floor(kubeconfig: Path, runs: int) -> dict[str, Any]:
-    """The bare transfer of the pod list: curl, the same server and selector, no parsing.
+def transfer_command(kubeconfig: Path) -> tuple[list[str], Path]:
+    """curl of the pod list: the same server and selector, no parsing (and its CA file).
 
-    What no client of this API can beat (issue 26's floor for ``ls``); also the size of the
-    list's JSON, against which ``ls``'s peak RSS is weighed.
+    What no client of this API can beat (issue 26's floor for ``ls``); it also says the size of
+    the list's JSON, against which ``ls``'s peak RSS is weighed.
     """
     import base64
     import tempfile
@@ -173,14 +188,7 @@ def transfer_floor(kubeconfig: Path, runs: int) -> dict[str, Any]:
         "%{size_download}",
         url,
     ]
-    walls, size = [], 0
-    for _ in range(runs):
-        start = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True, check=True)
-        walls.append(time.perf_counter() - start)
-        size = int(done.stdout.strip() or 0)
-    Path(ca.name).unlink()
-    return {"transfer_s": round(statistics.median(walls), 3), "list_json_bytes": size}
+    return command, Path(ca.name)
 
 
 def describe_2000(runs: int) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
+from kubectl_spark import memory
 from kubectl_spark.app.find import find_app, find_attempt, find_executor
 from kubectl_spark.app.view import ClusterView, Wanted
 from kubectl_spark.cli import globals as cli_globals
@@ -112,10 +113,12 @@ def load(
         recorder=recorder,
     )
     try:
-        return load_view(api, wanted)
+        loaded = load_view(api, wanted)
     except BaseException:
         api.close()
         raise
+    memory.hold_until_exit(loaded)  # one view a command: its end frees none of it
+    return loaded
 
 
 @contextmanager

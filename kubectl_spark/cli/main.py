@@ -29,6 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     if code is None:
         code = run(args)
         warm.start_if_wanted()
+        from kubectl_spark import memory
+
+        if memory.holding() and warm.eligible(args):
+            memory.end_without_freeing(code)  # as a warm worker ends: the view not freed
     return code
 
 

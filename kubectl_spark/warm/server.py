@@ -12,7 +12,6 @@ is why the variables read at import are part of the server's identity (``place``
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import gc
 import importlib
@@ -27,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kubectl_spark.memory import end_without_freeing
 from kubectl_spark.warm import IDLE_SECONDS, place
 from kubectl_spark.warm.client import PROTOCOL
 
@@ -207,12 +207,7 @@ def _work(conn: socket.socket, body: tuple[Any, ...], fds: list[int]) -> None:
     except BaseException:  # noqa: BLE001 - the worker's end is os._exit, whatever happened
         code = 1
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        with contextlib.suppress(Exception):
-            atexit._run_exitfuncs()  # the kubernetes client's temporary files, logging
-        os._exit(code)
+        end_without_freeing(code)
 
 
 def _rebuild_stdio(streams: Any, unbuffered: bool) -> None:

@@ -56,12 +56,16 @@ class ClusterView:
 
 def load(api: Api, wanted: Wanted) -> ClusterView:
     """Read and analyze; the connection stays open for what the caller does next."""
-    snap = reading.read(api, wanted.namespace, selector=wanted.selector, slim_pods=wanted.slim_pods)
+    snap, index = reading.read_indexed(
+        api, wanted.namespace, selector=wanted.selector, slim_pods=wanted.slim_pods
+    )
     discovery = Discovery(api)  # the recorder and the History Server found by one list
     if wanted.history is not None or wanted.recorder:
         snap = with_history(api, snap, wanted, discovery)
     if wanted.spark_api:
-        snap = dataclasses.replace(snap, spark_views=read_views(api, snap.pods, snap.nodes))
+        # The drivers among the pods the cluster listed (kept copies of gone pods have no UI)
+        drivers = snap.pods if index is None else index.drivers
+        snap = dataclasses.replace(snap, spark_views=read_views(api, drivers, snap.nodes))
     if wanted.history_server and wanted.history_server != "none":
         snap = dataclasses.replace(
             snap, finished_views=_finished_views(api, snap, wanted.history_server, discovery)

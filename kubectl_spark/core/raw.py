@@ -8,7 +8,7 @@ copy when it is already the right shape): read it, never change it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 RawObject = Mapping[str, Any]
@@ -117,6 +117,26 @@ def label(obj: Any, key: str) -> str:
     if value is None or type(value) is str:
         return value or ""
     return labels(obj).get(key, "")
+
+
+def having_label(objs: Iterable[Any], key: str, value: str) -> list[Any]:
+    """The objects whose label ``key`` reads as ``value`` (not empty), as ``label`` reads it.
+
+    For scans of every pod for the few that are drivers: the label is read in line, and
+    ``label`` reads any object whose label is not plainly there or not text.
+    """
+    found = []
+    for obj in objs:
+        try:
+            text = obj["metadata"]["labels"].get(key)
+        except (KeyError, TypeError, AttributeError, IndexError):
+            text = label(obj, key)
+        if type(text) is str or text is None:
+            if text == value:
+                found.append(obj)
+        elif label(obj, key) == value:
+            found.append(obj)  # a number, say: ``labels`` reads it as text
+    return found
 
 
 def annotation_map(obj: Any) -> dict[str, str]:

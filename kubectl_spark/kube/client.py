@@ -389,6 +389,7 @@ class Api:
         keep: Callable[[dict[str, Any]], Any] | None = None,
         keep_page: Callable[[bytes], dict[str, Any] | None] | None = None,
         after_first_page: Callable[[], None] | None = None,
+        each_page: Callable[[list[Any]], None] | None = None,
     ) -> tuple[list[Any], str]:
         """A paged LIST over one consistent snapshot; return (items, resourceVersion).
 
@@ -397,7 +398,8 @@ class Api:
         (``core.slim.pod_page``), is tried first; a page it cannot read, or with an item that
         is not usable, is parsed and kept item by item as before (and always with
         ``KUBECTL_SPARK_EAGER_KUBERNETES``, the fast paths off). ``after_first_page`` is called
-        once the first page has come (again after a restart).
+        once the first page has come (again after a restart); ``each_page`` with each page's
+        items as kept (again after a restart: the same items may come twice).
         """
         listing = paging.Listing(
             path,
@@ -408,6 +410,7 @@ class Api:
             keep,
             None if os.environ.get(lazy_kubernetes.EAGER) else keep_page,
             after_first_page,
+            each_page,
         )
         for restart in range(LIST_RESTARTS + 1):
             try:

@@ -37,6 +37,7 @@ class Listing:
     keep: Callable[[dict[str, Any]], Any] | None
     keep_page: Callable[[bytes], dict[str, Any] | None] | None
     after_first_page: Callable[[], None] | None
+    each_page: Callable[[list[Any]], None] | None = None
 
     def _kept_page(self, data: bytes) -> KeptPage | None:
         doc = self.keep_page(data) if self.keep_page is not None else None
@@ -67,6 +68,7 @@ class Listing:
             page, meta = answers.page_of(answer.doc if already else answer, what)
             if self.after_first_page is not None and not token:
                 self.after_first_page()
+            kept: list[Any] = []
             for item in page:
                 problem = "" if already else answers.unusable(item, deep=free_form)
                 if problem:
@@ -81,7 +83,10 @@ class Listing:
                         status=0,
                     )
                 uids.add(uid)
-                items.append(self.keep(item) if self.keep and not already else item)
+                kept.append(self.keep(item) if self.keep and not already else item)
+            items.extend(kept)
+            if self.each_page is not None:
+                self.each_page(kept)
             rv = rv or str(meta.get("resourceVersion") or "")
             next_token = str(meta.get("continue") or "")
             if not next_token:

@@ -13,12 +13,14 @@ import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from kubectl_spark import errors
 from kubectl_spark.core import raw, slim
 from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.knowledge.labels import ROLE
 
 from . import lazy_kubernetes, resources
 from .client import Api
@@ -54,17 +56,97 @@ def missing_owners(pods: list[dict[str, Any]], skip: set[str]) -> dict[tuple[str
     # (namespace, name, uid) of each pod owner once: a hundred executors name one driver
     owners: dict[tuple[str, str, str], None] = {}
     for pod in pods:
-        ref = raw.controller_ref(pod)
-        if ref.get("kind") == "Pod":
-            owners[raw.namespace(pod), raw.text(ref, "name"), raw.text(ref, "uid")] = None
-    if not owners:
-        return {}
-    listed = {raw.uid(p) for p in pods} | skip
+        owner = _pod_owner(pod)
+        if owner is not None:
+            owners[owner] = None
+    return _not_listed(owners, _uids(pods) | skip) if owners else {}
+
+
+def _not_listed(
+    owners: dict[tuple[str, str, str], None], listed: set[str]
+) -> dict[tuple[str, str], str]:
     wanted: dict[tuple[str, str], str] = {}
     for namespace, name, uid in owners:
         if uid not in listed:
             wanted.setdefault((namespace, name), uid)
     return wanted
+
+
+@dataclass
+class PodIndex:
+    """What reading looks for among the pods, gathered page by page as each page comes.
+
+    At 50,000 pods a scan of the whole list costs 40-70 ms, most of it waiting on memory (a
+    pod's dicts lie spread over 200 MiB); a page just decoded is still in the cache. The
+    answers are the whole-list scans' (``missing_owners``; the driver pods ``running_drivers``
+    starts from), and a list started again (410) starts the index again.
+    """
+
+    uids: set[str] = field(default_factory=set)
+    owners: dict[tuple[str, str, str], None] = field(default_factory=dict)
+    drivers: list[Any] = field(default_factory=list)  # pods labelled spark-role=driver
+
+    def clear(self) -> None:
+        self.uids.clear()
+        self.owners.clear()
+        self.drivers.clear()
+
+    def add(self, page: list[Any]) -> None:
+        self.uids |= _uids(page)
+        for pod in page:
+            owner = _pod_owner(pod)
+            if owner is not None:
+                self.owners[owner] = None
+        self.drivers += raw.having_label(page, ROLE, "driver")
+
+    def missing_owners(self, skip: set[str]) -> dict[tuple[str, str], str]:
+        """``missing_owners`` of the pods listed."""
+        return _not_listed(self.owners, self.uids | skip) if self.owners else {}
+
+
+def _pod_owner(pod: Any) -> tuple[str, str, str] | None:
+    """(namespace, name, uid) of the pod a pod names as its controller, if a pod does.
+
+    Read in line (every pod of a large list is asked); anything not plainly there or not
+    text is read by ``raw``'s accessors, so the answers are theirs.
+    """
+    meta = pod.get("metadata") if type(pod) is dict else None
+    if type(meta) is not dict:
+        return _pod_owner_read_carefully(pod)
+    refs = meta.get("ownerReferences")
+    if refs is None:
+        return None  # a driver: no owner
+    if type(refs) is not list:
+        return _pod_owner_read_carefully(pod)
+    for ref in refs:
+        if type(ref) is not dict:
+            return _pod_owner_read_carefully(pod)
+        if ref.get("controller") is True:
+            if ref.get("kind") != "Pod":
+                return None
+            namespace, name, uid = meta.get("namespace"), ref.get("name"), ref.get("uid")
+            if type(namespace) is type(name) is type(uid) is str:
+                return namespace, name, uid
+            return _pod_owner_read_carefully(pod)
+    return None
+
+
+def _pod_owner_read_carefully(pod: Any) -> tuple[str, str, str] | None:
+    ref = raw.controller_ref(pod)
+    if raw.text(ref, "kind") != "Pod":
+        return None
+    return raw.namespace(pod), raw.text(ref, "name"), raw.text(ref, "uid")
+
+
+def _uids(pods: list[Any]) -> set[str]:
+    """``raw.uid`` of every pod, read in line when every pod's is plainly there as text."""
+    try:
+        found = {pod["metadata"]["uid"] for pod in pods}
+        if all(type(uid) is str for uid in found):
+            return found
+    except (KeyError, TypeError, AttributeError, IndexError):
+        pass  # not all plainly there
+    return {raw.uid(pod) for pod in pods}
 
 
 def read_owners(
@@ -156,6 +238,13 @@ READERS = 4
 def read(
     api: Api, namespace: str | None, *, selector: str | None = None, slim_pods: bool = False
 ) -> Snapshot:
+    """``read_indexed``'s snapshot."""
+    return read_indexed(api, namespace, selector=selector, slim_pods=slim_pods)[0]
+
+
+def read_indexed(
+    api: Api, namespace: str | None, *, selector: str | None = None, slim_pods: bool = False
+) -> tuple[Snapshot, PodIndex | None]:
     """Everything the core reads, in one paged LIST per resource.
 
     ``slim_pods`` keeps only what the core reads of each pod, page by page (``core.slim``): for
@@ -163,7 +252,8 @@ def read(
     optional lists are read beside the pods' pages, on a few threads, once the first page has
     come (until then, a server that is not there or refuses the credentials is told by one
     request, as before); one after the other with ``KUBECTL_SPARK_EAGER_KUBERNETES``, the fast
-    paths off (a test compares the two).
+    paths off (a test compares the two). With it, the pods' index (``PodIndex``); None with
+    the fast paths off, where each scan reads the whole list as before.
     """
     where = f"in namespace {namespace}" if namespace else "in all namespaces"
     spark_selector = "spark-role" + (f",{selector}" if selector else "")
@@ -174,12 +264,16 @@ def read(
     }
     listing: dict[str, Future[list[dict[str, Any]] | None]] = {}
 
+    serial = bool(os.environ.get(lazy_kubernetes.EAGER))  # one after the other, as before
+    index = None if serial else PodIndex()
+
     def read_the_others() -> None:
         """Once the server has answered the first page: it is there and takes the credentials."""
+        if index is not None:
+            index.clear()  # the first page, or the first again (a list started over)
         if not listing:  # once, though a list started again calls it again
             listing.update(in_background(calls, READERS))
 
-    serial = bool(os.environ.get(lazy_kubernetes.EAGER))  # one after the other, as before
     pods, pods_rv = api.list(
         resources.PODS.path(namespace),
         label_selector=spark_selector,
@@ -187,8 +281,10 @@ def read(
         keep=slim.pod if slim_pods else None,
         keep_page=slim.pod_page if slim_pods else None,
         after_first_page=None if serial else read_the_others,
+        each_page=None if index is None else index.add,
     )
-    owners = read_owners(api, missing_owners(pods, set()))
+    wanted = missing_owners(pods, set()) if index is None else index.missing_owners(set())
+    owners = read_owners(api, wanted)
     listed = (
         {key: future.result() for key, future in listing.items()}
         if listing
@@ -197,9 +293,10 @@ def read(
     optional = {"owners": owners} | {key: found or [] for key, found in listed.items()}
     # said in the analysis: what it could not know
     unreadable = [key for key, found in listed.items() if found is None]
-    return Snapshot.of(
+    snapshot = Snapshot.of(
         {**optional, "pods": pods},
         now=api.now(),  # the cluster's clock: ages and windows as kubectl reads them
         pods_resource_version=pods_rv,
         unreadable=unreadable,
     )
+    return snapshot, index

@@ -124,3 +124,49 @@ def test_missing_owners_as_read_pod_by_pod(pods: list[Any], skip: set[str]) -> N
         if raw.text(ref, "kind") == "Pod" and raw.text(ref, "uid") not in listed:
             expected.setdefault((raw.namespace(pod), raw.text(ref, "name")), raw.text(ref, "uid"))
     assert missing_owners(pods, skip) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(objects, max_size=6))
+def test_having_a_label_reads_it_as_one_label_does(objs: list[Any]) -> None:
+    assert raw.having_label(objs, KEY, "true") == [o for o in objs if raw.label(o, KEY) == "true"]
+
+
+role_pods = st.fixed_dictionaries(
+    {
+        "metadata": st.fixed_dictionaries(
+            {
+                "uid": SMALL,
+                "labels": st.one_of(
+                    st.dictionaries(
+                        st.just("spark-role"),
+                        st.sampled_from(["driver", "executor", 1, None, ["driver"]]),
+                    ),
+                    json_value,
+                ),
+            }
+        )
+    }
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(owned_pods, metadata_objects, role_pods), max_size=8),
+    st.integers(min_value=1, max_value=4),
+    st.sets(SMALL),
+)
+def test_the_index_gathered_page_by_page_answers_as_the_scans_of_the_whole_list(
+    pods: list[Any], size: int, skip: set[str]
+) -> None:
+    """``PodIndex``: the owners to read and the driver pods, as the whole-list scans find them;
+    a list started again (410) starts it again."""
+    from kubectl_spark.kube.snapshot import PodIndex, missing_owners
+
+    index = PodIndex()
+    index.add([{"metadata": {"uid": "gone", "labels": {"spark-role": "driver"}}}])
+    index.clear()  # the first page again
+    for start in range(0, len(pods), size):
+        index.add(pods[start : start + size])
+    assert index.missing_owners(skip) == missing_owners(pods, skip)
+    assert index.drivers == [p for p in pods if raw.label(p, "spark-role") == "driver"]

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
+from _docs import put_table
 from kubernetes import config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -236,17 +237,14 @@ def main() -> int:
     out = ROOT / "benchmarks" / "results" / f"{result['date'][:10]}-emulator.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     if args.update_readme:
-        readme = ROOT / "docs" / "performance.md"
-        text = readme.read_text()
-        start, end = "<!-- perf:emulator -->", "<!-- /perf:emulator -->"
-        table = (
-            f"{start}\n| measure ({result['pods']:,} pods, {result['machine']}, {result['date'][:10]}) | value |\n| --- | --- |\n"
+        put_table(
+            "emulator",
+            f"| measure ({result['pods']:,} pods, {result['machine']}, {result['date'][:10]}) | value |\n| --- | --- |\n"
             f"| create through the API (4 client threads) | {result['create_seconds']} s |\n"
             f"| list all, paged by 500, Python client + orjson (median of {args.rounds}) | {result['list_paged_python_client_median_s']} s |\n"
             f"| `kubectl get pods -A -o json` (same server, median of {args.rounds}) | {result['list_kubectl_get_pods_json_median_s']} s |\n"
-            f"| emulator RSS after the run / peak | {result['emulator_rss_mib']} / {result['emulator_peak_rss_mib']} MiB |\n{end}"
+            f"| emulator RSS after the run / peak | {result['emulator_rss_mib']} / {result['emulator_peak_rss_mib']} MiB |",
         )
-        readme.write_text(text.split(start)[0] + table + text.split(end)[1])
     return 0 if result["emulator_peak_rss_mib"] < 1024 else 1
 
 

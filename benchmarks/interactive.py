@@ -45,10 +45,11 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+from _docs import put_table
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent / "kubectl-spark"
 TARGET = 3.0
-START, END = "<!-- perf:interactive -->", "<!-- /perf:interactive -->"
 
 
 def timed(command: list[str], env: dict[str, str]) -> float:
@@ -208,7 +209,6 @@ def main() -> int:
     if args.update_docs and not args.latency:
         table = "\n".join(
             [
-                START,
                 (
                     f"| command (demo cluster; {result['machine']}; {result['date'][:10]}; "
                     f"medians of {args.rounds}) | kubectl get pods | kubectl spark | "
@@ -219,13 +219,9 @@ def main() -> int:
                     f"| `{r['command']}` | {r['kubectl_s']} s | {r['ours_s']} s | {r['ratio']}x |"
                     for r in results
                 ),
-                END,
             ]
         )
-        for doc in (ROOT / "README.md", ROOT / "docs" / "performance.md"):
-            text = doc.read_text()
-            if START in text:
-                doc.write_text(text.split(START)[0] + table + text.split(END)[1])
+        put_table("interactive", table)
     return 0
 
 

@@ -34,9 +34,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from _docs import put_table
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-START, END = "<!-- perf:targets -->", "<!-- /perf:targets -->"
 
 
 def _run(script: str, *args: str) -> None:
@@ -153,11 +154,7 @@ def main() -> int:
     )
     print(table(result))
     if args.update_docs and not args.quick:
-        block = f"{START}\n{table(result)}\n{END}"
-        for doc in (ROOT / "README.md", ROOT / "docs" / "performance.md"):
-            text = doc.read_text()
-            if START in text:
-                doc.write_text(text.split(START)[0] + block + text.split(END)[1])
+        put_table("targets", table(result))
     return 0
 
 

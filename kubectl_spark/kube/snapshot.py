@@ -53,13 +53,21 @@ def missing_owners(pods: list[dict[str, Any]], skip: set[str]) -> dict[tuple[str
     A client-mode driver in a pod of its own (a notebook) carries no spark-role label, yet its
     executors name it (spark.kubernetes.driver.pod.name). Usually there are none.
     """
-    # (namespace, name, uid) of each pod owner once: a hundred executors name one driver
+    owners = _owners(pods)
+    return _not_listed(owners, _uids(pods) | skip) if owners else {}
+
+
+def _owners(pods: list[Any]) -> dict[tuple[str, str, str], None]:
+    """(namespace, name, uid) of each pod named as owner, once, in the pods' order.
+
+    A hundred executors name one driver.
+    """
     owners: dict[tuple[str, str, str], None] = {}
     for pod in pods:
         owner = _pod_owner(pod)
         if owner is not None:
             owners[owner] = None
-    return _not_listed(owners, _uids(pods) | skip) if owners else {}
+    return owners
 
 
 def _not_listed(
@@ -93,10 +101,7 @@ class PodIndex:
 
     def add(self, page: list[Any]) -> None:
         self.uids |= _uids(page)
-        for pod in page:
-            owner = _pod_owner(pod)
-            if owner is not None:
-                self.owners[owner] = None
+        self.owners.update(_owners(page))
         self.drivers += raw.having_label(page, ROLE, "driver")
 
     def missing_owners(self, skip: set[str]) -> dict[tuple[str, str], str]:

@@ -15,8 +15,8 @@ from typing import Any
 from kubectl_spark import errors
 from kubectl_spark.core import raw
 from kubectl_spark.core.inputs import node_health
-from kubectl_spark.core.sparkview import read_summaries
-from kubectl_spark.knowledge.labels import APP_ID, ROLE, SOURCE
+from kubectl_spark.core.sparkview import kept_source, read_summaries
+from kubectl_spark.knowledge.labels import APP_ID, ROLE
 
 from .client import Api
 
@@ -54,8 +54,7 @@ def running_drivers(pods: Iterable[Any], nodes: Iterable[Any] = ()) -> list[dict
         and raw.label(p, APP_ID)
         and raw.text(p, "status", "phase") == "Running"
         and not raw.text(p, "metadata", "deletionTimestamp")
-        and SOURCE not in raw.annotation_map(p)  # a kept copy of a gone pod has no UI
-        and raw.labels(p).get(SOURCE) is None
+        and kept_source(p) == "cluster"  # a kept copy of a gone pod has no UI
         and raw.text(p, "spec", "nodeName") not in unready
     ]
 

@@ -148,24 +148,21 @@ def test_a_cold_reading_command_ends_without_freeing_its_view(kubeconfig: Path) 
         "sys.stderr.write(f'returned: {code}\\n')\n"
     )
     env = {**os.environ, "KUBECTL_SPARK_WARM": "off", "KUBECONFIG": str(kubeconfig)}
-    ls = subprocess.run(
-        [sys.executable, "-c", ending, "ls", "-A"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        check=False,
-    )
+
+    def cold(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", ending, *argv],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            check=False,
+        )
+
+    ls = cold("ls", "-A")
     assert ls.returncode == 0, ls.stderr
     assert "ended without freeing: 0" in ls.stderr
     assert "returned" not in ls.stderr
-    version = subprocess.run(
-        [sys.executable, "-c", ending, "version"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        check=False,
-    )
+    version = cold("version")
     assert version.stdout.startswith("kubectl spark v")
     assert "returned: 0" in version.stderr and "ended" not in version.stderr

@@ -58,6 +58,9 @@ class ControlPlaneOptions:
     unreachable_toleration_seconds: int = 4
     namespace: str = "default"
     extra_apiserver_flags: list[str] = field(default_factory=list)
+    #: More names and addresses the API server's certificate holds (the OS kubelet's pods reach
+    #: it at the ``kubernetes`` Service's loopback address).
+    extra_cert_names: list[str] = field(default_factory=list)
 
 
 def _free_port() -> int:
@@ -133,6 +136,7 @@ class ControlPlane:
             "kubernetes.default.svc",
             "kubernetes.default.svc.cluster.local",
             "10.96.0.1",
+            *self.options.extra_cert_names,
         )
         cert.private_key_pem.write_to_path(str(d / "apiserver.key"))
         cert.cert_chain_pems[0].write_to_path(str(d / "apiserver.crt"))

@@ -1,0 +1,241 @@
+"""The real-Spark test bed: a real control plane whose nodes run Spark's own JVMs.
+
+Apache Spark from PyPI (``pyspark`` carries spark-kubernetes and its fabric8 client) and the
+machine's Java run the drivers and executors as processes, started by the OS kubelet
+(:mod:`kubectl_spark.sim.oskubelet`) for the pods the control plane binds to its nodes. What
+Spark does and says — the pods it creates, the exit codes, its REST API's ``removeReason`` —
+is Spark's own; the simulator's Spark is held to it (test_differential.py in this folder).
+
+One control plane serves the tier (its start is seconds); each test gets its own nodes and
+namespace, and the next test starts on an empty cluster (:func:`tests.beds.reset`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from kubectl_spark.sim.client import Client
+from kubectl_spark.sim.oskubelet.image import SparkImage
+from kubectl_spark.sim.oskubelet.kubelet import ProcessKubelet
+from kubectl_spark.sim.oskubelet.network import (
+    API_SERVICE_IP,
+    ApiServiceForwarder,
+    EgressProxy,
+    PodNetwork,
+)
+from tests.beds import reset
+from tests.controlplane.launcher import ControlPlane, ControlPlaneOptions
+
+APPS = Path(__file__).with_name("apps")
+SPARK_VERSION = "4.1.1"
+IMAGE = f"apache/spark:{SPARK_VERSION}"
+REQUIRE = "KUBECTL_SPARK_REQUIRE_REALSPARK"
+# Small JVMs: two cores run a handful at once. Spark's floor for an executor is 450 MiB of heap
+# (UnifiedMemoryManager: 1.5 x the 300 MiB it reserves).
+SMALL = {
+    "spark.driver.memory": "512m",
+    "spark.executor.memory": "512m",
+    "spark.executor.cores": "1",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "2",
+}
+
+
+class Unavailable(Exception):
+    """Spark or Java is not installed here: the tier cannot run (the message says what to do)."""
+
+
+def spark_home() -> Path:
+    try:
+        import pyspark
+    except ImportError as err:
+        raise Unavailable(
+            "pyspark is not installed: scripts/dev test installs it (the realspark extra)"
+        ) from err
+    home = Path(pyspark.__file__).parent
+    if not (home / "jars").is_dir():
+        raise Unavailable(f"pyspark at {home} carries no jars/")
+    return home
+
+
+def java_home() -> Path:
+    """Java 17 or newer (Spark 4 needs 17): $JAVA_HOME, else the `java` on PATH."""
+    candidates = [os.environ.get("JAVA_HOME", "")]
+    found = shutil.which("java")
+    if found:
+        candidates.append(str(Path(os.path.realpath(found)).parent.parent))
+    for home in filter(None, candidates):
+        java = Path(home, "bin", "java")
+        if not java.is_file():
+            continue
+        banner = subprocess.run(
+            [str(java), "-version"], capture_output=True, text=True, check=False
+        ).stderr
+        match = re.search(r'version "(\d+)', banner)
+        if match and int(match.group(1)) >= 17:
+            return Path(home)
+    raise Unavailable("no Java 17 or newer: install openjdk-17-jdk-headless or set JAVA_HOME")
+
+
+class SparkBed:
+    """The control plane and what plays around it, for the whole tier."""
+
+    def __init__(self) -> None:
+        self.image = SparkImage(spark_home(), java_home())
+        self.dir = Path(tempfile.mkdtemp(prefix="kubectl-spark-realspark-"))
+        self.network = PodNetwork()
+        self.egress = EgressProxy(self.network, self.dir / "egress.sock")
+        (self.dir / "egress.yaml").write_text(self.egress.config())
+        self.plane = ControlPlane(
+            ControlPlaneOptions(
+                extra_cert_names=[API_SERVICE_IP],
+                extra_apiserver_flags=[f"--egress-selector-config-file={self.dir / 'egress.yaml'}"],
+            )
+        ).start()
+        self.forwarder = ApiServiceForwarder(self.plane.port)
+        self.client = Client(self.plane.url, self.plane.token, self.plane.ca_pem)
+        self.kubeconfig = self.plane.write_kubeconfig(self.dir / "kubeconfig")
+        self.ca = self.plane.write_ca(self.dir / "ca.crt")
+
+    def close(self) -> None:
+        self.client.close()
+        self.forwarder.close()
+        self.plane.stop()
+        self.egress.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Cluster:
+    """One test's cluster: its nodes (played by its own OS kubelet) and its namespace."""
+
+    def __init__(self, bed: SparkBed, namespace: str, tmp: Path) -> None:
+        self.bed = bed
+        self.client = bed.client
+        self.namespace = namespace
+        self.tmp = tmp
+        self.kubelet = ProcessKubelet(bed.client, bed.image, bed.network, tmp / "kubelet").start()
+        self.client.create("/api/v1/namespaces", {"metadata": {"name": namespace}})
+        # Spark's docs: the driver's service account needs to create and delete pods,
+        # services and configmaps; `edit` is what they suggest.
+        self.client.create(
+            f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings",
+            {
+                "metadata": {"name": "spark-edit"},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": "edit",
+                },
+                "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": namespace}],
+            },
+        )
+        self._wait_for_account()
+
+    def _wait_for_account(self) -> None:
+        path = f"/api/v1/namespaces/{self.namespace}/serviceaccounts/default"
+        until(lambda: self.client.get(path) is not None, 30, "the namespace's default account")
+
+    def close(self) -> None:
+        self.kubelet.stop()
+        reset(self.bed.plane)
+
+    # ------------------------------------------------------------------------------ reads
+    def pods(self, **labels: str) -> list[dict[str, Any]]:
+        selector = ",".join(f"{k.replace('_', '-')}={v}" for k, v in labels.items())
+        query = {"labelSelector": selector} if selector else {}
+        return self.client.list(f"/api/v1/namespaces/{self.namespace}/pods", **query)
+
+    def running(self, **labels: str) -> list[dict[str, Any]]:
+        return [
+            p
+            for p in self.pods(**labels)
+            if (p.get("status") or {}).get("phase") == "Running"
+            and not p["metadata"].get("deletionTimestamp")
+        ]
+
+    def log(self, pod: dict[str, Any], container: str | None = None) -> str:
+        """A container's log as its node keeps it (readable while the node is cut off too)."""
+        meta = pod["metadata"]
+        name = container or pod["spec"]["containers"][0]["name"]
+        entry = self.kubelet.logs.logs.get(meta["uid"], name)
+        return entry.current.text() if entry else ""
+
+    def spark(self, driver: dict[str, Any], path: str) -> Any:
+        """Spark's REST API of a running driver, asked on its own address (as its UI serves it)."""
+        address = self.kubelet.local_address(self.namespace, driver["metadata"]["name"])
+        assert address, f"{driver['metadata']['name']} runs nowhere"
+        with urllib.request.urlopen(f"http://{address}:4040/api/v1/{path}", timeout=10) as answer:
+            return json.loads(answer.read())
+
+    def app_id(self, driver: dict[str, Any]) -> str:
+        return str(self.spark(driver, "applications")[0]["id"])
+
+    def executors(self, driver: dict[str, Any]) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = self.spark(
+            driver, f"applications/{self.app_id(driver)}/allexecutors"
+        )
+        return found
+
+    # ----------------------------------------------------------------------------- runs
+    def kubectl_spark(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """kubectl spark through its real entry point, as a user runs it."""
+        binary = Path(sys.executable).with_name("kubectl-spark")
+        done = subprocess.run(
+            [str(binary), "--kubeconfig", str(self.bed.kubeconfig), "-n", self.namespace, *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if check:
+            assert done.returncode == 0, (
+                f"kubectl spark {' '.join(args)}:\n{done.stdout}{done.stderr}"
+            )
+        return done
+
+    def app_json(self, name: str) -> dict[str, Any]:
+        out = self.kubectl_spark("ls", "-o", "json").stdout
+        return next(a for a in json.loads(out)["items"] if a["name"] == name)
+
+
+def until(
+    check: Callable[[], bool],
+    seconds: float,
+    what: str,
+    detail: Callable[[], str] | None = None,
+) -> None:
+    """Real time: JVMs start in seconds, the control plane's timers run as they run.
+
+    ``detail``: what to show when it does not happen (a log's end, the pods)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except (urllib.error.URLError, OSError, KeyError, IndexError, ValueError):
+            pass
+        time.sleep(0.3)
+    shown = f"\n{detail()}" if detail is not None else ""
+    raise AssertionError(f"{what}: not within {seconds:.0f} s{shown}")
+
+
+@contextmanager
+def spark_bed() -> Iterator[SparkBed]:
+    bed = SparkBed()
+    try:
+        yield bed
+    finally:
+        bed.close()

@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from kubectl_spark.knowledge.labels import SEEN_AT, SOURCE
+from kubectl_spark.knowledge.times import spark_time
 
 from . import raw
 from .inputs import Snapshot
@@ -41,8 +42,14 @@ def read_summaries(found: list[Any]) -> list[Any]:
     An item that is not an object is kept as it came: the analysis passes over it.
     """
     return [
-        {k: s[k] for k in SUMMARY_FIELDS if k in s} if isinstance(s, Mapping) else s for s in found
+        {k: _read_field(k, s[k]) for k in SUMMARY_FIELDS if k in s} if isinstance(s, Mapping) else s
+        for s in found
     ]
+
+
+def _read_field(key: str, value: Any) -> Any:
+    """Spark's REST dates (``2026-12-04T10:01:02.345GMT``) as the API's RFC 3339, others as given."""
+    return spark_time(value) if key in ("addTime", "removeTime") else value
 
 
 def kept_source(pod: Any) -> str:
@@ -80,8 +87,14 @@ def reason_from_spark(summary: Mapping[str, Any], origin: str = "Spark's driver"
     ``origin``: who told it, the running driver or a History Server replaying its event log.
     """
     text = str(summary.get("removeReason") or "")
-    first = text.splitlines()[0] if text else "(no reason given)"
-    evidence = (f"from {origin} (allexecutors), removed at {summary.get('removeTime')}: {first}",)
+    # Spark 3.x/4.x start the text of an exited executor with a newline
+    # (ExecutorPodsLifecycleManager.exitReasonMessage: a ``s"""`` literal whose first line is
+    # empty, then blank lines where the API gave no reason or message): its first words are
+    # on the first line that has any.
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    first = first or "(no reason given)"
+    removed = spark_time(summary.get("removeTime"))
+    evidence = (f"from {origin} (allexecutors), removed at {removed}: {first}",)
     if first.startswith("Executor killed by driver"):
         return Reason(
             category="driver",
@@ -311,13 +324,17 @@ def with_spark_view(
                 "Gone",
                 0,
                 _told_by_events(spark, name, events_of),
-                summary.get("addTime"),
-                summary.get("removeTime"),
+                _text_or_none(spark_time(summary.get("addTime"))),
+                _text_or_none(spark_time(summary.get("removeTime"))),
                 source="spark",
             )
         )
     unknown = _unknown_losses({e.id for e in executors} | {str(s.get("id", "")) for s in summaries})
     return dataclasses.replace(attempt, executors=in_id_order(executors), unknown_losses=unknown)
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _host(summary: Mapping[str, Any]) -> str:

@@ -10,7 +10,15 @@ from typing import overload
 
 from kubectl_spark.knowledge.durations import human_duration
 
-__all__ = ["age", "human_duration", "parse", "parse_time", "rfc3339", "rfc3339_micro"]
+__all__ = [
+    "age",
+    "human_duration",
+    "parse",
+    "parse_time",
+    "rfc3339",
+    "rfc3339_micro",
+    "spark_time",
+]
 
 
 def parse(value: object) -> datetime | None:
@@ -24,6 +32,20 @@ def parse(value: object) -> datetime | None:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed.astimezone(UTC)
+
+
+def spark_time(value: object) -> object:
+    """A date of Spark's REST API as RFC 3339; anything else as it came.
+
+    Spark writes its dates as ``yyyy-MM-dd'T'HH:mm:ss.SSS'GMT'`` in UTC (core/.../status/api/v1/
+    JacksonMessageWriter.scala, ``JacksonMessageWriter.makeISODateFormat``), which no RFC 3339
+    reader takes: read raw, an executor's removeTime looked like no time at all.
+    """
+    if isinstance(value, str) and value.endswith("GMT"):
+        parsed = parse(value[: -len("GMT")] + "+00:00")
+        if parsed is not None:
+            return rfc3339(parsed)
+    return value
 
 
 def parse_time(value: str) -> datetime:

@@ -15,6 +15,19 @@ from typing import Any
 import orjson
 
 from kubectl_spark.knowledge.exitcodes import spark_words
+from kubectl_spark.knowledge.times import parse
+
+
+def spark_date(at: str) -> str:
+    """An RFC 3339 time as Spark's REST API writes dates: ``2026-12-04T10:01:02.000GMT``.
+
+    JacksonMessageWriter.makeISODateFormat: milliseconds, UTC, a literal GMT.
+    """
+    parsed = parse(at)
+    if parsed is None:
+        return at
+    return parsed.strftime("%Y-%m-%dT%H:%M:%S.") + f"{parsed.microsecond // 1000:03d}GMT"
+
 
 KILLED_BY_DRIVER = "Executor killed by driver."
 
@@ -34,13 +47,13 @@ def exited_text(exec_id: str, pod: dict[str, Any]) -> str:
             code = int(terminated.get("exitCode", -1))
             break
     described = spark_words(code)
-    lines = [f"The executor with id {exec_id} exited with exit code {code}{described}."]
-    if status.get("reason"):
-        lines.append(f"The API gave the following brief reason: {status['reason']}")
-    if status.get("message"):
-        lines.append(f"The API gave the following message: {status['message']}")
-    lines.append("The API gave the following container statuses:")
-    lines.append("")
+    # Spark 3.x/4.x (ExecutorPodsLifecycleManager.exitReasonMessage): the text starts with a
+    # newline, and the reason's and message's lines stay, empty, where the API gave none.
+    lines = ["", f"The executor with id {exec_id} exited with exit code {code}{described}."]
+    reason, message = status.get("reason"), status.get("message")
+    lines.append(f"The API gave the following brief reason: {reason}" if reason else "")
+    lines.append(f"The API gave the following message: {message}" if message else "")
+    lines += ["", "The API gave the following container statuses:", ""]
     for c in containers:
         terminated = (c.get("state") or {}).get("terminated") or {}
         lines += [
@@ -71,7 +84,11 @@ class SparkUI:
     # (ExecutorSummary's completedTasks, totalDuration, memoryUsed… in Spark's api.scala).
     answers: int = 0
 
+    def __post_init__(self) -> None:
+        self.start_time = spark_date(self.start_time)
+
     def added(self, exec_id: str, at: str, host: str = "") -> None:
+        at = spark_date(at)
         self.executors[exec_id] = {
             "id": exec_id,
             "hostPort": f"{host}:7079" if host else "",
@@ -86,7 +103,7 @@ class SparkUI:
         summary = self.executors.get(exec_id)
         if summary is None or not summary["isActive"]:
             return  # removed at most once (removedExecutorsCache): the first reason stays
-        summary.update(isActive=False, removeTime=at, removeReason=reason)
+        summary.update(isActive=False, removeTime=spark_date(at), removeReason=reason)
         dead = [e for e in self.executors.values() if not e["isActive"]]
         for old in dead[: max(0, len(dead) - self.retained_dead)]:
             del self.executors[old["id"]]

@@ -129,3 +129,74 @@ def test_kept_pods_are_marked_and_never_override_the_cluster() -> None:
         kept_copy(gone, "watch", "t")["metadata"]["annotations"]["kubectl-spark.io/source"]
         == "watch"
     )
+
+
+# What Spark 4.1.1 answered in allexecutors for an executor SIGKILLed from outside, in the
+# real-Spark tier (tests/realspark/test_executor_losses.py): the text of
+# ExecutorPodsLifecycleManager.exitReasonMessage starts with a newline, and keeps an empty line
+# each for the brief reason and the message the API did not give. Its dates are
+# JacksonMessageWriter's ``yyyy-MM-dd'T'HH:mm:ss.SSS'GMT'``.
+SPARK_41_KILLED = (
+    "\nThe executor with id 1 exited with exit code 137(SIGKILL, possible container OOM).\n"
+    "\n\n\nThe API gave the following container statuses:\n\n"
+    "\t container name: spark-kubernetes-executor\n"
+    "\t container image: apache/spark:4.1.1\n"
+    "\t container state: terminated\n"
+    "\t container started at: 2026-12-04T15:40:11Z\n"
+    "\t container finished at: 2026-12-04T15:40:39Z\n"
+    "\t exit code: 137\n"
+    "\t termination reason: Error\n"
+    "      "
+)
+
+
+def test_sparks_own_text_starting_with_a_newline_is_read_whole() -> None:
+    """Spark 3.x/4.x's loss text begins with an empty line: its words are on the next one.
+
+    Read by its first line alone, every exit Spark reported came out ``Unknown`` (issue 50).
+    """
+    found = reason_from_spark(
+        {
+            "id": "1",
+            "isActive": False,
+            "removeTime": "2026-12-04T15:40:39.512GMT",
+            "removeReason": SPARK_41_KILLED,
+        }
+    )
+    assert (found.code, found.exit_code, found.counts_as_failure) == ("PossibleOOM", 137, True)
+    assert "removed at 2026-12-04T15:40:39Z: The executor with id 1 exited" in found.evidence[0]
+    oom = reason_from_spark(
+        {
+            "id": "1",
+            "isActive": False,
+            "removeReason": SPARK_41_KILLED.replace(
+                "termination reason: Error", "termination reason: OOMKilled"
+            ),
+        }
+    )
+    assert oom.code == "OOMKilled"
+
+
+def test_sparks_rest_dates_become_the_apis() -> None:
+    """Spark's ``…GMT`` dates are read as RFC 3339 (the churn alert compares them with now)."""
+    from kubectl_spark.core.sparkview import read_summaries
+
+    (read,) = read_summaries(
+        [
+            {
+                "id": "3",
+                "isActive": False,
+                "addTime": "2026-12-04T10:00:01.100GMT",
+                "removeTime": "2026-12-04T10:01:02.345GMT",
+                "removeReason": "x",
+                "memoryUsed": 1,
+            }
+        ]
+    )
+    assert read == {
+        "id": "3",
+        "isActive": False,
+        "addTime": "2026-12-04T10:00:01Z",
+        "removeTime": "2026-12-04T10:01:02Z",
+        "removeReason": "x",
+    }

@@ -1,7 +1,12 @@
-"""A driver that keeps its executors busy: a small job every second, for ARGV[1] seconds (0: until stopped)."""
+"""A driver that keeps its executors busy: a small job every second, for ARGV[1] seconds (0: until stopped).
+
+A file named ``oom`` in its working folder makes it run, once, a query whose task fills an
+executor's heap (a JVM OutOfMemoryError: Spark ends that executor with exit 52).
+"""
 
 import sys
 import time
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -9,6 +14,16 @@ spark = SparkSession.builder.getOrCreate()
 seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
 started = time.monotonic()
 while seconds <= 0 or time.monotonic() - started < seconds:
+    trigger = Path("oom")
+    if trigger.exists():
+        trigger.unlink()
+        try:
+            # One group's list of 40 million strings: far past a 512 MiB heap.
+            spark.range(0, 40_000_000, 1, 1).selectExpr(
+                "collect_list(repeat('x', 40)) AS a"
+            ).selectExpr("size(a)").collect()
+        except Exception as failed:
+            print(f"steady: the heap-filling job failed: {type(failed).__name__}", flush=True)
     total = spark.range(0, 100000, numPartitions=2).selectExpr("sum(id)").collect()[0][0]
     print(f"steady: sum {total}", flush=True)
     time.sleep(1)

@@ -1,0 +1,119 @@
+"""Executor losses on real Spark, and what kubectl spark says of each beside what Spark said.
+
+Each loss is made the way it happens in a cluster (a SIGKILL from outside, a task that fills
+the heap, a node that powers off); Spark then deletes the failed pod itself
+(``spark.kubernetes.executor.deleteOnTermination``), so what is left to read is Spark's own
+executor list, through the API server's pod proxy, as kubectl spark reads it. For every executor
+Spark removed, ``describe -o json`` must say what Spark's ``allexecutors`` said: the exit code
+and a named reason (never ``Unknown``) where Spark saw an exit, and Spark's ``exitCausedByApp``
+as ``countsAsFailure`` (an exit counts; a deletion does not).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from .bed import Cluster, until
+from .launch import spark_submit
+
+pytestmark = [pytest.mark.realspark, pytest.mark.timeout(400)]
+
+APP = "losses"
+_EXIT = re.compile(r"exited with exit code (-?\d+)")
+
+
+def driver_of(c: Cluster) -> dict[str, Any]:
+    (driver,) = c.running(spark_role="driver")
+    return driver
+
+
+def active(c: Cluster, driver: dict[str, Any]) -> list[str]:
+    return [e["id"] for e in c.executors(driver) if e["isActive"] and e["id"] != "driver"]
+
+
+def described_executors(c: Cluster) -> dict[str, dict[str, Any]]:
+    out = c.kubectl_spark("describe", APP, "-o", "json").stdout
+    app = json.loads(out)
+    return {e["id"]: e for attempt in app["attempts"] for e in attempt["executors"]}
+
+
+def assert_agrees_with_spark(c: Cluster, driver: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each executor Spark removed: kubectl spark's reason agrees with Spark's removeReason."""
+    removed = [e for e in c.executors(driver) if not e["isActive"] and e["id"] != "driver"]
+    ours = described_executors(c)
+    for spark in removed:
+        mine = ours.get(spark["id"])
+        assert mine is not None and mine["reason"], (spark, sorted(ours))
+        reason = mine["reason"]
+        exited = _EXIT.search(spark["removeReason"])
+        if exited:
+            assert reason["exitCode"] == int(exited.group(1)), (spark["removeReason"], reason)
+            assert reason["code"] not in ("Unknown", "Deleted"), (spark["removeReason"], reason)
+            assert reason["countsAsFailure"] is True, reason  # Spark's exitCausedByApp
+        elif "deleted by a user or the framework" in spark["removeReason"]:
+            assert reason["countsAsFailure"] is False, reason
+    return removed
+
+
+def test_executor_losses_agree_with_sparks_own_list(cluster: Cluster) -> None:
+    c = cluster
+    for node in ("node-a", "node-b", "node-c"):
+        c.kubelet.add_node(node)
+    c.client.patch("/api/v1/nodes/node-c", {"spec": {"unschedulable": True}})
+    # A powered-off node's executor pod stays Running in the API (no kubelet says otherwise)
+    # and Terminating once the taint manager deletes it: Spark's snapshot counts such a pod as
+    # running (ExecutorPodsSnapshot.toState), and only its heartbeat expiry removes it
+    # (HeartbeatReceiver: spark.network.timeout, checked every spark.network.timeoutInterval).
+    quick = {
+        "spark.network.timeout": "20s",
+        "spark.network.timeoutInterval": "5s",
+        "spark.executor.heartbeatInterval": "2s",
+    }
+    spark_submit(c, APP, "steady.py", conf={"spark.task.maxFailures": "1", **quick})
+    until(lambda: len(c.running(spark_role="driver")) == 1, 60, "the driver running")
+    driver = driver_of(c)
+    until(lambda: len(active(c, driver)) == 2, 90, "two executors registered with Spark")
+
+    # 1. Killed from outside (SIGKILL): exit 137, the kubelet's reason Error.
+    first = active(c, driver)[0]
+    (victim,) = c.pods(spark_exec_id=first)
+    c.kubelet.kill_container(c.namespace, victim["metadata"]["name"])
+    until(lambda: first not in active(c, driver), 60, "Spark removed the killed executor")
+    until(lambda: len(active(c, driver)) == 2, 90, "Spark replaced it")
+
+    # 2. A task fills the heap: a JVM OutOfMemoryError, exit 52 (SparkExitCode.OOM).
+    workdir = c.tmp / "kubelet" / "pods" / driver["metadata"]["uid"] / "work-dir"
+    before = set(active(c, driver))
+    (workdir / "oom").write_text("")
+    until(
+        lambda: any(
+            e["id"] in before and not e["isActive"] and "exit code 52" in e.get("removeReason", "")
+            for e in c.executors(driver)
+        ),
+        120,
+        "an executor ended by a JVM OOM",
+        lambda: "\n".join(
+            line for line in c.log(driver).splitlines() if "steady:" in line or "ERROR" in line
+        )[-3000:],
+    )
+    until(lambda: len(active(c, driver)) == 2, 90, "Spark replaced it")
+
+    # 3. A node powers off with an executor on it (not the driver's node).
+    c.client.patch("/api/v1/nodes/node-c", {"spec": {"unschedulable": False}})
+    elsewhere = [
+        p
+        for p in c.running(spark_role="executor")
+        if p["spec"]["nodeName"] != driver["spec"]["nodeName"]
+    ]
+    assert elsewhere, "every executor shares the driver's node"
+    lost = elsewhere[0]
+    c.kubelet.power_off(lost["spec"]["nodeName"])
+    gone = lost["metadata"]["labels"]["spark-exec-id"]
+    until(lambda: gone not in active(c, driver), 90, "Spark lost the powered-off executor")
+
+    removed = assert_agrees_with_spark(c, driver)
+    assert len(removed) >= 2

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_spark.core import raw
 from kubectl_spark.core.analyze import analyze
@@ -25,6 +25,9 @@ from kubectl_spark.kube import trace
 from kubectl_spark.kube.client import Api, history_scope
 from kubectl_spark.kube.incluster import Discovery
 from kubectl_spark.kube.sparkapi import read_views
+
+if TYPE_CHECKING:
+    from kubectl_spark.errors import KubectlSparkError
 
 
 @dataclass(frozen=True)
@@ -174,11 +177,18 @@ def _local_kept(api: Api, namespace: str | None, history: Path) -> Kept:
     return pods, events
 
 
+def _recorder_silent(api: Api, ref: object, exc: KubectlSparkError) -> None:
+    api.note(
+        f"the recorder {ref} did not answer ({exc.message}): what it kept is not shown "
+        "(--recorder none skips it)"
+    )
+
+
 def _recorder_kept(
     api: Api, namespace: str | None, recorder: str, discovery: Discovery | None
 ) -> Kept:
     """What the in-cluster recorder kept; a warning, and nothing, when it does not answer."""
-    from kubectl_spark.errors import KubectlSparkError
+    from kubectl_spark.errors import KubectlSparkError, NotFound, UsageError
     from kubectl_spark.kube import recorder_api
 
     ref = recorder_api.find(api, recorder, discovery)
@@ -190,11 +200,17 @@ def _recorder_kept(
             for obj, seen, deleted in recorder_api.kept(api, ref, "pods", namespace)
         ]
         events = [obj for obj, _, _ in recorder_api.kept(api, ref, "events", namespace)]
+    except NotFound as exc:
+        if recorder not in (recorder_api.AUTO, ""):
+            # A recorder the user named that is not there is bad input, not a passing fault.
+            raise UsageError(
+                f"--recorder {recorder}: no such recorder ({exc.message}); name one with "
+                "NAMESPACE/NAME, or --recorder none"
+            ) from exc
+        _recorder_silent(api, ref, exc)
+        return [], []
     except KubectlSparkError as exc:
-        api.note(
-            f"the recorder {ref} did not answer ({exc.message}): what it kept is not shown "
-            "(--recorder none skips it)"
-        )
+        _recorder_silent(api, ref, exc)
         return [], []
     if api.verbosity >= trace.REQUESTS:
         trace.line(

@@ -37,7 +37,15 @@ def deleted_text(exec_id: str) -> str:
 
 
 def exited_text(exec_id: str, pod: dict[str, Any]) -> str:
-    """Spark's multi-line message for a PodFailed / PodSucceeded executor."""
+    """Spark's message for a PodFailed or PodSucceeded executor, as Spark 3.x and 4.x write it.
+
+    ExecutorPodsLifecycleManager.exitReasonMessage: a Scala string literal, so the text starts
+    with a newline, keeps an empty line for the brief reason and the message the API did not
+    give, and ends with the literal's closing indentation; the containers as
+    KubernetesUtils.containersDescription formats them (each pair on a new line, tab-indented, N/A for
+    an empty value, containers apart by a blank line). Held to real Spark's own words by
+    tests/realspark/test_executor_losses.py.
+    """
     status = pod.get("status") or {}
     containers = status.get("containerStatuses") or []
     code = -1
@@ -46,29 +54,45 @@ def exited_text(exec_id: str, pod: dict[str, Any]) -> str:
         if terminated:
             code = int(terminated.get("exitCode", -1))
             break
-    described = spark_words(code)
-    # Spark 3.x/4.x (ExecutorPodsLifecycleManager.exitReasonMessage): the text starts with a
-    # newline, and the reason's and message's lines stay, empty, where the API gave none.
-    lines = ["", f"The executor with id {exec_id} exited with exit code {code}{described}."]
     reason, message = status.get("reason"), status.get("message")
-    lines.append(f"The API gave the following brief reason: {reason}" if reason else "")
-    lines.append(f"The API gave the following message: {message}" if message else "")
-    lines += ["", "The API gave the following container statuses:", ""]
+    return (
+        f"\nThe executor with id {exec_id} exited with exit code {code}{spark_words(code)}.\n"
+        f"{f'The API gave the following brief reason: {reason}' if reason else ''}\n"
+        f"{f'The API gave the following message: {message}' if message else ''}\n"
+        "\nThe API gave the following container statuses:\n"
+        f"\n{containers_description(containers)}\n      "
+    )
+
+
+def containers_description(containers: list[dict[str, Any]]) -> str:
+    """KubernetesUtils.containersDescription (Spark 3.0+), pair by pair."""
+    bundles = []
     for c in containers:
-        terminated = (c.get("state") or {}).get("terminated") or {}
-        lines += [
-            f"\t container name: {c.get('name', '')}",
-            f"\t container image: {c.get('image', '')}",
-            f"\t container state: {'terminated' if terminated else 'running'}",
-        ]
-        if terminated:
-            lines += [
-                f"\t container started at: {terminated.get('startedAt', '')}",
-                f"\t container finished at: {terminated.get('finishedAt', '')}",
-                f"\t exit code: {terminated.get('exitCode', '')}",
-                f"\t termination reason: {terminated.get('reason', '')}",
+        state = c.get("state") or {}
+        pairs = [("container name", c.get("name")), ("container image", c.get("image"))]
+        if "running" in state:
+            pairs += [
+                ("container state", "running"),
+                ("container started at", state["running"].get("startedAt")),
             ]
-    return "\n".join(lines) + "\n"
+        elif "terminated" in state:
+            ended = state["terminated"]
+            pairs += [
+                ("container state", "terminated"),
+                ("container started at", ended.get("startedAt")),
+                ("container finished at", ended.get("finishedAt")),
+                ("exit code", str(ended.get("exitCode", ""))),
+                ("termination reason", ended.get("reason")),
+            ]
+        elif "waiting" in state:
+            pairs += [
+                ("container state", "waiting"),
+                ("pending reason", state["waiting"].get("reason")),
+            ]
+        else:
+            pairs.append(("container state", "N/A"))
+        bundles.append("".join(f"\n\t {key}: {value or 'N/A'}" for key, value in pairs))
+    return "\n\n".join(bundles)
 
 
 @dataclass

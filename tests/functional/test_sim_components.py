@@ -147,7 +147,11 @@ def test_driver_creates_configmap_service_and_executors_then_cleans_up(world: Wo
     assert all(
         e["metadata"]["ownerReferences"][0]["uid"] == driver["metadata"]["uid"] for e in execs
     )
-    cms = world.client.list("/api/v1/namespaces/default/configmaps")
+    cms = [  # beside the API server's CA, which every namespace holds
+        c
+        for c in world.client.list("/api/v1/namespaces/default/configmaps")
+        if c["metadata"]["name"] != "kube-root-ca.crt"
+    ]
     svcs = world.client.list("/api/v1/namespaces/default/services")
     assert (
         cms[0]["metadata"]["name"].startswith("spark-drv-")

@@ -12,6 +12,7 @@ namespace, and the next test starts on an empty cluster (:func:`tests.beds.reset
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -19,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -93,6 +95,9 @@ def java_home() -> Path:
 class SparkBed:
     """The control plane and what plays around it, for the whole tier."""
 
+    kind = "real"
+    rbac = True
+
     def __init__(self) -> None:
         self.image = SparkImage(spark_home(), java_home())
         self.dir = Path(tempfile.mkdtemp(prefix="kubectl-spark-realspark-"))
@@ -109,6 +114,11 @@ class SparkBed:
         self.client = Client(self.plane.url, self.plane.token, self.plane.ca_pem)
         self.kubeconfig = self.plane.write_kubeconfig(self.dir / "kubeconfig")
         self.ca = self.plane.write_ca(self.dir / "ca.crt")
+        self.url = self.plane.url
+        self.token = self.plane.token
+
+    def reset(self) -> None:
+        reset(self.plane)
 
     def close(self) -> None:
         self.client.close()
@@ -118,16 +128,73 @@ class SparkBed:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class EmulatorSparkBed:
+    """The project's emulator as the API server, for one test: does real Spark's client run on it?
+
+    On the emulator the simulator plays the controllers a control plane would run (the
+    scheduler, node lifecycle, Jobs, …: ``World.tick`` on a real-time clock, in a thread), and
+    the OS kubelet plays the nodes as on the real bed. It has no RBAC (it allows by default) and
+    no egress selector: the API server does not reach these pods' addresses.
+    """
+
+    kind = "emulator"
+    rbac = False
+
+    def __init__(self, image: SparkImage, folder: Path) -> None:
+        from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
+        from kubectl_spark.knowledge.clock import SystemClock
+        from kubectl_spark.sim.world import World
+
+        self.image = image
+        self.dir = folder
+        service_ip = "127.96.0.2"  # the control plane's bed holds 127.96.0.1:443 meanwhile
+        self.network = PodNetwork(service_ip)
+        self.server = EmbeddedApiServer(EmulatorOptions(cert_names=(service_ip,))).start()
+        self.forwarder = ApiServiceForwarder(self.server.port, service_ip)
+        self.client = Client(self.server.url, self.server.token, self.server.ca_pem)
+        self.kubeconfig = self.server.write_kubeconfig(folder / "kubeconfig")
+        self.ca = folder / "ca.crt"
+        self.ca.write_bytes(self.server.ca_pem)
+        self.url = self.server.url
+        self.token = self.server.token
+        self.world = World.for_server(self.server, SystemClock())
+        self._stop = threading.Event()
+        self._ticks = threading.Thread(target=self._tick, daemon=True, name="emulated-controllers")
+        self._ticks.start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(0.5):
+            with contextlib.suppress(Exception):
+                self.world.tick()
+
+    def reset(self) -> None:
+        return None
+
+    def close(self) -> None:
+        self._stop.set()
+        self._ticks.join(timeout=10)
+        self.world.close()
+        self.client.close()
+        self.forwarder.close()
+        self.server.stop()
+
+
 class Cluster:
     """One test's cluster: its nodes (played by its own OS kubelet) and its namespace."""
 
-    def __init__(self, bed: SparkBed, namespace: str, tmp: Path) -> None:
+    def __init__(self, bed: SparkBed | EmulatorSparkBed, namespace: str, tmp: Path) -> None:
         self.bed = bed
         self.client = bed.client
         self.namespace = namespace
         self.tmp = tmp
         self.kubelet = ProcessKubelet(bed.client, bed.image, bed.network, tmp / "kubelet").start()
         self.client.create("/api/v1/namespaces", {"metadata": {"name": namespace}})
+        if bed.rbac:
+            self._grant_edit()
+        self._wait_for_account()
+
+    def _grant_edit(self) -> None:
+        namespace = self.namespace
         # Spark's docs: the driver's service account needs to create and delete pods,
         # services and configmaps; `edit` is what they suggest.
         self.client.create(
@@ -142,7 +209,6 @@ class Cluster:
                 "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": namespace}],
             },
         )
-        self._wait_for_account()
 
     def _wait_for_account(self) -> None:
         path = f"/api/v1/namespaces/{self.namespace}/serviceaccounts/default"
@@ -150,7 +216,7 @@ class Cluster:
 
     def close(self) -> None:
         self.kubelet.stop()
-        reset(self.bed.plane)
+        self.bed.reset()
 
     # ------------------------------------------------------------------------------ reads
     def pods(self, **labels: str) -> list[dict[str, Any]]:

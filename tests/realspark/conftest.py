@@ -11,7 +11,7 @@ import pytest
 
 from tests.controlplane.build import built
 
-from .bed import REQUIRE, Cluster, SparkBed, Unavailable
+from .bed import REQUIRE, Cluster, EmulatorSparkBed, SparkBed, Unavailable
 
 
 @pytest.fixture(scope="session")
@@ -43,3 +43,19 @@ def cluster(
         yield made
     finally:
         made.close()
+
+
+@pytest.fixture
+def emulated(
+    spark_bed: SparkBed, request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[Cluster]:
+    """A cluster on the project's emulator (with the tier's Spark and Java; one per test)."""
+    bed = EmulatorSparkBed(spark_bed.image, tmp_path)
+    try:
+        made = Cluster(bed, "spark", tmp_path / "cluster")
+        try:
+            yield made
+        finally:
+            made.close()
+    finally:
+        bed.close()

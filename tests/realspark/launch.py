@@ -29,7 +29,7 @@ def spark_submit(
         "spark.kubernetes.container.image": IMAGE,
         "spark.executor.instances": "2",
         "spark.kubernetes.authenticate.submission.caCertFile": str(bed.ca),
-        "spark.kubernetes.authenticate.submission.oauthToken": bed.plane.token,
+        "spark.kubernetes.authenticate.submission.oauthToken": bed.token,
         "spark.kubernetes.submission.waitAppCompletion": "false",
         **(conf or {}),
     }
@@ -38,7 +38,7 @@ def spark_submit(
         [
             str(home / "bin" / "spark-submit"),
             "--master",
-            f"k8s://{bed.plane.url}",
+            f"k8s://{bed.url}",
             "--deploy-mode",
             "cluster",
             "--name",

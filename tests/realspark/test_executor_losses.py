@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from kubectl_spark.sim.sparkrest import exited_text
+
 from .bed import Cluster, until
 from .launch import spark_submit
 
@@ -83,6 +85,10 @@ def test_executor_losses_agree_with_sparks_own_list(cluster: Cluster) -> None:
     (victim,) = c.pods(spark_exec_id=first)
     c.kubelet.kill_container(c.namespace, victim["metadata"]["name"])
     until(lambda: first not in active(c, driver), 60, "Spark removed the killed executor")
+    # The simulator's Spark writes the same words for the same pod (held to real Spark).
+    said = next(e for e in c.executors(driver) if e["id"] == first)["removeReason"]
+    written = exited_text(first, {"status": c.kubelet.reported[victim["metadata"]["uid"]]})
+    assert written == said, (written, said)
     until(lambda: len(active(c, driver)) == 2, 90, "Spark replaced it")
 
     # 2. A task fills the heap: a JVM OutOfMemoryError, exit 52 (SparkExitCode.OOM).

@@ -139,14 +139,13 @@ def test_kept_pods_are_marked_and_never_override_the_cluster() -> None:
 SPARK_41_KILLED = (
     "\nThe executor with id 1 exited with exit code 137(SIGKILL, possible container OOM).\n"
     "\n\n\nThe API gave the following container statuses:\n\n"
-    "\t container name: spark-kubernetes-executor\n"
-    "\t container image: apache/spark:4.1.1\n"
-    "\t container state: terminated\n"
-    "\t container started at: 2026-12-04T15:40:11Z\n"
-    "\t container finished at: 2026-12-04T15:40:39Z\n"
-    "\t exit code: 137\n"
-    "\t termination reason: Error\n"
-    "      "
+    "\n\t container name: spark-kubernetes-executor"
+    "\n\t container image: apache/spark:4.1.1"
+    "\n\t container state: terminated"
+    "\n\t container started at: 2026-12-04T15:40:11Z"
+    "\n\t container finished at: 2026-12-04T15:40:39Z"
+    "\n\t exit code: 137"
+    "\n\t termination reason: Error\n      "
 )
 
 
@@ -175,6 +174,29 @@ def test_sparks_own_text_starting_with_a_newline_is_read_whole() -> None:
         }
     )
     assert oom.code == "OOMKilled"
+
+
+def test_the_simulator_writes_sparks_text() -> None:
+    """The simulator's driver says what Spark 4.1.1 said for the same pod, to the character."""
+    from kubectl_spark.sim.sparkrest import exited_text
+
+    status = {
+        "containerStatuses": [
+            {
+                "name": "spark-kubernetes-executor",
+                "image": "apache/spark:4.1.1",
+                "state": {
+                    "terminated": {
+                        "exitCode": 137,
+                        "reason": "Error",
+                        "startedAt": "2026-12-04T15:40:11Z",
+                        "finishedAt": "2026-12-04T15:40:39Z",
+                    }
+                },
+            }
+        ]
+    }
+    assert exited_text("1", {"status": status}) == SPARK_41_KILLED
 
 
 def test_sparks_rest_dates_become_the_apis() -> None:

@@ -60,6 +60,9 @@ class EmulatorOptions:
     policy: Policy | None = None
     namespace: str = "default"
     faults: str = "none"  # a profile name from faults.PROFILES
+    # More names and addresses its serving certificate holds, beside loopback and the
+    # ``kubernetes`` Service's in-cluster names (pods that reach it as kubernetes.default.svc).
+    cert_names: tuple[str, ...] = ()
 
 
 def kubeconfig_document(
@@ -137,7 +140,17 @@ class EmbeddedApiServer:
         self._ssl: ssl.SSLContext | None = None
         if self.options.tls:
             self._ca = trustme.CA(organization_name="kubectl-spark emulator")
-            cert = self._ca.issue_cert("127.0.0.1", "localhost", "::1")
+            cert = self._ca.issue_cert(
+                "127.0.0.1",
+                "localhost",
+                "::1",
+                "kubernetes",
+                "kubernetes.default",
+                "kubernetes.default.svc",
+                "kubernetes.default.svc.cluster.local",
+                *self.options.cert_names,
+            )
+            self.store.publish_root_ca(self._ca.cert_pem.bytes().decode())
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             cert.configure_cert(ctx)
             ctx.set_alpn_protocols(["http/1.1"])

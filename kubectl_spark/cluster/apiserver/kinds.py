@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import ipaddress
 import re
+import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -164,6 +165,73 @@ def _admit_default_tolerations(spec: dict[str, Any]) -> None:
             tolerations.append(dict(default))
 
 
+SERVICE_ACCOUNT_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+_NAME_LETTERS = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery util/rand's alphabet
+
+
+def _admit_service_account_token(spec: dict[str, Any]) -> None:
+    """The ServiceAccount admission plugin: the account's token, its CA and namespace, mounted.
+
+    plugin/pkg/admission/serviceaccount/admission.go (``mountServiceAccountToken``): unless the
+    pod says ``automountServiceAccountToken: false`` or already mounts something there, a
+    projected volume ``kube-api-access-<5 letters>`` (a bound token of 3607 s, the
+    ``kube-root-ca.crt`` ConfigMap's ``ca.crt``, the namespace) at the service account's path in
+    every container. Spark's driver and fabric8 read the API server's CA and the token there.
+    """
+    if spec.get("automountServiceAccountToken") is False:
+        return
+    containers = [
+        c
+        for key in ("initContainers", "containers")
+        for c in spec.get(key) or []
+        if isinstance(c, dict)
+    ]
+    if any(
+        isinstance(m, dict) and m.get("mountPath") == SERVICE_ACCOUNT_MOUNT
+        for c in containers
+        for m in c.get("volumeMounts") or []
+    ):
+        return
+    name = "kube-api-access-" + "".join(secrets.choice(_NAME_LETTERS) for _ in range(5))
+    volumes = spec.setdefault("volumes", [])
+    if not isinstance(volumes, list):
+        return
+    volumes.append(
+        {
+            "name": name,
+            "projected": {
+                "defaultMode": 420,
+                "sources": [
+                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                    {
+                        "configMap": {
+                            "name": "kube-root-ca.crt",
+                            "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                        }
+                    },
+                    {
+                        "downwardAPI": {
+                            "items": [
+                                {
+                                    "path": "namespace",
+                                    "fieldRef": {
+                                        "apiVersion": "v1",
+                                        "fieldPath": "metadata.namespace",
+                                    },
+                                }
+                            ]
+                        }
+                    },
+                ],
+            },
+        }
+    )
+    for container in containers:
+        mounts = container.setdefault("volumeMounts", [])
+        if isinstance(mounts, list):
+            mounts.append({"name": name, "mountPath": SERVICE_ACCOUNT_MOUNT, "readOnly": True})
+
+
 def _qos_class(spec: Mapping[str, Any]) -> str:
     requests_any = False
     guaranteed = True
@@ -187,6 +255,7 @@ def apply_defaults(rt: ResourceType, obj: dict[str, Any], uid: str) -> None:
     if rt.plural == "pods" and isinstance(spec, dict):
         default_pod_spec(spec)
         _admit_default_tolerations(spec)
+        _admit_service_account_token(spec)
         status = obj.setdefault("status", {})
         status.setdefault("phase", "Pending")
         status.setdefault("qosClass", _qos_class(spec))

@@ -110,6 +110,7 @@ async def _watch(
         timeout = float(timeout_raw) if timeout_raw else self.config.min_request_timeout
     except ValueError as exc:
         raise bad_request(f"invalid timeoutSeconds: {timeout_raw!r}") from exc
+    _websocket_origin(request)
     watcher = self.store.watch(
         rt,
         route.namespace,
@@ -119,11 +120,7 @@ async def _watch(
         send_initial_events=send_initial,
         allow_bookmarks=truthy(query.get("allowWatchBookmarks")),
     )
-    response = web.StreamResponse(
-        status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"}
-    )
-    response.enable_chunked_encoding()
-    await response.prepare(request)
+    response = await _watch_response(request)
     self._streams.add(response)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + self.faults.watch_seconds(timeout)
@@ -153,7 +150,7 @@ async def _watch(
                         bookmark = self._table_line(
                             rt.resource, bookmark, as_table, query, first=False
                         )
-                    await response.write(bookmark)
+                    await _send(response, [bookmark])
                     last_bookmark = loop.time()
                 continue
             if line is None:
@@ -174,7 +171,7 @@ async def _watch(
                     for i, line in enumerate(chunk)
                 ]
                 first = False
-            await response.write(b"".join(chunk))
+            await _send(response, chunk)
             if ended:
                 break
     except (ConnectionResetError, asyncio.CancelledError):
@@ -182,9 +179,58 @@ async def _watch(
     finally:
         self.store.unwatch(watcher)
         self._streams.discard(response)
-    with contextlib.suppress(ConnectionResetError, RuntimeError):
-        await response.write_eof()
+    await _end(response)
     return response
+
+
+async def _end(response: web.StreamResponse) -> None:
+    with contextlib.suppress(ConnectionResetError, RuntimeError):
+        if isinstance(response, web.WebSocketResponse):
+            await response.close()
+        else:
+            await response.write_eof()
+
+
+def _websocket_origin(request: web.Request) -> None:
+    """A WebSocket handshake without an Origin is refused with a bare 403, as kube-apiserver's is.
+
+    Its WebSocket handler (golang.org/x/net/websocket ``Handler``) checks the origin and takes
+    a missing one for an error ("null origin"); fabric8 sends one.
+    """
+    if _upgrading(request) and not request.headers.get("Origin"):
+        raise web.HTTPForbidden(text="")
+
+
+def _upgrading(request: web.Request) -> bool:
+    return request.headers.get("Upgrade", "").lower() == "websocket"
+
+
+async def _watch_response(request: web.Request) -> web.StreamResponse:
+    """A chunked stream of JSON lines, or a WebSocket where the client asks to upgrade.
+
+    kube-apiserver serves both (k8s.io/apiserver pkg/endpoints/handlers/watch.go: ``wsstream.
+    IsWebSocketRequest`` → ``HandleWS``, one message per event, text frames for JSON). Spark's
+    fabric8 client (7.x, Vert.x) watches over a WebSocket only; answered a chunked 200 instead,
+    its ``waitUntilReady`` waited for good.
+    """
+    if _upgrading(request):
+        socket = web.WebSocketResponse(autoping=True)
+        await socket.prepare(request)
+        return socket
+    response = web.StreamResponse(
+        status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"}
+    )
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    return response
+
+
+async def _send(response: web.StreamResponse, lines: list[bytes]) -> None:
+    if isinstance(response, web.WebSocketResponse):
+        for line in lines:
+            await response.send_str(line.decode("utf-8").rstrip("\n"))
+    else:
+        await response.write(b"".join(lines))
 
 
 def _table_line(

@@ -8,12 +8,14 @@ snapshots and watch history share them safely and lets their JSON be cached.
 
 from __future__ import annotations
 
+import copy
 from collections import OrderedDict
 from typing import Any
 
 from kubectl_spark.knowledge.clock import Clock
 from kubectl_spark.knowledge.times import rfc3339
 
+from . import admission
 from . import store_deletion as _store_deletion
 from . import store_reads as _store_reads
 from . import store_writes as _store_writes
@@ -50,6 +52,9 @@ class Store:
         self.snapshot_ttl_seconds = snapshot_ttl_seconds
         self.max_snapshots = max_snapshots
         self.gc_enabled = True
+        #: The CA the API server's certificate is signed by, which each namespace's
+        #: ``kube-root-ca.crt`` ConfigMap holds ("" without TLS: no ConfigMap).
+        self.root_ca = ""
         self.storages: dict[str, Storage] = {}
         for rt in registry.types:
             if rt.stored and rt.key not in self.storages:
@@ -72,6 +77,23 @@ class Store:
         # is too old (410), as a watch from resourceVersion 1 on a new cluster is.
         for storage in self.storages.values():
             storage.compacted_rv = self.rv
+
+    def publish_root_ca(self, pem: str) -> None:
+        """The API server's CA in every namespace's ``kube-root-ca.crt``, now and from now on.
+
+        kube-controller-manager's root-ca-cert-publisher does this on a real cluster; pods
+        read it through the service account volume that admission mounts.
+        """
+        self.root_ca = pem
+        configmaps = self.registry.lookup("", "v1", "configmaps")
+        namespaces = self.registry.lookup("", "v1", "namespaces")
+        if configmaps is None or namespaces is None:
+            return
+        body = {"metadata": {"name": "kube-root-ca.crt"}, "data": {"ca.crt": pem}}
+        for key in list(self.storage(namespaces).objects):
+            namespace = key[1]
+            with admission.as_cluster():
+                self.create(configmaps, namespace, copy.deepcopy(body))
 
     # ------------------------------------------------------------------------------ helpers
     def storage(self, rt: ResourceType) -> Storage:

@@ -94,6 +94,16 @@ def _default_service_account(self: Store, namespace: str) -> None:
     if accounts is not None:
         with admission.as_cluster():
             create(self, accounts, namespace, {"metadata": {"name": "default"}})
+    # kube-controller-manager's root-ca-cert-publisher: the CA that pods trust the API server by.
+    configmaps = self.registry.lookup("", "v1", "configmaps")
+    if configmaps is not None and self.root_ca:
+        with admission.as_cluster():
+            create(
+                self,
+                configmaps,
+                namespace,
+                {"metadata": {"name": "kube-root-ca.crt"}, "data": {"ca.crt": self.root_ca}},
+            )
 
 
 def _typed(

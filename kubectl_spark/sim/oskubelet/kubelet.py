@@ -116,6 +116,9 @@ class ProcessKubelet:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._services: list[dict[str, Any]] = []
+        #: Each pod's last status this kubelet wrote, by uid, kept after the pod is gone: what
+        #: Spark read of a pod it has since deleted (a test compares Spark's words with it).
+        self.reported: dict[str, dict[str, Any]] = {}
         self._hostname = socket.gethostname()
 
     # ------------------------------------------------------------------------------ nodes
@@ -228,7 +231,7 @@ class ProcessKubelet:
                 if run.node == name:
                     for c in run.containers.values():
                         if c.process is not None:
-                            c.process.kill()
+                            c.process.end()
                     del self.pods[run.uid]
 
     def cut(self, name: str) -> None:
@@ -267,7 +270,7 @@ class ProcessKubelet:
                 if (run.namespace, run.name) == (namespace, name):
                     for c in run.containers.values():
                         if (container in (None, c.name)) and c.process is not None:
-                            c.process.kill()
+                            c.process.end()
 
     def local_address(self, namespace: str, name: str) -> str | None:
         """The loopback address a running pod's processes listen on (for a test to ask Spark)."""
@@ -291,7 +294,7 @@ class ProcessKubelet:
             for run in self.pods.values():
                 for c in run.containers.values():
                     if c.process is not None:
-                        c.process.kill()
+                        c.process.end()
             self.pods.clear()
         self.logs.stop()
 
@@ -308,7 +311,7 @@ class ProcessKubelet:
                 for run in self.pods.values():
                     for c in run.containers.values():
                         if c.process is not None:
-                            c.process.kill()
+                            c.process.end()
 
     def sync_once(self) -> None:
         with self._lock:
@@ -339,7 +342,7 @@ class ProcessKubelet:
     def _forget(self, run: PodRun) -> None:
         for c in run.containers.values():
             if c.process is not None:
-                c.process.kill()
+                c.process.end()
         self.pods.pop(run.uid, None)
         shutil.rmtree(run.folder, ignore_errors=True)
 
@@ -371,7 +374,7 @@ class ProcessKubelet:
                     entries += [(address, f"{base}.svc"), (address, f"{base}.svc.cluster.local")]
                     break
         for run in self.pods.values():
-            text = hosts_file(entries, run.name, run.address.local)
+            text = hosts_file(entries, run.name, run.address.local, self.network.api_service_ip)
             path = run.folder / "hosts"
             if not path.exists() or path.read_text() != text:
                 with path.open("r+" if path.exists() else "w") as handle:
@@ -407,15 +410,10 @@ class ProcessKubelet:
         run = PodRun(
             meta["uid"], meta["namespace"], meta["name"], spec["nodeName"], address, folder
         )
-        (folder / "hosts").write_text(hosts_file([], run.name, address.local))
-        files = PodFiles(
-            self.client,
-            item,
-            folder,
-            address.local,
-            "127.0.0.1",
-            lambda ns, claim: self.root / "claims" / ns / claim,
+        (folder / "hosts").write_text(
+            hosts_file([], run.name, address.local, self.network.api_service_ip)
         )
+        files = self._files(item, folder, address)
         try:
             volumes = files.volumes()
             launches = []
@@ -438,6 +436,17 @@ class ProcessKubelet:
             run.containers[c.name] = c
             self._launch(item, run, c, container, env, mounts)
         self._report(item, run)
+
+    def _files(self, item: dict[str, Any], folder: Path, address: PodAddress) -> PodFiles:
+        return PodFiles(
+            self.client,
+            item,
+            folder,
+            address.local,
+            "127.0.0.1",
+            lambda namespace, claim: self.root / "claims" / namespace / claim,
+            self.network.api_service_ip,
+        )
 
     def _base_env(self, address: PodAddress) -> dict[str, str]:
         """The image's environment, and the pod's address as the one a wildcard bind takes.
@@ -535,14 +544,7 @@ class ProcessKubelet:
                 spec = next(s for s in item["spec"]["containers"] if s["name"] == c.name)
                 c.last_terminated, c.restarts, c.backoff_until = c.terminated, c.restarts + 1, 0.0
                 self.logs.rotate(run.namespace, run.name, run.uid, c.name)
-                files = PodFiles(
-                    self.client,
-                    item,
-                    run.folder,
-                    run.address.local,
-                    "127.0.0.1",
-                    lambda ns, claim: self.root / "claims" / ns / claim,
-                )
+                files = self._files(item, run.folder, run.address)
                 try:
                     env = files.environment(spec, self._base_env(run.address))
                     mounts = files.mounts(spec, files.volumes())
@@ -623,6 +625,7 @@ class ProcessKubelet:
             return
         self.client.patch(pod(run.namespace, run.name) + "/status", {"status": status})
         run.reported = status
+        self.reported[run.uid] = status
 
     def _report_waiting(self, item: dict[str, Any], reason: str, message: str | None) -> None:
         waiting: dict[str, Any] = {"reason": reason, **({"message": message} if message else {})}
@@ -698,7 +701,7 @@ class ProcessKubelet:
             if datetime.now(UTC) >= deadline - timedelta(seconds=0.2):
                 for c in run.containers.values():
                     if c.process is not None:
-                        c.process.kill()
+                        c.process.end()
             for c in run.containers.values():
                 c.backoff_until = 0.0
             policy_free = {**item, "spec": {**item["spec"], "restartPolicy": "Never"}}

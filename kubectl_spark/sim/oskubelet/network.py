@@ -53,7 +53,9 @@ class PodAddress:
 class PodNetwork:
     """Addresses handed out by pod UID, and the map the egress proxy reads."""
 
-    def __init__(self) -> None:
+    def __init__(self, api_service_ip: str = API_SERVICE_IP) -> None:
+        #: Where the pods find the API server (:class:`ApiServiceForwarder` listens there).
+        self.api_service_ip = api_service_ip
         self._lock = threading.Lock()
         self._by_uid: dict[str, PodAddress] = {}
         self._next = 2  # .0.0 and .0.1 are the network's and a gateway's, as on a node's CIDR
@@ -87,12 +89,14 @@ class PodNetwork:
         return local if known else None
 
 
-def hosts_file(entries: Iterable[tuple[str, str]], hostname: str, address: str) -> str:
+def hosts_file(
+    entries: Iterable[tuple[str, str]], hostname: str, address: str, api: str = API_SERVICE_IP
+) -> str:
     """An /etc/hosts as the kubelet writes a pod's, with the API server and Services' names."""
     lines = [
         "127.0.0.1\tlocalhost",
         "::1\tlocalhost ip6-localhost ip6-loopback",
-        f"{API_SERVICE_IP}\t" + " ".join(API_SERVICE_NAMES),
+        f"{api}\t" + " ".join(API_SERVICE_NAMES),
     ]
     lines += [f"{address}\t{name}" for address, name in entries]
     lines.append(f"{address}\t{hostname[:63]}")

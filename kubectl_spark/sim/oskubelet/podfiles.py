@@ -76,6 +76,7 @@ class PodFiles:
         pod_ip: str,
         host_ip: str,
         claim_dir: Callable[[str, str], Path],
+        api_service_ip: str = API_SERVICE_IP,
     ) -> None:
         self.client = client
         self.pod = pod
@@ -83,6 +84,7 @@ class PodFiles:
         self.pod_ip = pod_ip
         self.host_ip = host_ip
         self.claim_dir = claim_dir
+        self.api_service_ip = api_service_ip
         meta = pod["metadata"]
         self.namespace: str = meta["namespace"]
         self.name: str = meta["name"]
@@ -148,10 +150,10 @@ class PodFiles:
         env.update(
             {
                 "HOSTNAME": self.name,
-                "KUBERNETES_SERVICE_HOST": API_SERVICE_IP,
+                "KUBERNETES_SERVICE_HOST": self.api_service_ip,
                 "KUBERNETES_SERVICE_PORT": "443",
                 "KUBERNETES_SERVICE_PORT_HTTPS": "443",
-                "KUBERNETES_PORT": f"tcp://{API_SERVICE_IP}:443",
+                "KUBERNETES_PORT": f"tcp://{self.api_service_ip}:443",
             }
         )
         for source in container.get("envFrom") or []:

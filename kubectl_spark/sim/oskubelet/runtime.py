@@ -140,6 +140,13 @@ class ContainerProcess:
     def kill(self) -> None:
         self.signal(signal.SIGKILL, tree=True)
 
+    def end(self) -> None:
+        """SIGKILL the tree and reap the command: nothing of the container is left running."""
+        self.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(10)
+        self._reader.join(timeout=5)
+
     def rss(self) -> int:
         """The resident memory of every process of the tree (its session), in bytes."""
         total = 0

@@ -1,0 +1,81 @@
+"""A driver whose code throws, and dynamic allocation giving executors back, on real Spark.
+
+The driver's end is its container's: spark-submit exits 1 when the application's Python raises,
+and kubectl spark must name that exit as the attempt's reason (the app's fault). Executors that
+dynamic allocation removes for being idle are the driver's decision, never a failure: Spark says
+"Executor killed by driver." (``ExecutorAllocationManager`` → ``killExecutors``) and deletes the
+pods; kubectl spark must say the same of each (``DeletedByDriver``, category ``driver``, not
+counted).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from .bed import Cluster, until
+from .launch import spark_submit
+
+pytestmark = [pytest.mark.realspark, pytest.mark.timeout(300)]
+
+
+def described(c: Cluster, app: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(c.kubectl_spark("describe", app, "-o", "json").stdout)
+    return found
+
+
+def test_a_driver_that_throws_is_its_own_exit_code(cluster: Cluster) -> None:
+    c = cluster
+    c.kubelet.add_node("node-a")
+    spark_submit(c, "throws", "throws.py", conf={"spark.executor.instances": "1"})
+    until(
+        lambda: [p["status"].get("phase") for p in c.pods(spark_role="driver")] == ["Failed"],
+        120,
+        "the driver failed",
+    )
+    (driver,) = c.pods(spark_role="driver")
+    (status,) = driver["status"]["containerStatuses"]
+    assert status["state"]["terminated"]["exitCode"] == 1  # spark-submit's own exit
+    assert "RuntimeError: the application failed on purpose" in c.log(driver)
+    (attempt,) = described(c, "throws")["attempts"]
+    reason = attempt["reason"]
+    assert (reason["exitCode"], reason["category"]) == (1, "app"), reason
+    assert reason["countsAsFailure"] is True, reason
+
+
+def test_dynamic_allocation_giving_executors_back_is_no_failure(cluster: Cluster) -> None:
+    c = cluster
+    c.kubelet.add_node("node-a")
+    c.kubelet.add_node("node-b")
+    spark_submit(
+        c,
+        "elastic",
+        "idle.py",
+        "120",
+        conf={
+            "spark.dynamicAllocation.enabled": "true",
+            "spark.dynamicAllocation.shuffleTracking.enabled": "true",
+            "spark.dynamicAllocation.initialExecutors": "2",
+            "spark.dynamicAllocation.minExecutors": "0",
+            "spark.dynamicAllocation.executorIdleTimeout": "3s",
+        },
+    )
+    until(lambda: len(c.running(spark_role="driver")) == 1, 60, "the driver running")
+    (driver,) = c.running(spark_role="driver")
+
+    def removed() -> list[dict[str, Any]]:
+        return [e for e in c.executors(driver) if e["id"] != "driver" and not e["isActive"]]
+
+    until(lambda: len(removed()) == 2, 120, "dynamic allocation removed both executors")
+    assert {e["removeReason"] for e in removed()} == {"Executor killed by driver."}
+    until(lambda: c.pods(spark_role="executor") == [], 60, "their pods deleted by the driver")
+    app = described(c, "elastic")
+    ours = {e["id"]: e for a in app["attempts"] for e in a["executors"]}
+    for spark in removed():
+        reason = ours[spark["id"]]["reason"]
+        assert (reason["code"], reason["category"]) == ("DeletedByDriver", "driver"), reason
+        assert reason["countsAsFailure"] is False and reason["countsTowardMaxNumFailures"] is False
+    summary = c.app_json("elastic")
+    assert summary["attempts"][-1]["state"] == "Running", summary

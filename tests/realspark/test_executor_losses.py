@@ -11,21 +11,19 @@ as ``countsAsFailure`` (an exit counts; a deletion does not).
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 import pytest
 
 from kubectl_spark.sim.sparkrest import exited_text
 
+from .agreement import assert_agrees_with_spark
 from .bed import Cluster, until
 from .launch import spark_submit
 
 pytestmark = [pytest.mark.realspark, pytest.mark.timeout(400)]
 
 APP = "losses"
-_EXIT = re.compile(r"exited with exit code (-?\d+)")
 
 
 def driver_of(c: Cluster) -> dict[str, Any]:
@@ -35,30 +33,6 @@ def driver_of(c: Cluster) -> dict[str, Any]:
 
 def active(c: Cluster, driver: dict[str, Any]) -> list[str]:
     return [e["id"] for e in c.executors(driver) if e["isActive"] and e["id"] != "driver"]
-
-
-def described_executors(c: Cluster) -> dict[str, dict[str, Any]]:
-    out = c.kubectl_spark("describe", APP, "-o", "json").stdout
-    app = json.loads(out)
-    return {e["id"]: e for attempt in app["attempts"] for e in attempt["executors"]}
-
-
-def assert_agrees_with_spark(c: Cluster, driver: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each executor Spark removed: kubectl spark's reason agrees with Spark's removeReason."""
-    removed = [e for e in c.executors(driver) if not e["isActive"] and e["id"] != "driver"]
-    ours = described_executors(c)
-    for spark in removed:
-        mine = ours.get(spark["id"])
-        assert mine is not None and mine["reason"], (spark, sorted(ours))
-        reason = mine["reason"]
-        exited = _EXIT.search(spark["removeReason"])
-        if exited:
-            assert reason["exitCode"] == int(exited.group(1)), (spark["removeReason"], reason)
-            assert reason["code"] not in ("Unknown", "Deleted"), (spark["removeReason"], reason)
-            assert reason["countsAsFailure"] is True, reason  # Spark's exitCausedByApp
-        elif "deleted by a user or the framework" in spark["removeReason"]:
-            assert reason["countsAsFailure"] is False, reason
-    return removed
 
 
 def test_executor_losses_agree_with_sparks_own_list(cluster: Cluster) -> None:
@@ -121,5 +95,5 @@ def test_executor_losses_agree_with_sparks_own_list(cluster: Cluster) -> None:
     gone = lost["metadata"]["labels"]["spark-exec-id"]
     until(lambda: gone not in active(c, driver), 90, "Spark lost the powered-off executor")
 
-    removed = assert_agrees_with_spark(c, driver)
+    removed = assert_agrees_with_spark(c, APP, driver)
     assert len(removed) >= 2

@@ -227,6 +227,7 @@ class ProcessKubelet:
         with self._lock:
             self.nodes[name].state = "down"
             self.logs.close(name)
+            self._reach(name, reachable=False)
             for run in list(self.pods.values()):
                 if run.node == name:
                     for c in run.containers.values():
@@ -235,10 +236,20 @@ class ProcessKubelet:
                     del self.pods[run.uid]
 
     def cut(self, name: str) -> None:
-        """The node and the API server no longer reach each other; its processes run on."""
+        """The node and the API server no longer reach each other; its processes run on.
+
+        They keep their own way to the API server (the zombie's), but the API server reaches
+        neither the node's kubelet (logs) nor its pods (the pod proxy: Spark's UI).
+        """
         with self._lock:
             self.nodes[name].state = "cut"
             self.logs.close(name)
+            self._reach(name, reachable=False)
+
+    def _reach(self, node: str, *, reachable: bool) -> None:
+        for run in self.pods.values():
+            if run.node == node:
+                self.network.reachable(run.address.local, reachable=reachable)
 
     def freeze(self, name: str) -> None:
         """The node hangs: its processes are stopped (SIGSTOP) and it reports nothing."""
@@ -261,6 +272,7 @@ class ProcessKubelet:
                                 c.process.signal(signal.SIGCONT, tree=True)
             node.state = "up"
             self.logs.open(name)
+            self._reach(name, reachable=True)
             self._heartbeat(node, force=True)
 
     def kill_container(self, namespace: str, name: str, container: str | None = None) -> None:

@@ -58,6 +58,7 @@ class PodNetwork:
         self.api_service_ip = api_service_ip
         self._lock = threading.Lock()
         self._by_uid: dict[str, PodAddress] = {}
+        self._cut: set[str] = set()  # local addresses of pods on nodes cut off or down
         self._next = 2  # .0.0 and .0.1 are the network's and a gateway's, as on a node's CIDR
 
     def allocate(self, uid: str) -> PodAddress:
@@ -74,6 +75,15 @@ class PodNetwork:
                 )
                 self._by_uid[uid] = found
             return found
+
+    def reachable(self, local: str, *, reachable: bool) -> None:
+        """A pod on a node cut off from the API server is out of its reach too."""
+        with self._lock:
+            (self._cut.discard if reachable else self._cut.add)(local)
+
+    def cut_off(self, local: str) -> bool:
+        with self._lock:
+            return local in self._cut
 
     def local_for(self, api_address: str) -> str | None:
         """The loopback twin of a pod's API address, or None for an address that is not a pod's."""
@@ -194,6 +204,8 @@ class EgressProxy:
                 conn.close()
                 return
             try:
+                if self.network.cut_off(target[0]):
+                    raise ConnectionRefusedError(target)  # as a dial to a cut-off node fails
                 upstream = socket.create_connection(target, timeout=5)
             except OSError:
                 conn.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")

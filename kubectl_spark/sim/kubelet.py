@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from kubectl_spark.knowledge.times import rfc3339, rfc3339_micro
 
 from . import kubelet_status as _kubelet_status
-from . import objects
+from . import nodestatus, objects
 from .client import SimApiError, pod
 from .processes import (
     CRASH_BACKOFF_BASE,
@@ -49,20 +49,7 @@ class Kubelet:
     # ------------------------------------------------------------------------ node object
     def register(self) -> None:
         now = rfc3339(self.now())
-        body = {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {
-                "name": self.node.name,
-                "labels": {
-                    "kubernetes.io/hostname": self.node.name,
-                    "kubernetes.io/os": "linux",
-                    "kubernetes.io/arch": "amd64",
-                    **self.node.labels,
-                },
-            },
-            "spec": {},
-        }
+        body = nodestatus.node_object(self.node.name, self.node.labels)
         try:
             self.client.create("/api/v1/nodes", body)
         except SimApiError as err:
@@ -79,48 +66,14 @@ class Kubelet:
         }
 
     def _post_ready(self, now: str) -> None:
-        conditions = [
-            {
-                "type": t,
-                "status": "False",
-                "reason": f"KubeletHas{r}",
-                "message": m,
-                "lastHeartbeatTime": now,
-                "lastTransitionTime": now,
-            }
-            for t, r, m in (
-                ("MemoryPressure", "SufficientMemory", "kubelet has sufficient memory available"),
-                ("DiskPressure", "NoDiskPressure", "kubelet has no disk pressure"),
-                ("PIDPressure", "SufficientPID", "kubelet has sufficient PID available"),
-            )
-        ]
-        conditions.append(
-            {
-                "type": "Ready",
-                "status": "True",
-                "reason": "KubeletReady",
-                "message": "kubelet is posting ready status",
-                "lastHeartbeatTime": now,
-                "lastTransitionTime": now,
-            }
+        status = nodestatus.ready_status(
+            self.node.name,
+            now,
+            self._capacity(),
+            self._internal_endpoint(),
+            "containerd://1.7.24",
+            "v1.32.0",
         )
-        address, port = self._internal_endpoint()
-        status = {
-            "capacity": self._capacity(),
-            "allocatable": self._capacity(),
-            "conditions": conditions,
-            "addresses": [
-                {"type": "InternalIP", "address": address},
-                {"type": "Hostname", "address": self.node.name},
-            ],
-            "daemonEndpoints": {"kubeletEndpoint": {"Port": port}},
-            "nodeInfo": {
-                "kubeletVersion": "v1.32.0",
-                "containerRuntimeVersion": "containerd://1.7.24",
-                "operatingSystem": "linux",
-                "architecture": "amd64",
-            },
-        }
         node = self.client.get(f"/api/v1/nodes/{self.node.name}")
         if node is not None:
             old = objects.condition(node, "Ready")
@@ -151,21 +104,11 @@ class Kubelet:
         return self.node.address or address, port
 
     def _renew_lease(self) -> None:
-        path = f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{self.node.name}"
+        path = f"{nodestatus.LEASES}/{self.node.name}"
         now = rfc3339_micro(self.now())
         lease = self.client.get(path)
         if lease is None:
-            self.client.create(
-                "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
-                {
-                    "metadata": {"name": self.node.name},
-                    "spec": {
-                        "holderIdentity": self.node.name,
-                        "leaseDurationSeconds": 40,
-                        "renewTime": now,
-                    },
-                },
-            )
+            self.client.create(nodestatus.LEASES, nodestatus.lease(self.node.name, now))
         else:
             self.client.patch(path, {"spec": {"renewTime": now}})
         self.node.last_lease = self.now()

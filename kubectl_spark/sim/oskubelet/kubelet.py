@@ -36,7 +36,7 @@ from typing import Any
 
 from kubectl_spark.knowledge.clock import SystemClock
 from kubectl_spark.knowledge.times import parse_time, rfc3339, rfc3339_micro
-from kubectl_spark.sim import objects
+from kubectl_spark.sim import nodestatus, objects
 from kubectl_spark.sim.client import Client, SimApiError, pod
 from kubectl_spark.sim.kubeletapi import KubeletApi
 from kubectl_spark.sim.recorder import Recorder
@@ -126,19 +126,7 @@ class ProcessKubelet:
         with self._lock:
             port = self.logs.open(name)
             self.nodes[name] = NodeRun(name, port)
-            node = {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {
-                    "name": name,
-                    "labels": {
-                        "kubernetes.io/hostname": name,
-                        "kubernetes.io/os": "linux",
-                        "kubernetes.io/arch": "amd64",
-                    },
-                },
-                "spec": {},
-            }
+            node = nodestatus.node_object(name)
             try:
                 self.client.create("/api/v1/nodes", node)
             except SimApiError as err:
@@ -147,49 +135,14 @@ class ProcessKubelet:
             self._heartbeat(self.nodes[name], force=True)
 
     def _node_status(self, node: NodeRun) -> dict[str, Any]:
-        now = rfc3339(self.clock.now())
-        conditions = [
-            {
-                "type": kind,
-                "status": "False",
-                "reason": f"KubeletHas{reason}",
-                "message": message,
-                "lastHeartbeatTime": now,
-                "lastTransitionTime": now,
-            }
-            for kind, reason, message in (
-                ("MemoryPressure", "SufficientMemory", "kubelet has sufficient memory available"),
-                ("DiskPressure", "NoDiskPressure", "kubelet has no disk pressure"),
-                ("PIDPressure", "SufficientPID", "kubelet has sufficient PID available"),
-            )
-        ]
-        conditions.append(
-            {
-                "type": "Ready",
-                "status": "True",
-                "reason": "KubeletReady",
-                "message": "kubelet is posting ready status",
-                "lastHeartbeatTime": now,
-                "lastTransitionTime": now,
-            }
+        return nodestatus.ready_status(
+            node.name,
+            rfc3339(self.clock.now()),
+            {"cpu": "8", "memory": "32Gi", "pods": "110"},
+            ("127.0.0.1", node.port),
+            "kubectl-spark-os://1",
+            "v1.33.0",
         )
-        capacity = {"cpu": "8", "memory": "32Gi", "pods": "110"}
-        return {
-            "capacity": capacity,
-            "allocatable": capacity,
-            "conditions": conditions,
-            "addresses": [
-                {"type": "InternalIP", "address": "127.0.0.1"},
-                {"type": "Hostname", "address": node.name},
-            ],
-            "daemonEndpoints": {"kubeletEndpoint": {"Port": node.port}},
-            "nodeInfo": {
-                "kubeletVersion": "v1.33.0",
-                "containerRuntimeVersion": "kubectl-spark-os://1",
-                "operatingSystem": "linux",
-                "architecture": "amd64",
-            },
-        }
 
     def _heartbeat(self, node: NodeRun, *, force: bool = False) -> None:
         if node.state != "up":
@@ -203,20 +156,10 @@ class ProcessKubelet:
             self.client.patch(
                 f"/api/v1/nodes/{node.name}/status", {"status": self._node_status(node)}
             )
-        path = f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{node.name}"
+        path = f"{nodestatus.LEASES}/{node.name}"
         renewed = rfc3339_micro(self.clock.now())
         if self.client.get(path) is None:
-            self.client.create(
-                "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
-                {
-                    "metadata": {"name": node.name},
-                    "spec": {
-                        "holderIdentity": node.name,
-                        "leaseDurationSeconds": 40,
-                        "renewTime": renewed,
-                    },
-                },
-            )
+            self.client.create(nodestatus.LEASES, nodestatus.lease(node.name, renewed))
         else:
             self.client.patch(path, {"spec": {"renewTime": renewed}})
         node.last_lease = now

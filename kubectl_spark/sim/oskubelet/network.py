@@ -27,7 +27,7 @@ import ipaddress
 import select
 import socket
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -134,6 +134,16 @@ def _pipe(a: socket.socket, b: socket.socket) -> None:
                 s.close()
 
 
+def _accept(server: socket.socket, handle: Callable[[socket.socket], None]) -> None:
+    """Each connection to its own thread, until the listening socket is closed."""
+    while True:
+        try:
+            conn, _ = server.accept()
+        except OSError:
+            return
+        threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+
 class EgressProxy:
     """kube-apiserver's ``cluster`` egress: HTTP CONNECT over a Unix socket.
 
@@ -149,7 +159,6 @@ class EgressProxy:
         path.unlink(missing_ok=True)
         self._server.bind(str(path))
         self._server.listen(64)
-        self._closed = False
         self._thread = threading.Thread(target=self._serve, daemon=True, name="egress-proxy")
         self._thread.start()
 
@@ -168,12 +177,7 @@ class EgressProxy:
         )
 
     def _serve(self) -> None:
-        while not self._closed:
-            try:
-                conn, _ = self._server.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+        _accept(self._server, self._handle)
 
     def _target(self, request: bytes) -> tuple[str, int] | None:
         first = request.split(b"\r\n", 1)[0].decode("latin-1").split()
@@ -224,7 +228,8 @@ class EgressProxy:
         _pipe(conn, upstream)
 
     def close(self) -> None:
-        self._closed = True
+        with contextlib.suppress(OSError):
+            self._server.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread
         with contextlib.suppress(OSError):
             self._server.close()
         self.path.unlink(missing_ok=True)
@@ -239,24 +244,22 @@ class ApiServiceForwarder:
         self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._server.bind((address, port))
         self._server.listen(64)
-        self._closed = False
         threading.Thread(target=self._serve, daemon=True, name="api-service").start()
 
     def _serve(self) -> None:
-        while not self._closed:
-            try:
-                conn, _ = self._server.accept()
-            except OSError:
-                return
-            try:
-                upstream = socket.create_connection(("127.0.0.1", self.api_port), timeout=5)
-            except OSError:
-                conn.close()
-                continue
-            upstream.settimeout(None)
-            threading.Thread(target=_pipe, args=(conn, upstream), daemon=True).start()
+        _accept(self._server, self._forward)
+
+    def _forward(self, conn: socket.socket) -> None:
+        try:
+            upstream = socket.create_connection(("127.0.0.1", self.api_port), timeout=5)
+        except OSError:
+            conn.close()
+            return
+        upstream.settimeout(None)
+        _pipe(conn, upstream)
 
     def close(self) -> None:
-        self._closed = True
+        with contextlib.suppress(OSError):
+            self._server.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread
         with contextlib.suppress(OSError):
             self._server.close()

@@ -92,6 +92,21 @@ def java_home() -> Path:
     raise Unavailable("no Java 17 or newer: install openjdk-17-jdk-headless or set JAVA_HOME")
 
 
+def namespaces() -> None:
+    """The OS kubelet gives each container mount and UTS namespaces: root's, as in CI."""
+    tried = subprocess.run(
+        ["unshare", "--mount", "--uts", "--propagation", "private", "true"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if tried.returncode != 0:
+        raise Unavailable(
+            "the OS kubelet cannot make mount namespaces here (unshare: "
+            f"{tried.stderr.strip() or tried.returncode}): the tier runs as root"
+        )
+
+
 class SparkBed:
     """The control plane and what plays around it, for the whole tier."""
 
@@ -100,6 +115,7 @@ class SparkBed:
 
     def __init__(self) -> None:
         self.image = SparkImage(spark_home(), java_home())
+        namespaces()
         self.dir = Path(tempfile.mkdtemp(prefix="kubectl-spark-realspark-"))
         self.network = PodNetwork()
         self.egress = EgressProxy(self.network, self.dir / "egress.sock")
@@ -240,11 +256,24 @@ class Cluster:
         return entry.current.text() if entry else ""
 
     def spark(self, driver: dict[str, Any], path: str) -> Any:
-        """Spark's REST API of a running driver, asked on its own address (as its UI serves it)."""
+        """Spark's REST API of a running driver, asked on its own address (as its UI serves it).
+
+        A UI still starting, or busy, may answer with an error page for a moment: asked again
+        for up to 20 s before that counts.
+        """
         address = self.kubelet.local_address(self.namespace, driver["metadata"]["name"])
         assert address, f"{driver['metadata']['name']} runs nowhere"
-        with urllib.request.urlopen(f"http://{address}:4040/api/v1/{path}", timeout=10) as answer:
-            return json.loads(answer.read())
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with urllib.request.urlopen(
+                    f"http://{address}:4040/api/v1/{path}", timeout=10
+                ) as answer:
+                    return json.loads(answer.read())
+            except (urllib.error.URLError, OSError, ValueError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
 
     def app_id(self, driver: dict[str, Any]) -> str:
         return str(self.spark(driver, "applications")[0]["id"])

@@ -14,6 +14,8 @@ real control plane, and reports it through the API as the kubelet does
   ``OOMKilled``), restarted by ``restartPolicy`` with ``lastState`` and a back-off;
 - a deletion: SIGTERM, SIGKILL when ``deletionGracePeriodSeconds`` runs out, the final status,
   then the DELETE with grace 0 and the pod's UID as precondition that ends it;
+- its collaborators: the node's agent (:mod:`.node`: registration, heartbeats, Lease) and the
+  status manager (:mod:`.status`: what is written of each pod);
 - faults: :meth:`power_off` (every process of the node killed, nothing reported),
   :meth:`cut` (the node stops reaching the API server and the API server it, while its
   processes run on and keep their own API access: a zombie), :meth:`freeze` (SIGSTOP), and
@@ -25,70 +27,32 @@ from __future__ import annotations
 import contextlib
 import shutil
 import signal
-import socket
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from kubectl_spark.knowledge.clock import SystemClock
-from kubectl_spark.knowledge.times import parse_time, rfc3339, rfc3339_micro
-from kubectl_spark.sim import nodestatus, objects
+from kubectl_spark.knowledge.times import parse_time
+from kubectl_spark.sim import objects
 from kubectl_spark.sim.client import Client, SimApiError, pod
 from kubectl_spark.sim.kubeletapi import KubeletApi
 from kubectl_spark.sim.recorder import Recorder
 
 from .image import IMAGE_SPARK_HOME, ImageError, SparkImage
 from .network import PodAddress, PodNetwork, hosts_file
-from .podfiles import NotReady, PodFiles, memory_limit
+from .node import NodeAgent
+from .podfiles import NotReady, PodFiles, expand, memory_limit
+from .runs import ContainerRun, NodeRun, PodRun
 from .runtime import ContainerProcess, Mount
+from .status import StatusManager
 
 SYNC_SECONDS = 0.25
-LEASE_RENEW_SECONDS = 1.0
-BACKOFF_SECONDS = (
-    1.0  # CrashLoopBackOff's first delay (a kubelet's is 10 s; real time is dear here)
-)
+# CrashLoopBackOff's first delay (a kubelet's is 10 s; real time is dear here).
+BACKOFF_SECONDS = 1.0
 BACKOFF_MAX_SECONDS = 30.0
 WORKDIR = f"{IMAGE_SPARK_HOME}/work-dir"
-
-
-@dataclass
-class ContainerRun:
-    name: str
-    image: str
-    process: ContainerProcess | None = None
-    started: datetime | None = None
-    restarts: int = 0
-    terminated: dict[str, Any] | None = None
-    last_terminated: dict[str, Any] | None = None
-    backoff_until: float = 0.0
-
-
-@dataclass
-class PodRun:
-    uid: str
-    namespace: str
-    name: str
-    node: str
-    address: PodAddress
-    folder: Path
-    containers: dict[str, ContainerRun] = field(default_factory=dict)
-    stop_asked: float | None = None  # monotonic time SIGTERM was sent
-    reported: dict[str, Any] | None = None
-
-    def alive(self) -> bool:
-        return any(c.process is not None and c.terminated is None for c in self.containers.values())
-
-
-@dataclass
-class NodeRun:
-    name: str
-    port: int
-    state: str = "up"  # up, cut, down, frozen
-    last_lease: float = 0.0
 
 
 class ProcessKubelet:
@@ -116,53 +80,16 @@ class ProcessKubelet:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._services: list[dict[str, Any]] = []
-        #: Each pod's last status this kubelet wrote, by uid, kept after the pod is gone: what
-        #: Spark read of a pod it has since deleted (a test compares Spark's words with it).
-        self.reported: dict[str, dict[str, Any]] = {}
-        self._hostname = socket.gethostname()
+        self.status = StatusManager(client, self.clock)
+        self.agent = NodeAgent(client, self.clock)
+        #: Each pod's last status written, by uid (the status manager's, kept after the pod).
+        self.reported = self.status.reported
 
     # ------------------------------------------------------------------------------ nodes
     def add_node(self, name: str) -> None:
         with self._lock:
-            port = self.logs.open(name)
-            self.nodes[name] = NodeRun(name, port)
-            node = nodestatus.node_object(name)
-            try:
-                self.client.create("/api/v1/nodes", node)
-            except SimApiError as err:
-                if err.status != 409:
-                    raise
-            self._heartbeat(self.nodes[name], force=True)
-
-    def _node_status(self, node: NodeRun) -> dict[str, Any]:
-        return nodestatus.ready_status(
-            node.name,
-            rfc3339(self.clock.now()),
-            {"cpu": "8", "memory": "32Gi", "pods": "110"},
-            ("127.0.0.1", node.port),
-            "kubectl-spark-os://1",
-            "v1.33.0",
-        )
-
-    def _heartbeat(self, node: NodeRun, *, force: bool = False) -> None:
-        if node.state != "up":
-            return
-        now = time.monotonic()
-        if not force and now - node.last_lease < LEASE_RENEW_SECONDS:
-            return
-        current = self.client.get(f"/api/v1/nodes/{node.name}")
-        ready = objects.condition(current, "Ready") if current else None
-        if force or ready is None or ready.get("status") != "True":
-            self.client.patch(
-                f"/api/v1/nodes/{node.name}/status", {"status": self._node_status(node)}
-            )
-        path = f"{nodestatus.LEASES}/{node.name}"
-        renewed = rfc3339_micro(self.clock.now())
-        if self.client.get(path) is None:
-            self.client.create(nodestatus.LEASES, nodestatus.lease(node.name, renewed))
-        else:
-            self.client.patch(path, {"spec": {"renewTime": renewed}})
-        node.last_lease = now
+            self.nodes[name] = NodeRun(name, self.logs.open(name))
+            self.agent.register(self.nodes[name])
 
     # ------------------------------------------------------------------------------ faults
     def power_off(self, name: str) -> None:
@@ -216,7 +143,7 @@ class ProcessKubelet:
             node.state = "up"
             self.logs.open(name)
             self._reach(name, reachable=True)
-            self._heartbeat(node, force=True)
+            self.agent.beat(node, force=True)
 
     def kill_container(self, namespace: str, name: str, container: str | None = None) -> None:
         """SIGKILL a container's processes, as `crictl stop -t 0` or an outside OOM kill would."""
@@ -271,7 +198,7 @@ class ProcessKubelet:
     def sync_once(self) -> None:
         with self._lock:
             for node in self.nodes.values():
-                self._heartbeat(node)
+                self.agent.beat(node)
             for run in self.pods.values():
                 for c in run.containers.values():
                     if c.process is not None:
@@ -349,12 +276,12 @@ class ProcessKubelet:
             return
         if run is None:
             if objects.phase(item) == "Running":
-                self._lost(item)  # this kubelet has no such process: a node that came back
+                self.status.lost(item)  # this kubelet has no such process: a node that came back
                 return
             self._start(item)
             return
         self._advance(item, run)
-        self._report(item, run)
+        self.status.report(item, run)
 
     def _start(self, item: dict[str, Any]) -> None:
         meta = item["metadata"]
@@ -383,14 +310,14 @@ class ProcessKubelet:
                 type_="Warning",
                 host=run.node,
             )
-            self._report_waiting(item, "ContainerCreating", None)
+            self.status.report_waiting(item, "ContainerCreating", None)
             return
         self.pods[run.uid] = run
         for container, env, mounts in launches:
             c = ContainerRun(container["name"], container.get("image", ""))
             run.containers[c.name] = c
             self._launch(item, run, c, container, env, mounts)
-        self._report(item, run)
+        self.status.report(item, run)
 
     def _files(self, item: dict[str, Any], folder: Path, address: PodAddress) -> PodFiles:
         return PodFiles(
@@ -422,15 +349,13 @@ class ProcessKubelet:
         env: dict[str, str],
         mounts: list[Mount],
     ) -> None:
-        from .podfiles import expand
-
         command = [expand(a, env) for a in container.get("command") or []]
         args = [expand(a, env) for a in container.get("args") or []]
         if self.image.runs(c.image):
             try:
                 argv = self.image.command(command, args, env)
             except ImageError as why:
-                c.terminated = self._terminated(c, 128, "StartError", str(why))
+                c.terminated = self.status.terminated(c, 128, "StartError", str(why))
                 return
             mounts = [
                 Mount(self.image.spark_home, IMAGE_SPARK_HOME),
@@ -461,21 +386,6 @@ class ProcessKubelet:
         c.terminated = None
         self.events.event(item, "Started", f"Started container {c.name}", host=run.node)
 
-    def _terminated(
-        self, c: ContainerRun, code: int, reason: str, message: str = ""
-    ) -> dict[str, Any]:
-        now = self.clock.now()
-        found: dict[str, Any] = {
-            "exitCode": code,
-            "reason": reason,
-            "startedAt": rfc3339(c.started or now),
-            "finishedAt": rfc3339(now),
-            "containerID": f"os://{c.process.pid if c.process else 0}",
-        }
-        if message:
-            found["message"] = message
-        return found
-
     def _advance(self, item: dict[str, Any], run: PodRun) -> None:
         """Collect exits; restart by restartPolicy once the back-off has passed."""
         policy = item["spec"].get("restartPolicy", "Always")
@@ -488,7 +398,7 @@ class ProcessKubelet:
                     reason = "OOMKilled"
                 else:
                     reason = "Completed" if code == 0 else "Error"
-                c.terminated = self._terminated(c, code, reason)
+                c.terminated = self.status.terminated(c, code, reason)
                 restart = policy == "Always" or (policy == "OnFailure" and code != 0)
                 if restart:
                     delay = min(BACKOFF_SECONDS * 2**c.restarts, BACKOFF_MAX_SECONDS)
@@ -506,135 +416,6 @@ class ProcessKubelet:
                 except NotReady:
                     continue
                 self._launch(item, run, c, spec, env, mounts)
-
-    def _container_status(self, c: ContainerRun) -> dict[str, Any]:
-        state: dict[str, Any]
-        if c.terminated is not None and c.backoff_until:
-            state = {
-                "waiting": {
-                    "reason": "CrashLoopBackOff",
-                    "message": f"back-off restarting failed container {c.name}",
-                }
-            }
-        elif c.terminated is not None:
-            state = {"terminated": c.terminated}
-        else:
-            state = {"running": {"startedAt": rfc3339(c.started or self.clock.now())}}
-        running = "running" in state
-        return {
-            "name": c.name,
-            "image": c.image,
-            "imageID": "",
-            "containerID": f"os://{c.process.pid if c.process else 0}",
-            "ready": running,
-            "started": running,
-            "restartCount": c.restarts,
-            "state": state,
-            "lastState": {"terminated": c.last_terminated} if c.last_terminated else {},
-        }
-
-    def _report(self, item: dict[str, Any], run: PodRun) -> None:
-        statuses = [self._container_status(c) for c in run.containers.values()]
-        ended = [c.terminated for c in run.containers.values()]
-        policy = item["spec"].get("restartPolicy", "Always")
-        if all(t is not None for t in ended) and not any(
-            c.backoff_until for c in run.containers.values()
-        ):
-            failed = any(t["exitCode"] != 0 for t in ended if t)
-            phase = "Failed" if failed else "Succeeded"
-            if policy == "Always" or (policy == "OnFailure" and failed):
-                phase = "Running"
-        else:
-            phase = "Running"
-        ready = phase == "Running" and all(s["ready"] for s in statuses)
-        now = rfc3339(self.clock.now())
-        conditions = (item.get("status") or {}).get("conditions")
-        for kind, value in (
-            ("PodReadyToStartContainers", "True" if run.alive() else "False"),
-            ("Initialized", "True"),
-            ("ContainersReady", "True" if ready else "False"),
-            ("Ready", "True" if ready else "False"),
-        ):
-            old = objects.condition(item, kind)
-            if old is None or old.get("status") != value:
-                entry: dict[str, Any] = {
-                    "type": kind,
-                    "status": value,
-                    "lastProbeTime": None,
-                    "lastTransitionTime": now,
-                }
-                if value == "False" and kind in ("Ready", "ContainersReady"):
-                    entry["reason"] = "PodCompleted" if phase != "Running" else "ContainersNotReady"
-                conditions = objects.with_condition(conditions, entry)
-        status = {
-            "phase": phase,
-            "hostIP": "127.0.0.1",
-            "hostIPs": [{"ip": "127.0.0.1"}],
-            "podIP": run.address.api,
-            "podIPs": [{"ip": run.address.api}],
-            "startTime": (item.get("status") or {}).get("startTime") or now,
-            "conditions": conditions,
-            "containerStatuses": statuses,
-        }
-        if run.reported == status:
-            return
-        self.client.patch(pod(run.namespace, run.name) + "/status", {"status": status})
-        run.reported = status
-        self.reported[run.uid] = status
-
-    def _report_waiting(self, item: dict[str, Any], reason: str, message: str | None) -> None:
-        waiting: dict[str, Any] = {"reason": reason, **({"message": message} if message else {})}
-        statuses = [
-            {
-                "name": c["name"],
-                "image": c.get("image"),
-                "imageID": "",
-                "ready": False,
-                "restartCount": 0,
-                "started": False,
-                "state": {"waiting": waiting},
-                "lastState": {},
-            }
-            for c in item["spec"]["containers"]
-        ]
-        if (item.get("status") or {}).get("containerStatuses") == statuses:
-            return
-        status = {
-            "phase": "Pending",
-            "hostIP": "127.0.0.1",
-            "startTime": (item.get("status") or {}).get("startTime") or rfc3339(self.clock.now()),
-            "containerStatuses": statuses,
-        }
-        meta = item["metadata"]
-        self.client.patch(pod(meta["namespace"], meta["name"]) + "/status", {"status": status})
-
-    def _lost(self, item: dict[str, Any]) -> None:
-        """A Running pod with no process here: the node lost it (power-off, reboot)."""
-        now = rfc3339(self.clock.now())
-        statuses = []
-        for s in (item.get("status") or {}).get("containerStatuses") or []:
-            started = ((s.get("state") or {}).get("running") or {}).get("startedAt")
-            statuses.append(
-                {
-                    **s,
-                    "ready": False,
-                    "started": False,
-                    "state": {
-                        "terminated": {
-                            "exitCode": 137,
-                            "reason": "ContainerStatusUnknown",
-                            "message": "The container could not be located when the pod was terminated",
-                            **({"startedAt": started} if started else {}),
-                            "finishedAt": now,
-                        }
-                    },
-                }
-            )
-        meta = item["metadata"]
-        self.client.patch(
-            pod(meta["namespace"], meta["name"]) + "/status",
-            {"status": {"phase": "Failed", "containerStatuses": statuses}},
-        )
 
     def _finish_deletion(self, item: dict[str, Any], run: PodRun | None) -> None:
         """SIGTERM, SIGKILL at the end of the grace period, the last status, DELETE with grace 0."""
@@ -665,16 +446,6 @@ class ProcessKubelet:
                 return
         if run is not None:
             with contextlib.suppress(SimApiError):
-                self._report(item, run)
+                self.status.report(item, run)
             self._forget(run)
         self.client.delete(pod(meta["namespace"], meta["name"]), grace=0, uid=meta["uid"])
-
-
-def wait_until(check: Callable[[], bool], seconds: float, what: str) -> None:
-    """Poll ``check`` until it holds; a test bed helper for real time, where JVMs take seconds."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.2)
-    raise TimeoutError(f"{what}: not within {seconds:.0f} s")

@@ -18,9 +18,10 @@ while seconds <= 0 or time.monotonic() - started < seconds:
     if trigger.exists():
         trigger.unlink()
         try:
-            # One group's list of 40 million strings: far past a 512 MiB heap.
-            spark.range(0, 40_000_000, 1, 1).selectExpr(
-                "collect_list(repeat('x', 40)) AS a"
+            # One group's list of 200,000 strings of 10 kB: 2 GB, far past a 512 MiB heap, in
+            # few enough objects that the JVM runs out at once rather than collecting for long.
+            spark.range(0, 200_000, 1, 1).selectExpr(
+                "collect_list(repeat('x', 10000)) AS a"
             ).selectExpr("size(a)").collect()
         except Exception as failed:
             print(f"steady: the heap-filling job failed: {type(failed).__name__}", flush=True)

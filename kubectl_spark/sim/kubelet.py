@@ -197,39 +197,7 @@ class Kubelet:
 
     def _lost_after_reboot(self, item: dict[str, Any]) -> None:
         """The node came back without the pod's containers (a shutdown or reboot)."""
-        now = rfc3339(self.now())
-        statuses = []
-        for s in (item.get("status") or {}).get("containerStatuses") or []:
-            started = ((s.get("state") or {}).get("running") or {}).get("startedAt")
-            statuses.append(
-                {
-                    **s,
-                    "ready": False,
-                    "started": False,
-                    "state": {
-                        "terminated": {
-                            "exitCode": 137,
-                            "reason": "ContainerStatusUnknown",
-                            "message": "The container could not be located when the pod was terminated",
-                            **({"startedAt": started} if started else {}),
-                            "finishedAt": now,
-                        }
-                    },
-                }
-            )
-        status = {
-            "phase": "Failed",
-            "containerStatuses": statuses,
-            "conditions": objects.with_condition(
-                (item.get("status") or {}).get("conditions"),
-                {
-                    "type": "Ready",
-                    "status": "False",
-                    "lastTransitionTime": now,
-                    "reason": "PodFailed",
-                },
-            ),
-        }
+        status = objects.lost_status(item, rfc3339(self.now()))
         self.client.patch(
             pod(item["metadata"]["namespace"], item["metadata"]["name"]) + "/status",
             {"status": status},

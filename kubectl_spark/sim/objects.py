@@ -129,3 +129,30 @@ def tolerates(pod: Mapping[str, Any], taint: Mapping[str, Any]) -> tuple[bool, i
             seconds = tol.get("tolerationSeconds")
             return True, None if seconds is None else int(seconds)
     return False, None
+
+
+def lost_status(item: Mapping[str, Any], now: str) -> dict[str, Any]:
+    """A Running pod whose node came back without its containers (power-off, reboot).
+
+    The kubelet's ``ContainerStatusUnknown`` (pkg/kubelet/kubelet_pods.go): each container
+    terminated with 137, the pod Failed and no longer Ready.
+    """
+    statuses = []
+    for s in (item.get("status") or {}).get("containerStatuses") or []:
+        started = ((s.get("state") or {}).get("running") or {}).get("startedAt")
+        terminated = {
+            "exitCode": 137,
+            "reason": "ContainerStatusUnknown",
+            "message": "The container could not be located when the pod was terminated",
+            **({"startedAt": started} if started else {}),
+            "finishedAt": now,
+        }
+        statuses.append(
+            {**s, "ready": False, "started": False, "state": {"terminated": terminated}}
+        )
+    ready = {"type": "Ready", "status": "False", "lastTransitionTime": now, "reason": "PodFailed"}
+    return {
+        "phase": "Failed",
+        "containerStatuses": statuses,
+        "conditions": with_condition((item.get("status") or {}).get("conditions"), ready),
+    }

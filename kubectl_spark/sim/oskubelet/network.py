@@ -144,6 +144,13 @@ def _accept(server: socket.socket, handle: Callable[[socket.socket], None]) -> N
         threading.Thread(target=handle, args=(conn,), daemon=True).start()
 
 
+def _close_listener(server: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        server.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread
+    with contextlib.suppress(OSError):
+        server.close()
+
+
 class EgressProxy:
     """kube-apiserver's ``cluster`` egress: HTTP CONNECT over a Unix socket.
 
@@ -228,10 +235,7 @@ class EgressProxy:
         _pipe(conn, upstream)
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._server.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread
-        with contextlib.suppress(OSError):
-            self._server.close()
+        _close_listener(self._server)
         self.path.unlink(missing_ok=True)
 
 
@@ -259,7 +263,4 @@ class ApiServiceForwarder:
         _pipe(conn, upstream)
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._server.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread
-        with contextlib.suppress(OSError):
-            self._server.close()
+        _close_listener(self._server)

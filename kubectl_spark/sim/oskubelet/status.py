@@ -145,28 +145,8 @@ class StatusManager:
 
     def lost(self, item: dict[str, Any]) -> None:
         """A Running pod with no process here: the node lost it (power-off, reboot)."""
-        now = rfc3339(self.clock.now())
-        statuses = []
-        for s in (item.get("status") or {}).get("containerStatuses") or []:
-            started = ((s.get("state") or {}).get("running") or {}).get("startedAt")
-            statuses.append(
-                {
-                    **s,
-                    "ready": False,
-                    "started": False,
-                    "state": {
-                        "terminated": {
-                            "exitCode": 137,
-                            "reason": "ContainerStatusUnknown",
-                            "message": "The container could not be located when the pod was terminated",
-                            **({"startedAt": started} if started else {}),
-                            "finishedAt": now,
-                        }
-                    },
-                }
-            )
         meta = item["metadata"]
         self.client.patch(
             pod(meta["namespace"], meta["name"]) + "/status",
-            {"status": {"phase": "Failed", "containerStatuses": statuses}},
+            {"status": objects.lost_status(item, rfc3339(self.clock.now()))},
         )

@@ -151,6 +151,8 @@ def _executor_entries(
 ) -> list[HistoryEntry]:
     added = f"executor {executor.id} added: {executor.pod}"
     entries = [HistoryEntry(executor.created_at, "ExecutorAdded", n, executor.id, added)]
+    if executor.created_at is None and executor.source == "events":
+        entries = []  # told only by the action that deleted it: when it came is not known
     reason = executor.reason
     if reason is not None and not (reason.code == "OwnerGone" and executor.state == "Running"):
         counted = (

@@ -19,12 +19,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from kubectl_spark.knowledge.labels import APACHE_APP, OPERATOR_APP, RESUBMITTED_FROM
+from kubectl_spark.knowledge.labels import (
+    APACHE_APP,
+    EXECUTOR_DELETED,
+    OPERATOR_APP,
+    RESUBMITTED_FROM,
+)
 from kubectl_spark.memory import collector_paused
 
 from . import raw
 from .analyze import analyze
-from .inputs import Snapshot, node_health
+from .inputs import Snapshot, deleted_under, node_health
 from .model import Analysis, App
 from .reconstruct import job_of_pod
 
@@ -134,6 +139,8 @@ class _Index:
     by_involved_uid: defaultdict[str, dict[str, Any]]
     # (ns, an executor name's prefix) → Events about pods so named, by uid
     by_exec_prefix: defaultdict[tuple[str, str], dict[str, Any]]
+    # (ns, driver pod) → kubectl spark's Events on the executors an action deleted under it
+    by_related: defaultdict[tuple[str, str], dict[str, Any]]
 
 
 class LiveAnalysis:
@@ -221,6 +228,7 @@ class LiveAnalysis:
                 defaultdict(dict),
                 defaultdict(dict),
                 defaultdict(dict),
+                defaultdict(dict),
             )
             for pod in snapshot.pods:
                 if isinstance(pod, dict):
@@ -270,6 +278,8 @@ class LiveAnalysis:
         prefix = _event_prefix(event)
         if prefix is not None:
             index.by_exec_prefix[prefix][uid] = event
+        if event.get("reason") == EXECUTOR_DELETED:
+            index.by_related[deleted_under(event)][uid] = event
 
     def _drop_event(self, index: _Index, uid: str) -> None:
         old = index.events.pop(uid, None)
@@ -279,6 +289,7 @@ class LiveAnalysis:
             prefix = _event_prefix(old)
             if prefix is not None:
                 index.by_exec_prefix[prefix].pop(uid, None)
+            index.by_related[deleted_under(old)].pop(uid, None)
 
     def _apply(self, snapshot: Snapshot, changes: Changes, index: _Index) -> set[Key]:
         """Bring the index up to date; return the applications the changes touched."""
@@ -380,6 +391,11 @@ class LiveAnalysis:
                 owner = job_of_pod(ns, name, every_job) if kind == "Pod" else None
                 if owner is not None and (ns, owner) in mine:
                     events.update(found)
+        # The executors an action deleted, under a driver present or named by an Event.
+        drivers = {(raw.namespace(p), raw.name(p)) for p in pods.values()}
+        drivers |= {(t[0], t[2]) for t in map(_target, events.values()) if t[1] == "Pod"}
+        for driver in drivers:
+            events.update(index.by_related.get(driver) or {})
         part = analyze(
             Snapshot(
                 pods=list(pods.values()),

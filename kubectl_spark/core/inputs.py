@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubectl_spark.knowledge import times
+from kubectl_spark.knowledge.labels import EXECUTOR_DELETED
 
 from . import raw
 from .podfacts import PodFacts, canonical_time
@@ -79,6 +80,9 @@ class Index:
     nodes_known: bool
     events_by_uid: dict[str, list[dict[str, Any]]]
     events_by_name: dict[tuple[str, str, str], list[dict[str, Any]]]
+    # kubectl spark's Events on the executors an action deleted, by (namespace, driver pod):
+    # what is left of them once their pods are gone (``core.plans.base.executor_deleted``).
+    deleted_executors: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
 
     def node(self, name: str | None) -> NodeHealth | None:
         if not name:
@@ -135,6 +139,7 @@ def build_index(snapshot: Snapshot) -> Index:
     nodes = {raw.name(n): node_health(n) for n in snapshot.nodes if raw.name(n)}
     by_uid: dict[str, list[dict[str, Any]]] = defaultdict(list)
     by_name: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    deleted: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for event in snapshot.events:
         if not isinstance(event, dict):
             continue
@@ -148,10 +153,18 @@ def build_index(snapshot: Snapshot) -> Index:
                 raw.text(involved, "name"),
             )
         ].append(event)
+        if event.get("reason") == EXECUTOR_DELETED:
+            deleted.setdefault(deleted_under(event), []).append(event)
     known = bool(nodes)
     if not known:
         nodes = nodes_from_pod_events(snapshot.pods, by_uid)
-    return Index(nodes, known, by_uid, by_name)
+    return Index(nodes, known, by_uid, by_name, deleted)
+
+
+def deleted_under(event: Any) -> tuple[str, str]:
+    """(namespace, driver pod) of an executor kubectl spark deleted: its Event's ``related``."""
+    related = raw.mapping(event, "related")
+    return (raw.text(related, "namespace") or raw.namespace(event), raw.text(related, "name"))
 
 
 NOT_READY_SLACK_SECONDS = 60

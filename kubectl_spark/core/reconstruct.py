@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence, Set
 from typing import Any
 
 from kubectl_spark.knowledge import times
+from kubectl_spark.knowledge.labels import EXECUTOR_DELETED
 
 from . import raw
 from .apache import span_reason, spans
@@ -96,6 +97,8 @@ def job_pods_in_events(snapshot: Snapshot) -> dict[tuple[str, str], dict[str, tu
         name = raw.text(involved, "name")
         if raw.text(involved, "kind") != "Pod" or "-" not in name:
             continue
+        if raw.text(event, "reason") == EXECUTOR_DELETED:
+            continue  # an executor an action deleted: never a driver attempt
         namespace = raw.text(involved, "namespace")
         owner = job_of_pod(namespace, name, jobs)
         if owner is None:

@@ -32,6 +32,10 @@ FENCE_LABEL = "kubectl-spark.io/fenced"
 SOURCE = "kubectl-spark.io/source"  # watch | history, on a kept copy of a gone pod
 SEEN_AT = "kubectl-spark.io/seen-at"  # when a kept copy of a gone pod was last seen
 ACTION_ANNOTATION = "kubectl-spark.io/action"
+# The reason of the Event an action leaves on each executor it deletes, and the Spark id the
+# executor held (an annotation of that Event): what describe knows of it once the pod is gone.
+EXECUTOR_DELETED = "DeletedByKubectlSpark"
+EXECUTOR_ID_ANNOTATION = "kubectl-spark.io/executor-id"
 DRIVER_CONTAINER = "spark-kubernetes-driver"
 EXECUTOR_CONTAINER = "spark-kubernetes-executor"
 SPARK_CONTAINERS = (DRIVER_CONTAINER, EXECUTOR_CONTAINER)

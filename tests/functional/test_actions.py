@@ -60,7 +60,11 @@ def test_s2_fence_then_force_kill_then_heal(cluster, capsys) -> None:
     app = app_of(capsys, c)
     assert app["attempts"][0]["state"] == "Fenced" and app["attempts"][0]["fenced"] is True
     assert not {a["type"] for a in app["alerts"]} & {"SplitBrain"}
-    assert list(app["attempts"][0]["executors"]) == []  # its executors were stopped
+    # Its executors were stopped; the fence's own Events still tell them (their pods are gone).
+    stopped = app["attempts"][0]["executors"]
+    assert stopped and {(e["state"], e["source"], e["reason"]["message"]) for e in stopped} == {
+        ("Gone", "events", "deleted by kubectl spark fence")
+    }
     assert any(h["kind"] == "Fenced" for h in app["history"])
     # again: a no-op that says so
     code, out, _ = run(capsys, c, "fence", "networkwordcount/1", "--yes")

@@ -24,14 +24,19 @@ def sparks_counters(text: str) -> tuple[bool, bool] | None:
 
     ExecutorPodsLifecycleManager: an executor first seen PodFailed is removed with the "exited"
     text, exitCausedByApp true, and counted (ExecutorFailureTracker.registerExecutorFailure);
-    one seen only as deleted ("deleted by a user or the framework") neither. The driver's own
+    one seen only as deleted ("deleted by a user or the framework") neither, nor one missing
+    from the cluster past missingPodDetectDelta ("was not found in the cluster"). The driver's own
     kill ("Executor killed by driver.") is ExecutorKilled: not the app's, not counted.
     HeartbeatReceiver's expiry is ExecutorProcessLost (the app's, by default) and the pod is then
     deleted by the driver: not counted.
     """
     if _EXIT.search(text):
         return True, True
-    if "deleted by a user or the framework" in text or text.startswith("Executor killed by driver"):
+    if (
+        "deleted by a user or the framework" in text
+        or "was not found in the cluster" in text  # ExecutorExited(-1, exitCausedByApp = false)
+        or text.startswith("Executor killed by driver")
+    ):
         return False, False
     if text.startswith("Executor heartbeat timed out"):
         return True, False

@@ -1,4 +1,4 @@
-"""Spark launched as users launch it: spark-submit in cluster mode, and a driver Job.
+"""Spark launched as users launch it: spark-submit in cluster mode, a driver Job, both operators.
 
 Both run Spark's own code: spark-submit from this machine's pyspark creates the driver pod, its
 headless Service and its ConfigMap (KubernetesClientApplication); the Job's pod runs the image's
@@ -7,8 +7,11 @@ headless Service and its ConfigMap (KubernetesClientApplication); the Job's pod 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 from .bed import APPS, IMAGE, SMALL, Cluster
@@ -141,3 +144,152 @@ def driver_job(
         f"/apis/batch/v1/namespaces/{cluster.namespace}/jobs", job
     )
     return made
+
+
+def _owned_by(cluster: Cluster, sparkapp: dict[str, Any]) -> str:
+    """A driver pod template naming ``sparkapp`` as its controller, written for spark-submit.
+
+    Both operators make the driver pod a child of its SparkApplication: kubeflow's mutating
+    webhook adds the reference (``addOwnerReference``), the Apache operator's driver spec
+    carries it. spark-submit keeps the template's metadata (KubernetesUtils.loadPodFromTemplate).
+    """
+    meta = sparkapp["metadata"]
+    template = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "ownerReferences": [
+                {
+                    "apiVersion": sparkapp["apiVersion"],
+                    "kind": "SparkApplication",
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                    "controller": True,
+                }
+            ]
+        },
+    }
+    path = cluster.tmp / f"{meta['name']}-{meta['uid']}-driver-template.json"
+    path.write_text(json.dumps(template))
+    return str(path)
+
+
+def kubeflow_app(
+    cluster: Cluster, name: str, app: str, *args: str, conf: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """A SparkApplication as kubeflow/spark-operator runs it: its spark-submit, Spark's driver.
+
+    The operator itself runs ``spark-submit --deploy-mode cluster`` with its own confs
+    (internal/controller/sparkapplication/submission.go: ``driverPodNameOption`` →
+    ``<name>-driver``, ``driverConfOption``/``executorConfOption`` → the app-name,
+    launched-by-spark-operator and submission-id labels on both roles, never waiting for the
+    app), then reports the run in the status (SUBMITTED, then RUNNING once the driver runs),
+    as the simulated operator does (kubectl_spark/sim/operator.py).
+    """
+    ns = cluster.namespace
+    path = f"/apis/sparkoperator.k8s.io/v1beta2/namespaces/{ns}/sparkapplications"
+    made = cluster.client.create(
+        path,
+        {
+            "apiVersion": "sparkoperator.k8s.io/v1beta2",
+            "kind": "SparkApplication",
+            "metadata": {"name": name},
+            "spec": {
+                "type": "Python",
+                "mode": "cluster",
+                "image": IMAGE,
+                "sparkVersion": "4.1.1",
+                "mainApplicationFile": f"local://{APPS / app}",
+                "restartPolicy": {"type": "Never"},
+                "driver": {"memory": SMALL["spark.driver.memory"]},
+                "executor": {"instances": 1, "memory": SMALL["spark.executor.memory"]},
+            },
+        },
+    )
+    submission = str(uuid.uuid4())
+    labels = {
+        "sparkoperator.k8s.io/app-name": name,
+        "sparkoperator.k8s.io/launched-by-spark-operator": "true",
+        "sparkoperator.k8s.io/mutated-by-spark-operator": "true",
+        "sparkoperator.k8s.io/submission-id": submission,
+    }
+    settings = {
+        "spark.kubernetes.driver.pod.name": f"{name}-driver",
+        "spark.kubernetes.driver.podTemplateFile": _owned_by(cluster, made),
+        "spark.executor.instances": "1",
+        **{f"spark.kubernetes.{role}.label.{k}": v for role in ROLES for k, v in labels.items()},
+        **(conf or {}),
+    }
+    spark_submit(cluster, name, app, *args, conf=settings)
+    status = {
+        "submissionID": submission,
+        "lastSubmissionAttemptTime": _now(),
+        "submissionAttempts": 1,
+        "executionAttempts": 1,
+        "applicationState": {"state": "SUBMITTED"},
+        "driverInfo": {"podName": f"{name}-driver", "webUIPort": 4040},
+    }
+    return cluster.client.patch(f"{path}/{name}/status", {"status": status})
+
+
+def apache_app(
+    cluster: Cluster, name: str, app: str, *args: str, conf: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """A SparkApplication as apache/spark-kubernetes-operator runs it, with Spark's own builder.
+
+    The operator builds the driver with Spark's KubernetesDriverBuilder in its own JVM
+    (SparkAppSubmissionWorker): app id ``<name>-<attemptId>`` (``generateSparkAppId``; the
+    first attempt is 0), every resource named from that id (SparkAppDriverConf), the
+    ``spark.operator/*`` labels, and a driver owned by the SparkApplication. spark-submit
+    builds the same pod from the same confs. Its status: one state per transition, as the
+    simulated operator writes it (kubectl_spark/sim/apache_operator.py).
+    """
+    ns = cluster.namespace
+    path = f"/apis/spark.apache.org/v1/namespaces/{ns}/sparkapplications"
+    made = cluster.client.create(
+        path,
+        {
+            "apiVersion": "spark.apache.org/v1",
+            "kind": "SparkApplication",
+            "metadata": {"name": name},
+            "spec": {
+                "pyFiles": f"local://{APPS / app}",
+                "runtimeVersions": {"sparkVersion": "4.1.1"},
+                "sparkConf": {"spark.executor.instances": "1"},
+            },
+        },
+    )
+    app_id = f"{name}-0"
+    labels = {
+        "spark.operator/name": "spark-kubernetes-operator",
+        "spark.operator/spark-app-name": name,
+    }
+    settings = {
+        "spark.app.id": app_id,
+        "spark.kubernetes.driver.pod.name": f"{app_id}-driver",
+        "spark.kubernetes.executor.podNamePrefix": app_id,
+        "spark.kubernetes.driver.podTemplateFile": _owned_by(cluster, made),
+        "spark.executor.instances": "1",
+        **{f"spark.kubernetes.{role}.label.{k}": v for role in ROLES for k, v in labels.items()},
+        **(conf or {}),
+    }
+    spark_submit(cluster, name, app, *args, conf=settings)
+    info = {"id": 0, "restartCounter": 0, "failureRestartCounter": 0,
+            "schedulingFailureRestartCounter": 0}  # fmt: skip
+    history = {
+        str(i): {"currentStateSummary": summary, "lastTransitionTime": _now()}
+        for i, summary in enumerate(("Submitted", "DriverRequested"))
+    }
+    status = {
+        "currentState": history[str(len(history) - 1)],
+        "stateTransitionHistory": history,
+        "currentAttemptSummary": {"attemptInfo": info},
+    }
+    return cluster.client.request("PUT", f"{path}/{name}/status", {**made, "status": status})
+
+
+ROLES = ("driver", "executor")
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

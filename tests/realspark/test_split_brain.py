@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from .agreement import assert_agrees_with_spark, described_executors
 from .bed import Cluster, until
 from .launch import driver_job
 
@@ -121,3 +122,19 @@ def test_s1_a_cut_off_driver_job_split_brain_fenced_then_force_killed(cluster: C
         "one driver left",
     )
     assert sum(e["isActive"] and e["id"] != "driver" for e in c.executors(live)) == 2
+
+    # What the zombie's Spark says of the executors the fence deleted ("not found in the
+    # cluster", once spark.kubernetes.executor.missingPodDetectDelta has passed) and what
+    # describe says of them, their pods gone and the zombie out of its reach: they agree.
+    until(
+        lambda: sum(not e["isActive"] and e["id"] != "driver" for e in c.executors(zombie)) == 2,
+        60,
+        "the zombie's Spark has removed its two executors",
+    )
+    removed = assert_agrees_with_spark(c, APP, zombie, attempt=1)
+    said = {e["id"]: e["removeReason"] for e in removed}
+    assert all("was not found in the cluster" in text for text in said.values()), said
+    described = described_executors(c, APP, 1)
+    assert {e["reason"]["message"] for e in described.values()} == {
+        "deleted by kubectl spark fence"
+    }, described

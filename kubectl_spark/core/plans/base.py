@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_spark.core import raw
-from kubectl_spark.core.model import App, Attempt
+from kubectl_spark.core.model import App, Attempt, Executor
+from kubectl_spark.knowledge.labels import EXECUTOR_DELETED, EXECUTOR_ID_ANNOTATION
 
 FENCE_ID = "kubectl-spark.io/fence-id"
 ACTION = "kubectl-spark.io/action"
@@ -154,12 +155,17 @@ def event_on(
     *,
     warning: bool = False,
     on: str = "",
+    related: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
 ) -> Operation:
     event_name = f"{name}.kubectl-spark-{reason.lower()}-{re.sub(r'[^0-9]', '', now)}"[:253]
-    body = {
+    metadata: dict[str, Any] = {"name": event_name, "namespace": namespace}
+    if annotations:
+        metadata["annotations"] = annotations
+    body: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Event",
-        "metadata": {"name": event_name, "namespace": namespace},
+        "metadata": metadata,
         "involvedObject": {
             "kind": kind,
             "namespace": namespace,
@@ -177,8 +183,60 @@ def event_on(
         "lastTimestamp": now,
         "count": 1,
     }
+    if related:
+        body["related"] = related
     what = f"record the {reason} action" + (f" on {on}" if on else "")
     return Operation("create", "v1", "events", namespace, event_name, what, body)
+
+
+def executor_deleted(
+    app: App, attempt: Attempt, executor: Executor, action: str, now: str, actor: str
+) -> Operation:
+    """The Event left on an executor this action deletes while it still runs or waits.
+
+    A deleted pod leaves nothing but its Events: without this one, ``describe`` knows nothing
+    of executors an action removed, and Spark's own list (which says only "not found in the
+    cluster" or "deleted by a user or the framework") may not be reachable (a fenced driver on
+    a cut-off node). ``related`` names the driver pod, so the executor is found under its
+    attempt once both pods are gone (``core.analyze``).
+    """
+    return event_on(
+        app.namespace,
+        "Pod",
+        "v1",
+        executor.pod,
+        executor.uid,
+        EXECUTOR_DELETED,
+        f"executor {executor.id} of attempt {attempt.number} deleted by kubectl spark {action} "
+        f"({actor})",
+        now,
+        actor,
+        warning=True,
+        on=f"executor {executor.id}",
+        related={
+            "kind": "Pod",
+            "apiVersion": "v1",
+            "namespace": app.namespace,
+            "name": attempt.driver_pod or "",
+            "uid": attempt.uid or "",
+        },
+        annotations={EXECUTOR_ID_ANNOTATION: executor.id, ACTION: action},
+    )
+
+
+def executors_deleted(
+    app: App, attempt: Attempt, action: str, now: str, actor: str
+) -> list[Operation]:
+    """``executor_deleted`` for each executor in the API that nothing has ended yet.
+
+    An executor that already ended has its own loss (its pod said why): deleting the pod
+    afterwards does not change it.
+    """
+    return [
+        executor_deleted(app, attempt, e, action, now, actor)
+        for e in attempt.executors
+        if e.uid and e.source == "cluster" and e.reason is None
+    ]
 
 
 def patch_pod(app: App, pod: str, uid: str, why: str, metadata: dict[str, Any]) -> Operation:
@@ -213,8 +271,12 @@ def delete_pod_now(app: App, pod: str, uid: str, why: str) -> Operation:
 
 
 def pods_of(attempt: Attempt) -> list[tuple[str, str, str]]:
-    """(pod, uid, role) of the attempt: executors first, then the driver."""
-    out = [(e.pod, e.uid, "executor") for e in attempt.executors if e.uid]
+    """(pod, uid, role) of the attempt in the API: executors first, then the driver.
+
+    Executors read elsewhere (a watch's or the history's copy of a deleted pod, kubectl spark's
+    own Events) are gone from the API: nothing to act on.
+    """
+    out = [(e.pod, e.uid, "executor") for e in attempt.executors if e.uid and e.source == "cluster"]
     if attempt.driver_pod and attempt.uid:
         out.append((attempt.driver_pod, attempt.uid, "driver"))
     return out

@@ -18,6 +18,7 @@ from .base import (
     delete_pod_now,
     driver_not_ours,
     event,
+    executors_deleted,
     patch_pod,
     pods_of,
     stamp_of,
@@ -193,6 +194,7 @@ def fence_plan(
             )
         )
     if not keep_executors:
+        ops += executors_deleted(app, attempt, "fence", now, actor)
         ops.extend(
             delete_pod_now(app, pod, uid, "stop the fenced attempt's executor now")
             for pod, uid, role in pods_of(attempt)

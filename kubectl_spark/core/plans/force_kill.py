@@ -17,6 +17,7 @@ from .base import (
     delete_pod_now,
     driver_not_ours,
     event,
+    executors_deleted,
     patch_pod,
     pods_of,
     stamp_of,
@@ -117,6 +118,7 @@ def force_kill_plan(
     )
     message = f"attempt {attempt.number} force-killed by {actor}"
     ops.append(event(app, attempt, "ForceKilled", message, now, actor))
+    ops += executors_deleted(app, attempt, "force-kill", now, actor)
     deletes = [
         delete_pod_now(app, pod, uid, f"delete the {role} now, only if it is still this pod")
         for pod, uid, role in pods

@@ -26,7 +26,9 @@ def sparks_counters(text: str) -> tuple[bool, bool] | None:
     text, exitCausedByApp true, and counted (ExecutorFailureTracker.registerExecutorFailure);
     one seen only as deleted ("deleted by a user or the framework") neither, nor one missing
     from the cluster past missingPodDetectDelta ("was not found in the cluster"). The driver's own
-    kill ("Executor killed by driver.") is ExecutorKilled: not the app's, not counted.
+    kill ("Executor killed by driver.") is ExecutorKilled and a decommission ("Executor
+    decommission: …") ExecutorDecommission: not the app's (TaskSetManager.executorLost), not
+    counted.
     HeartbeatReceiver's expiry is ExecutorProcessLost (the app's, by default) and the pod is then
     deleted by the driver: not counted.
     """
@@ -35,7 +37,7 @@ def sparks_counters(text: str) -> tuple[bool, bool] | None:
     if (
         "deleted by a user or the framework" in text
         or "was not found in the cluster" in text  # ExecutorExited(-1, exitCausedByApp = false)
-        or text.startswith("Executor killed by driver")
+        or text.startswith(("Executor killed by driver", "Executor decommission"))
     ):
         return False, False
     if text.startswith("Executor heartbeat timed out"):

@@ -168,6 +168,7 @@ def _owned_by(cluster: Cluster, sparkapp: dict[str, Any]) -> str:
                 }
             ]
         },
+        "spec": {"containers": []},  # Spark's container is made from the confs
     }
     path = cluster.tmp / f"{meta['name']}-{meta['uid']}-driver-template.json"
     path.write_text(json.dumps(template))

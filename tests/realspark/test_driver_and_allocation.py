@@ -5,7 +5,8 @@ and kubectl spark must name that exit as the attempt's reason (the app's fault).
 dynamic allocation removes for being idle are the driver's decision, never a failure: Spark says
 "Executor killed by driver." (``ExecutorAllocationManager`` → ``killExecutors``) and deletes the
 pods; kubectl spark must say the same of each (``DeletedByDriver``, category ``driver``, not
-counted).
+counted), or, with graceful decommissioning, "Executor decommission: spark scale down"
+(``Decommissioned``, the driver's decision, not counted).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from .agreement import assert_agrees_with_spark
 from .bed import Cluster, until
 from .launch import spark_submit
 
@@ -45,7 +47,24 @@ def test_a_driver_that_throws_is_its_own_exit_code(cluster: Cluster) -> None:
     assert reason["countsAsFailure"] is True, reason
 
 
-def test_dynamic_allocation_giving_executors_back_is_no_failure(cluster: Cluster) -> None:
+# What Spark says of an executor dynamic allocation gives back, with or without graceful
+# decommissioning (spark.decommission.enabled: ExecutorAllocationManager.removeExecutors →
+# decommissionExecutors with ExecutorDecommissionInfo("spark scale down")), and what kubectl
+# spark must say. Neither counts: TaskSetManager.executorLost takes ExecutorKilled and
+# ExecutorDecommission as not caused by the app, and no pod is seen PodFailed.
+GIVEN_BACK = {
+    "killed": ({}, "Executor killed by driver.", "DeletedByDriver"),
+    "decommissioned": (
+        {"spark.decommission.enabled": "true"},
+        "Executor decommission: spark scale down",
+        "Decommissioned",
+    ),
+}
+
+
+@pytest.mark.parametrize("how", list(GIVEN_BACK))
+def test_dynamic_allocation_giving_executors_back_is_no_failure(cluster: Cluster, how: str) -> None:
+    conf, text, code = GIVEN_BACK[how]
     c = cluster
     c.kubelet.add_node("node-a")
     c.kubelet.add_node("node-b")
@@ -60,6 +79,7 @@ def test_dynamic_allocation_giving_executors_back_is_no_failure(cluster: Cluster
             "spark.dynamicAllocation.initialExecutors": "2",
             "spark.dynamicAllocation.minExecutors": "0",
             "spark.dynamicAllocation.executorIdleTimeout": "3s",
+            **conf,
         },
     )
     until(lambda: len(c.running(spark_role="driver")) == 1, 60, "the driver running")
@@ -68,14 +88,22 @@ def test_dynamic_allocation_giving_executors_back_is_no_failure(cluster: Cluster
     def removed() -> list[dict[str, Any]]:
         return [e for e in c.executors(driver) if e["id"] != "driver" and not e["isActive"]]
 
-    until(lambda: len(removed()) == 2, 120, "dynamic allocation removed both executors")
-    assert {e["removeReason"] for e in removed()} == {"Executor killed by driver."}
-    until(lambda: c.pods(spark_role="executor") == [], 60, "their pods deleted by the driver")
-    app = described(c, "elastic")
-    ours = {e["id"]: e for a in app["attempts"] for e in a["executors"]}
-    for spark in removed():
-        reason = ours[spark["id"]]["reason"]
-        assert (reason["code"], reason["category"]) == ("DeletedByDriver", "driver"), reason
-        assert reason["countsAsFailure"] is False and reason["countsTowardMaxNumFailures"] is False
+    def active() -> list[dict[str, Any]]:
+        return [e for e in c.executors(driver) if e["id"] != "driver" and e["isActive"]]
+
+    until(
+        lambda: len(removed()) >= 2 and not active() and not c.pods(spark_role="executor"),
+        120,
+        "dynamic allocation gave every executor back and their pods are gone",
+    )
+    assert {e["removeReason"] for e in removed()} == {text}
+    for spark in assert_agrees_with_spark(c, "elastic", driver):
+        reason = next(
+            e["reason"]
+            for a in described(c, "elastic")["attempts"]
+            for e in a["executors"]
+            if e["id"] == spark["id"]
+        )
+        assert (reason["code"], reason["category"]) == (code, "driver"), reason
     summary = c.app_json("elastic")
     assert summary["attempts"][-1]["state"] == "Running", summary

@@ -181,10 +181,20 @@ def owned_by(api: Any, app: App, attempt: Attempt, plural: str) -> list[dict[str
 
 def kill_context(app: App, attempt: Attempt, snapshot: Any) -> Any:
     """What force-kill needs from the cluster (the CLI and the TUI build the same plan)."""
+    driver = raw_pod(snapshot, attempt.uid)
+    if driver is not None and SOURCE in raw.annotation_map(driver):
+        driver = None  # a kept copy of a deleted pod: gone from the API
     return KillContext(
-        driver=raw_pod(snapshot, attempt.uid),
+        driver=driver,
+        driver_gone=driver is None,
         node=raw_named(snapshot.nodes, attempt.node),
-        node_reachable=node_reachable(snapshot, attempt.node),
+        # A driver pod gone is on no node: only its executors' nodes count.
+        node_reachable=driver is None or node_reachable(snapshot, attempt.node),
+        lost_nodes=frozenset(
+            e.node
+            for e in attempt.executors
+            if e.node and e.source == "cluster" and not node_reachable(snapshot, e.node)
+        ),
         job=raw_named(snapshot.jobs, app.owner) if app.source == "job" else None,
         sparkapp=raw_named(snapshot.sparkapplications, app.owner)
         if app.source == "sparkapplication"

@@ -84,8 +84,9 @@ def execute(api: Any, plan: Plan, *, dry_run: str, yes: bool, output: str) -> No
             sys.stderr.write(escape(f"Warning: {kept}") + "\n")
     report = actions.apply(api, plan, server_dry_run=dry_run == "server")
     prefix = "(server dry run) " if dry_run == "server" else ""
-    for op in report.applied:
-        sys.stdout.write(escape(f"{prefix}done: {op.summary()}") + "\n")
+    for op, why in report.done:
+        line = f"already done: {op.summary()} ({why})" if why else f"done: {op.summary()}"
+        sys.stdout.write(escape(prefix + line) + "\n")
     for note in report.notes:
         sys.stderr.write(escape(f"Warning: {note}") + "\n")
     if report.failed is not None:
@@ -99,8 +100,11 @@ def execute(api: Any, plan: Plan, *, dry_run: str, yes: bool, output: str) -> No
             else ""
         )
         raise PlanFailed(
-            f"{plan.action} stopped at step {len(report.applied) + 1} ({op.verb} {op.target()}): {exc.message}{why}; "
-            f"{len(report.applied)} step(s) applied, {len(report.skipped) + 1} not"
+            f"{plan.action} stopped at step {len(report.done) + 1} ({op.verb} {op.target()}): {exc.message}{why}; "
+            f"{len(report.applied)} step(s) applied, "
+            + (f"{len(report.already)} already done, " if report.already else "")
+            + f"{len(report.skipped) + 1} not; running the same command again finishes it once "
+            "the cause is fixed"
         )
     sys.stdout.write(
         escape(

@@ -3,7 +3,10 @@
 Before writing anything, every (verb, resource, namespace) the plan needs is checked with a
 SelfSubjectAccessReview; a refusal names the missing permissions and writes nothing. Then the
 operations run in order, each with its preconditions (UID, resourceVersion), and the first
-failure stops the plan: what was applied and what was not is reported. A write is never retried:
+failure stops the plan: what was applied and what was not is reported. A refusal that says the
+step's end already holds (a pod already gone, an object already made as asked) is no failure:
+the step is reported "already done" and the plan goes on, so running an action again finishes
+one an earlier run left half-done. A write is never retried:
 when its answer is lost, the object is re-read (core/plans/outcome.py) and the plan goes on if
 the write took effect, or stops saying it did not, or that it cannot tell.
 """
@@ -17,7 +20,7 @@ from typing import Any
 
 from kubectl_spark import errors
 from kubectl_spark.core.plans import Operation, Plan
-from kubectl_spark.core.plans.outcome import took_effect
+from kubectl_spark.core.plans.outcome import reached, took_effect
 
 from .client import Api
 
@@ -64,7 +67,6 @@ def _settle(api: Api, op: Operation, lost: errors.OutcomeUnknown) -> str:
 
 
 WAIT_POLL_SECONDS = 0.5
-GARBAGE_COLLECTED_FIRST = ("statefulsets", "deployments")
 
 
 def _wait(api: Api, op: Operation) -> None:
@@ -181,6 +183,10 @@ class Report:
     failed: tuple[Operation, errors.KubectlSparkError] | None = None
     skipped: list[Operation] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # a lost answer, and what the re-read said
+    # Steps whose end already held when the API server refused them, and why (outcome.reached).
+    already: list[tuple[Operation, str]] = field(default_factory=list)
+    # Every step that ended well, in order: "" if applied, else why it was already done.
+    done: list[tuple[Operation, str]] = field(default_factory=list)
 
 
 def apply(api: Api, plan: Plan, *, server_dry_run: bool = False) -> Report:
@@ -194,12 +200,39 @@ def apply(api: Api, plan: Plan, *, server_dry_run: bool = False) -> Report:
                 if server_dry_run:
                     raise  # a dry run stores nothing: there is nothing to re-read
                 report.notes.append(_settle(api, op, lost))
+            except (errors.NotFound, errors.Conflict) as refused:
+                why = _end_reached(api, op, refused)
+                if not why:
+                    raise
+                report.already.append((op, why))
+                report.done.append((op, why))
+                continue
         except errors.KubectlSparkError as exc:
             report.failed = (op, exc)
             report.skipped = list(plan.operations[index + 1 :])
             return report
         report.applied.append(op)
+        report.done.append((op, ""))
     return report
+
+
+def _end_reached(api: Api, op: Operation, refused: errors.ApiRequestError) -> str:
+    """Why a step the API server refused (404, 409) needs no doing: its end holds, or "".
+
+    The object as it is now decides (core/plans/outcome.py): a 404 on a delete is the end it
+    wanted; a 409 is read again to tell a UID precondition (another pod of that name), or an
+    object already made as asked, from a real conflict.
+    """
+    if op.verb not in ("delete", "patch", "create"):
+        return ""
+    if isinstance(refused, errors.NotFound) and op.verb != "create":
+        found = None
+    else:
+        try:
+            found = api.request("GET", _object_path(op), what=f"re-read {op.target()}")
+        except errors.NotFound:
+            found = None
+    return reached(op, found if isinstance(found, dict) else None)
 
 
 def _step(api: Api, op: Operation, query: list[tuple[str, Any]], server_dry_run: bool) -> None:
@@ -214,13 +247,7 @@ def _step(api: Api, op: Operation, query: list[tuple[str, Any]], server_dry_run:
             options["preconditions"] = {"uid": op.uid}
         if server_dry_run:
             options["dryRun"] = ["All"]
-        try:
-            api.request("DELETE", _path(op), body=options, query=query, what=op.summary())
-        except errors.NotFound:
-            # A controller the driver pod owned: deleting the driver may have let the
-            # garbage collector remove it first, which is what was wanted.
-            if op.resource not in GARBAGE_COLLECTED_FIRST:
-                raise
+        api.request("DELETE", _path(op), body=options, query=query, what=op.summary())
     elif op.verb == "patch":
         api.request(
             "PATCH",

@@ -53,3 +53,32 @@ def test_an_update_took_effect_when_the_object_holds_what_was_sent() -> None:
     assert not took_effect(
         update, {"metadata": {"name": "p", "resourceVersion": "7"}, "spec": {"holder": "a", "n": 1}}
     )
+
+
+def test_a_refused_step_whose_end_holds_is_already_done() -> None:
+    """issue 46: a 404 or a UID precondition's 409 on a pod already gone, an object already
+    made as asked (a half-done action run again): the plan goes on."""
+    from kubectl_spark.core.plans.outcome import reached
+
+    delete = op("delete", uid="u1")
+    assert reached(delete, None) == "already gone"
+    assert reached(delete, pod("u2")).startswith("already gone (a pod of that name now has")
+    assert reached(delete, pod()) == ""  # still this pod: a real failure
+    mark = op("patch", {"metadata": {"uid": "u1", "labels": {"f": "1"}}}, uid="u1")
+    assert reached(mark, None).startswith("the pod is gone")
+    assert reached(mark, pod("u2")).startswith("the pod is gone (one of that name")
+    assert reached(op("patch", {"spec": {"x": 2}}), None) == ""  # not pinned: not ours to judge
+    create = op(
+        "create",
+        {
+            "metadata": {"name": "p", "labels": {"a": "1"}, "annotations": {"at": "t2"}},
+            "spec": {"x": 1},
+        },
+    )
+    # Made by an earlier run: its own stamp (who, when) differs, what it does is the same.
+    assert reached(create, pod(labels={"a": "1"}, annotations={"at": "t1"})) == (
+        "already exists as asked"
+    )
+    assert reached(create, {**pod(labels={"a": "1"}), "spec": {"x": 2}}) == ""
+    assert reached(create, pod(labels={"a": "other"})) == ""
+    assert reached(op("update", {"spec": {}}), pod()) == ""  # a compare-and-swap lost: a conflict

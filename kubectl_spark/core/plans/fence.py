@@ -65,8 +65,7 @@ def fence_plan(
         )
     if over := already_over(attempt, "fence"):
         return dataclasses.replace(base, noop=over)
-    holder = raw.text(lease, "spec", "holderIdentity") if lease else ""
-    if attempt.fenced and not holder.endswith(f"/{attempt.uid}"):
+    if attempt.fenced and half_fenced(attempt, lease, keep_executors=keep_executors) == "":
         return dataclasses.replace(
             base,
             noop=f"attempt {attempt.number} is already fenced (epoch {raw.number(lease, 'spec', 'leaseTransitions') or '?'})",
@@ -230,6 +229,28 @@ def fence_plan(
             admission=admission, by_prefix=bool(prefix), node_reachable=node_reachable
         ),
     )
+
+
+def half_fenced(attempt: Attempt, lease: Mapping[str, Any] | None, *, keep_executors: bool) -> str:
+    """What a fence of this fenced attempt left undone, or "" (its pods are marked).
+
+    A fence is done when its Lease has been taken from the attempt and, unless they were to be
+    kept, none of its executors runs. An earlier run stopped before that (a failed step, a lost
+    connection) is finished by running the same fence again: every step already done is
+    found done, the rest is applied.
+    """
+    holder = raw.text(lease, "spec", "holderIdentity") if lease else ""
+    if lease is None:
+        return "its fencing Lease was never taken"
+    if holder.endswith(f"/{attempt.uid}"):
+        return "the fencing Lease still names it"
+    # A fenced executor's state is Fenced: its phase says whether its pod still runs.
+    running = [
+        e for e in attempt.executors if e.source == "cluster" and e.phase in ("Running", "Pending")
+    ]
+    if running and not keep_executors:
+        return f"{len(running)} of its executors still run"
+    return ""
 
 
 def unfence_plan(

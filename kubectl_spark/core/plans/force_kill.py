@@ -42,6 +42,11 @@ class KillContext:
     # The controllers that own the attempt's executors and would recreate them (Spark 3.3+'s
     # StatefulSet allocator, 4.2's Deployment allocator): (resource, name, uid).
     controllers: tuple[tuple[str, str, str], ...] = ()
+    # The unreachable nodes the attempt's executors are bound to: theirs are deleted first.
+    lost_nodes: frozenset[str] = frozenset()
+    # The driver pod was looked for and is gone from the API (an earlier force-kill, the
+    # taint manager): what is left of the attempt is its executors.
+    driver_gone: bool = False
 
 
 def executor_controllers(
@@ -95,7 +100,7 @@ def force_kill_plan(
             else (dataclasses.replace(base, noop=why))
         )
     stamp = stamp_of(actor, now, "force-kill")
-    if not attempt.uid or not attempt.driver_pod:
+    if _driver_gone(attempt, ctx):
         return _orphan_plan(base, app, attempt, stamp)
     notes: list[str] = []
     warnings = [FORCE_DELETE_WARNING]
@@ -111,7 +116,14 @@ def force_kill_plan(
         )
     # The driver before its executors: a live driver asks for a replacement of every executor
     # it loses, so deleting executors first starts new ones (s2: exec-3 and exec-4 Pending).
-    pods = sorted(pods_of(attempt), key=lambda p: p[2] != "driver")
+    # Those on a lost node go first of all: the garbage collector deletes the rest once the
+    # driver is gone, gracefully, which a lost node's kubelet never confirms; only these grace-0
+    # deletes remove them, and no step after the driver's may be what they wait on.
+    lost = {e.pod for e in attempt.executors if e.node in ctx.lost_nodes}
+    pods = sorted(
+        pods_of(attempt),
+        key=lambda p: 0 if p[2] == "executor" and p[0] in lost else 1 if p[2] == "driver" else 2,
+    )
     ops.extend(
         patch_pod(app, pod, uid, f"record the force-kill on the {role}", {"annotations": stamp})
         for pod, uid, role in pods
@@ -139,7 +151,7 @@ def force_kill_plan(
         )
         for resource, name, uid in ctx.controllers
     ]
-    first = 1 if pods and pods[0][2] == "driver" else 0
+    first = next((i + 1 for i, p in enumerate(pods) if p[2] == "driver"), 0)
     ops.extend([*deletes[:first], *controllers, *deletes[first:]])
     if detach_volumes:
         _detach_volumes(attempt, ctx, ops, notes, warnings)
@@ -209,12 +221,21 @@ def _apache_after_kill(sparkapp: dict[str, Any], attempt: Attempt) -> str:
     )
 
 
+def _driver_gone(attempt: Attempt, ctx: KillContext) -> bool:
+    return not attempt.uid or not attempt.driver_pod or ctx.driver_gone
+
+
 def _orphans(attempt: Attempt) -> list[tuple[str, str]]:
-    """(pod, uid) of an attempt's executors that still run (or wait) in the cluster."""
+    """(pod, uid) of an attempt's executors left in the API once its driver pod is gone.
+
+    Whatever their state or node: those still running or waiting, those Terminating on a lost
+    node (the garbage collector's graceful delete, which that node's kubelet never confirms),
+    those a fence marked. What an earlier force-kill left half-done is finished this way.
+    """
     return [
         (e.pod, e.uid)
         for e in attempt.executors
-        if e.uid and e.source == "cluster" and e.state in ("Running", "Pending", "Unknown")
+        if e.uid and e.source == "cluster" and e.state not in ("Succeeded", "Failed")
     ]
 
 
@@ -260,9 +281,9 @@ def _not_to_kill(
     not_ours = driver_not_ours(attempt, "kill", "delete")
     if not_ours:
         return ("refusal", not_ours)
-    if not attempt.uid or not attempt.driver_pod:
+    if _driver_gone(attempt, ctx):
         if _orphans(attempt):
-            return None  # its executors run on without it: they are what the kill reaches
+            return None  # what is left of it runs on without it: that is what the kill reaches
         return ("noop", f"attempt {attempt.number}'s driver pod is already gone")
     if over := already_over(attempt, "kill"):
         return ("noop", over)

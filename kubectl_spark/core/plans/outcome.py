@@ -75,3 +75,45 @@ def _merged(patch: Any, found: Any) -> bool:
         elif key not in found or not _merged(value, found[key]):
             return False
     return True
+
+
+def reached(op: Operation, found: dict[str, Any] | None) -> str:
+    """Why the end ``op`` wants already holds (``found``: the object at its path now), or "".
+
+    What the API server refuses is not always a failure of the plan: a pod already gone is the
+    end a delete wants (a garbage collector, a kubelet or another user got there first), and one
+    whose name now belongs to another UID is not this plan's to touch; a create that finds the
+    object made as asked (a half-done action run again) is done. Running the same action again
+    then finishes what an earlier run left half-done.
+    """
+    meta = (found or {}).get("metadata") or {}
+    replaced = found is not None and bool(op.uid) and meta.get("uid") != op.uid
+    if op.verb == "delete":
+        if found is None:
+            return "already gone"
+        if replaced:
+            return (
+                f"already gone (a {op.resource[:-1]} of that name now has another uid: not touched)"
+            )
+        return ""
+    if op.verb == "patch" and op.uid:
+        if found is None:
+            return f"the {op.resource[:-1]} is gone: nothing left to mark"
+        if replaced:
+            return f"the {op.resource[:-1]} is gone (one of that name now has another uid: not touched)"
+        return ""
+    if op.verb == "create" and found is not None and _made_as_asked(op, found):
+        return "already exists as asked"
+    return ""
+
+
+def _made_as_asked(op: Operation, found: dict[str, Any]) -> bool:
+    """``found`` holds what ``op`` would create: its labels and every field but its metadata.
+
+    Annotations are left out: kubectl spark's own say who acted and when, which differ from run
+    to run of the same action.
+    """
+    wanted = _asked(op.body or {})
+    labels = (wanted.get("metadata") or {}).get("labels") or {}
+    rest = {k: v for k, v in wanted.items() if k != "metadata"}
+    return _holds(labels, (found.get("metadata") or {}).get("labels") or {}) and _holds(rest, found)

@@ -154,7 +154,7 @@ def _own_identity(spec: dict[str, Any], app_id: str, cm_copies: dict[str, str]) 
 
 def _by_operator(
     base: Plan, app: App, sparkapp: dict[str, Any] | None, apacheapp: dict[str, Any] | None,
-    *, prefix: str, suffix: str, now: str, actor: str, stamp: dict[str, str],
+    *, suffix: str, now: str, actor: str, stamp: dict[str, str],
 ) -> Plan | None:  # fmt: skip
     """An operator's application is resubmitted by that operator's means (None: not one)."""
     if app.source == "sparkapplication":
@@ -162,9 +162,7 @@ def _by_operator(
             return dataclasses.replace(
                 base, refusal=f"SparkApplication {app.name} no longer exists: nothing to re-run"
             )
-        return operator_resubmit(
-            base, app, sparkapp, prefix=prefix, now=now, actor=actor, stamp=stamp
-        )
+        return operator_resubmit(base, app, sparkapp, now=now, actor=actor, stamp=stamp)
     if app.source == "apache-operator":
         if apacheapp is None:
             return dataclasses.replace(
@@ -209,9 +207,8 @@ def resubmit_plan(
     suffix = suffix.lower()
     prefix = f"{app.name}-{suffix}"[:40].strip("-")
     by_operator = _by_operator(
-        base, app, sparkapp, apacheapp, prefix=prefix, suffix=suffix, now=now, actor=actor,
-        stamp=stamp,
-    )  # fmt: skip
+        base, app, sparkapp, apacheapp, suffix=suffix, now=now, actor=actor, stamp=stamp
+    )
     if by_operator is not None:
         return by_operator
     if app.source == "job":

@@ -29,7 +29,7 @@ WAIT_SECONDS = 180
 
 
 def operator_resubmit(
-    base: Plan, app: App, sparkapp: dict[str, Any], *, prefix: str, now: str, actor: str,
+    base: Plan, app: App, sparkapp: dict[str, Any], *, now: str, actor: str,
     stamp: dict[str, str],
 ) -> Plan:  # fmt: skip
     state = raw.text(sparkapp, "status", "applicationState", "state")
@@ -38,10 +38,20 @@ def operator_resubmit(
         app.namespace, "SparkApplication", API, app.name, uid, "Resubmitted",
         f"{app.name} resubmitted by {actor}", now, actor,
     )  # fmt: skip
-    if state in TERMINATED:
-        return _by_spec_change(base, app, sparkapp, prefix, now, stamp, event, state)
-    submission = raw.text(sparkapp, "status", "submissionID")
     fixed = raw.mapping(sparkapp, "spec", "sparkConf").get(PREFIX_CONF)
+    warnings: tuple[str, ...] = ()
+    if fixed:
+        warnings = (
+            (
+                f"spec.sparkConf fixes {PREFIX_CONF}={fixed}: every run names its executors the "
+                "same, and a run's executors still there make the next one's creates fail (409); "
+                "removing it is a spec change, which re-runs the application and resets its counters"
+            ),
+        )
+    if state in TERMINATED:
+        plan = _by_spec_change(base, app, sparkapp, now, stamp, event, state)
+        return dataclasses.replace(plan, warnings=warnings)
+    submission = raw.text(sparkapp, "status", "submissionID")
 
     def suspend(value: bool, why: str) -> Operation:
         return Operation(
@@ -66,15 +76,6 @@ def operator_resubmit(
              "the operator makes a new submission (a new status.submissionID)"),
         event,
     )  # fmt: skip
-    warnings: tuple[str, ...] = ()
-    if fixed:
-        warnings = (
-            (
-                f"spec.sparkConf fixes {PREFIX_CONF}={fixed}: every run names its executors the "
-                "same, and a run's executors still there make the next one's creates fail (409); "
-                "removing it is a spec change, which re-runs the application and resets its counters"
-            ),
-        )
     return dataclasses.replace(
         base,
         operations=ops,
@@ -89,18 +90,20 @@ def operator_resubmit(
 
 
 def _by_spec_change(
-    base: Plan, app: App, sparkapp: dict[str, Any], prefix: str, now: str,
+    base: Plan, app: App, sparkapp: dict[str, Any], now: str,
     stamp: dict[str, str], event: Operation, state: str,
 ) -> Plan:  # fmt: skip
+    # Only a marker, never an executor name prefix or an app id: the operator re-runs this spec
+    # on every retry, and a fixed prefix would name every run's executors the same (their pods
+    # outlive the driver, owned by the SparkApplication too: spark-operator#2961), so each
+    # retry's creates would fail (409). Left unset, Spark draws a fresh one per submission.
     conf = {
         **raw.mapping(sparkapp, "spec", "sparkConf"),
         "spark.kubectl-spark.io/resubmitted-at": now,
-        PREFIX_CONF: prefix,
     }
     op = Operation(
         "patch", API, "sparkapplications", app.namespace, app.name,
-        "change the spec (sparkConf) so that the operator re-runs the application, with fresh "
-        "executor names",
+        "change the spec (sparkConf) so that the operator re-runs the application",
         {"metadata": {"uid": raw.uid(sparkapp), "annotations": stamp}, "spec": {"sparkConf": conf}},
         uid=raw.uid(sparkapp),
     )  # fmt: skip

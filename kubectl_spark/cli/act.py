@@ -85,7 +85,10 @@ def execute(api: Any, plan: Plan, *, dry_run: str, yes: bool, output: str) -> No
     report = actions.apply(api, plan, server_dry_run=dry_run == "server")
     prefix = "(server dry run) " if dry_run == "server" else ""
     for op, why in report.done:
-        line = f"already done: {op.summary()} ({why})" if why else f"done: {op.summary()}"
+        if dry_run == "server":
+            line = f"{why}: {op.summary()}" if why else f"accepted: {op.summary()}"
+        else:
+            line = f"already done: {op.summary()} ({why})" if why else f"done: {op.summary()}"
         sys.stdout.write(escape(prefix + line) + "\n")
     for note in report.notes:
         sys.stderr.write(escape(f"Warning: {note}") + "\n")
@@ -101,16 +104,20 @@ def execute(api: Any, plan: Plan, *, dry_run: str, yes: bool, output: str) -> No
         )
         raise PlanFailed(
             f"{plan.action} stopped at step {len(report.done) + 1} ({op.verb} {op.target()}): {exc.message}{why}; "
-            f"{len(report.applied)} step(s) applied, "
+            f"{len(report.applied)} step(s) "
+            + ("accepted by the server (nothing changed), " if dry_run == "server" else "applied, ")
             + (f"{len(report.already)} already done, " if report.already else "")
-            + f"{len(report.skipped) + 1} not; running the same command again finishes it once "
-            "the cause is fixed"
+            + f"{len(report.skipped) + 1} not"
+            + (
+                ""
+                if dry_run == "server"
+                else "; running the same command again finishes it once the cause is fixed"
+            )
         )
-    sys.stdout.write(
-        escape(
-            f"{prefix}{plan.action} {plan.app}"
-            + (f"/{plan.attempt}" if plan.attempt else "")
-            + ": done"
-        )
-        + "\n"
+    ended = (
+        f": the server accepted {len(report.applied)} step(s); nothing was changed"
+        if dry_run == "server"
+        else ": done"
     )
+    target = plan.app + (f"/{plan.attempt}" if plan.attempt else "")
+    sys.stdout.write(escape(f"{prefix}{plan.action} {target}{ended}") + "\n")

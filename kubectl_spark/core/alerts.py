@@ -12,7 +12,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from kubectl_spark.knowledge import times
-from kubectl_spark.knowledge.labels import SEEN_AT
+from kubectl_spark.knowledge.labels import ACTION_ANNOTATION, SEEN_AT
 
 from . import apache, raw
 from .model import Alert, App
@@ -85,8 +85,39 @@ def find_alerts(app: App, group: AppGroup, snapshot: Snapshot, index: Index) -> 
     alerts.extend(_shared_app_id(app, ids))
     alerts.extend(_name_collision(app, ids, snapshot))
     alerts.extend(_orphans(app, group))
+    alerts.extend(_unfinished_kill(app, group))
     alerts.extend(_churn(app, snapshot))
     return tuple(alerts)
+
+
+def _unfinished_kill(app: App, group: AppGroup) -> list[Alert]:
+    """A force-kill that stopped half-way: pods it marked, never deleted, are still in the API.
+
+    force-kill marks every pod of the attempt (its action annotation) before it deletes any; a
+    marked pod with no deletionTimestamp is one its run never reached (a failed step, a lost
+    connection). Running the same command again deletes what is left (plans converge).
+    """
+    out = []
+    for attempt, source in zip(app.attempts, group.attempts, strict=False):
+        pods = [*([source.driver] if source.driver is not None else []), *source.executors]
+        left = [
+            f.name
+            for f in pods
+            if f.source == "cluster"
+            and not f.deleting
+            and raw.annotation_map(f.pod).get(ACTION_ANNOTATION) == "force-kill"
+        ]
+        if left:
+            out.append(
+                Alert(
+                    "UnfinishedAction",
+                    f"a force-kill of attempt {attempt.number} stopped before it ended: "
+                    f"{_listed(left)} {'is' if len(left) == 1 else 'are'} still here; run it "
+                    f"again to finish it (kubectl spark force-kill {app.name}/{attempt.number})",
+                    (attempt.number,),
+                )
+            )
+    return out
 
 
 def _tombstones(group: AppGroup, index: Index) -> list[Alert]:

@@ -187,7 +187,7 @@ def test_safety_healthy_refused_and_server_dry_run_writes_nothing(cluster, capsy
         capsys, c, "force-kill", "restarting-driver/1", "--force", "--dry-run=server"
     )
     assert code == 0, err
-    assert "(server dry run) done: delete pods" in out
+    assert "(server dry run) accepted: delete pods" in out
     code, _, err = run(capsys, c, "fence", "restarting-driver/1", "--yes")
     assert code == 1 and "looks healthy" in err and "--force" in err
     code, _, err = run(capsys, c, "fence", "restarting-driver/1", "--force")

@@ -144,3 +144,24 @@ def test_a_fence_stopped_half_way_is_finished_by_running_it_again(staged: Any, c
     assert "already done: create networkpolicies" in out and "already exists as asked" in out, out
     fenced = s.app(capsys, APP)["attempts"][0]
     assert fenced["fenced"] is True, fenced
+
+
+def test_describe_shows_a_half_done_force_kill_and_the_command_that_finishes_it(
+    staged: Any, capsys: Any
+) -> None:
+    """A run that marked the attempt's pods and stopped before deleting them (a lost
+    connection, say): ls and describe say so and name the command; running it finishes."""
+    s, _ = _staged(staged)
+    with connect(Connection(kubeconfig=str(s.kubeconfig))) as api:
+        snapshot, app, attempt = _attempt(api)
+        plan = plan_force_kill(api, snapshot, app, attempt, KillOptions(force=True))
+        marks = tuple(op for op in plan.operations if op.verb == "patch" and op.resource == "pods")
+        half = actions.apply(api, dataclasses.replace(plan, operations=marks))
+        assert half.failed is None and len(half.applied) == 3
+    (alert,) = [a for a in s.app(capsys, APP)["alerts"] if a["type"] == "UnfinishedAction"]
+    assert alert["attempts"] == [1] and f"kubectl spark force-kill {APP}/1" in alert["message"]
+    code, out, err = s.cli(capsys, "describe", APP)
+    assert code == 0 and f"kubectl spark force-kill {APP}/1" in out, out + err
+    code, out, err = s.cli(capsys, "force-kill", f"{APP}/1", "--force", "--yes")
+    assert code == 0, out + err
+    s.until("every pod of the attempt gone", lambda: not _uids(s))

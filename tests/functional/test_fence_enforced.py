@@ -121,7 +121,7 @@ def test_a_fenced_zombie_driver_is_refused_by_the_api_server(stage: Stage, capsy
     assert any(
         g.startswith("admission policy (enforced by the API server") for g in plan["guarantees"]
     )
-    assert any("reads pass no admission" in g for g in plan["guarantees"])
+    assert any("get, list and watch pass no admission" in g for g in plan["guarantees"])
     code, out, err = s.cli(capsys, "fence", f"{APP}/1", "--yes")
     assert code == 0, out + err
     assert len(s.world.client.list(POLICIES)) == 1 and len(s.world.client.list(BINDINGS)) == 1
@@ -162,3 +162,62 @@ def test_a_fenced_zombie_driver_is_refused_by_the_api_server(stage: Stage, capsy
     assert code == 0 and "not fenced" not in out, out + err
     assert s.world.client.list(POLICIES) == [] and s.world.client.list(BINDINGS) == []
     assert netpols() == ["allow-all"]  # the fence's own, and nothing it did not make
+
+
+def test_a_fence_refuses_the_zombies_connections_not_an_admins_eviction(
+    stage: Stage, capsys
+) -> None:
+    """issue 46: CONNECT (exec, attach, portforward, proxy) is no write, and the ``edit`` role
+    grants it: the fence's policy refuses it to the fenced identity. An admin's eviction of a
+    fenced executor (a drain) still works, and the Lease stays held."""
+    s = stage
+    _drivers_may_act(s)
+    s.do("submit", APP)
+    s.until(
+        "the driver and its two executors running",
+        lambda: (
+            len(s.running(spark_role="driver")) == 1 and len(s.running(spark_role="executor")) == 2
+        ),
+    )
+    (zombie,) = s.running(spark_role="driver")
+    zombie_client = s.world.driver_client(zombie)
+    s.do("partition", zombie["spec"]["nodeName"])
+    s.until(
+        "attempt 1 Lost",
+        lambda: s.app(capsys, APP)["attempts"][0]["state"] == "Lost",
+    )
+    code, out, err = s.cli(capsys, "fence", f"{APP}/1", "--keep-executors", "--yes")
+    assert code == 0, out + err
+
+    ns = "/api/v1/namespaces/default/pods"
+    fenced = _owned_by(s, zombie) or [
+        p
+        for p in s.pods(spark_role="executor")
+        if p["metadata"]["labels"].get("kubectl-spark.io/fenced")
+    ]
+    assert fenced, s.state()
+    target = fenced[0]["metadata"]["name"]
+    connections = [("POST", f"{ns}/{target}:4040/proxy/api/v1/applications")]
+    if s.kind == "real":  # the emulator serves no exec, attach or portforward (docs/emulator.md)
+        connections += [
+            ("POST", f"{ns}/{target}/exec?command=true&stdout=true"),
+            ("POST", f"{ns}/{target}/attach?stdout=true"),
+            ("POST", f"{ns}/{target}/portforward?ports=4040"),
+        ]
+    for method, path in connections:
+        denied = _refused(lambda m=method, p=path: zombie_client.request(m, p))
+        assert denied is not None and denied.status == 403, (path, denied)
+        assert "fenced by kubectl spark" in str(denied), (path, denied)
+
+    # A drain still moves a fenced pod: the admin's eviction is not a new pod of the attempt.
+    eviction = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": target, "namespace": "default"},
+    }
+    s.world.client.create(f"{ns}/{target}/eviction", eviction)
+
+    lease = s.world.client.get(
+        f"/apis/coordination.k8s.io/v1/namespaces/default/leases/kubectl-spark-{APP}"
+    )
+    assert lease is not None and lease["spec"]["leaseDurationSeconds"] > 60, lease

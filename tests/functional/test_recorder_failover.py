@@ -48,6 +48,22 @@ def _apply_rbac(here: Any, tmp_path: Path) -> list[str]:
     ).stdout.splitlines()  # fmt: skip
     assert out[0] == f"Plan: recorder {NAME} in namespace {NS}"
     assert out[1].startswith(f"  1. create namespaces {NS}")
+    # issue 46: a server dry run says what the server accepted, and that the steps inside the
+    # namespace it would create could not be checked (a dry run stores no namespace).
+    dry = subprocess.run(
+        [sys.executable, "-m", "kubectl_spark.cli.main", "--kubeconfig", kubeconfig, "recorder",
+         "-n", NS, "--dry-run=server"],
+        capture_output=True, text=True, check=False, env={**os.environ, "HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert f"(server dry run) accepted: create namespaces {NS}" in dry.stdout, dry.stdout
+    assert f"not checked: its namespace {NS} is made by an earlier step" in dry.stdout
+    assert "nothing was changed" in dry.stdout.splitlines()[-1], dry.stdout
+    probe = Client(here.url, here.token, here.ca_pem)
+    try:
+        assert probe.get(f"/api/v1/namespaces/{NS}") is None
+    finally:
+        probe.close()
     assert main(["--kubeconfig", kubeconfig, "recorder", "-n", NS, "--replicas", "1", "--yes"]) == 0
     assert main(["--kubeconfig", kubeconfig, "recorder", "-n", NS, "--yes"]) != 0  # exists
     client = Client(here.url, here.token, here.ca_pem)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -33,7 +34,7 @@ def test_the_safe_job_is_accepted_and_has_no_hazard(bed: Bed, tmp_path: Path, ca
         "--class", "org.example.Etl", "--", "--day", "2026-12-01",
     )  # fmt: skip
     assert code == 0, err
-    pvc, job = yaml.safe_load(out)["items"]
+    pvc, job = yaml.safe_load_all(out)  # one document per object (issue 46)
     args = job["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "spark.app.id=$(POD_NAME)" in args and args[-2:] == ["--day", "2026-12-01"]
     client = Client(bed.url, bed.token, bed.ca_pem)
@@ -84,3 +85,14 @@ def test_bad_input_to_job_is_one_line_and_no_output(capsys, tmp_path: Path) -> N
         code = main(["--kubeconfig", str(tmp_path / "none"), *args])
         out, err = capsys.readouterr()
         assert code != 0 and out == "" and len(err.strip().splitlines()) == 1, (args, err)
+
+
+def test_the_safe_job_applies_with_kubectl(kubeconfig: Path, kubectl: Any, capsys) -> None:
+    """issue 46: ``kubectl spark job … | kubectl apply -f -`` works on the emulator too (a
+    ``kind: List`` needed its /openapi/v2)."""
+    code, out, err = _cli(
+        capsys, kubeconfig, "job", "etl", "local:///opt/app.jar", "--image", "apache/spark:3.5.3"
+    )
+    assert code == 0, err
+    applied = kubectl("apply", "-f", "-", input=out)
+    assert "job.batch/etl created" in applied.stdout, applied.stdout + applied.stderr

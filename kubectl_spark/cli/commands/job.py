@@ -1,6 +1,7 @@
 """``kubectl spark job NAME RESOURCE --image IMG``: print a driver Job without SPARK-23980's hazards.
 
-Built by ``core/safe_job.py``; apply it with ``kubectl apply -f -``.
+Built by ``core/safe_job.py``; apply it with ``kubectl apply -f -`` (YAML: one document per
+object; JSON: a ``kind: List``).
 """
 
 from __future__ import annotations
@@ -87,5 +88,10 @@ def run(
         storage_class=storage_class,
         conf=_conf(conf),
     )
-    doc = {"apiVersion": "v1", "kind": "List", "items": driver_job(options)}
-    sys.stdout.write(render.document(doc, chosen))
+    items = driver_job(options)
+    if chosen == "yaml":
+        # One document per object, as manifests are kept: ``kubectl apply -f -`` takes them
+        # everywhere, where a ``kind: List`` needs the server's OpenAPI v2 to be split.
+        sys.stdout.write("---\n".join(render.document(item, chosen) for item in items))
+        return
+    sys.stdout.write(render.document({"apiVersion": "v1", "kind": "List", "items": items}, chosen))

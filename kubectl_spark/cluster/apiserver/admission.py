@@ -64,7 +64,7 @@ def as_cluster() -> Iterator[None]:
 
 @dataclass(frozen=True)
 class Request:
-    operation: str  # CREATE, UPDATE or DELETE
+    operation: str  # CREATE, UPDATE, DELETE or CONNECT (a proxy request)
     rt: ResourceType
     namespace: str
     name: str

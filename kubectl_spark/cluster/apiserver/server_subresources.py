@@ -10,6 +10,7 @@ from aiohttp import web
 
 from kubectl_spark.knowledge.podlogs import LogQuery, PodLogs
 
+from . import admission
 from .authz import (
     Attributes,
     Identity,
@@ -309,6 +310,14 @@ async def _follow(
 async def _proxy(self: ApiServer, route: Route, query: dict[str, str]) -> web.StreamResponse:
     pod_name, _, port_text = route.name.partition(":")
     pod = self.store.get(route.rt, route.namespace, pod_name)
+    # A connection is admitted as kube-apiserver admits it (registry/core/pod/rest ProxyREST is
+    # a Connecter; the connect handler runs admission with operation CONNECT, the options as
+    # the object): a fence's policy refuses the fenced driver's proxy requests too.
+    options = {"kind": "PodProxyOptions", "apiVersion": "v1", "path": "/" + route.rest}
+    admission.admit(
+        self.store,
+        admission.Request("CONNECT", route.rt, route.namespace, pod_name, "proxy", options, None),
+    )
     port = int(port_text) if port_text.isdecimal() else 80
     if not port_text.isdecimal() and port_text:
         for container in (pod.get("spec") or {}).get("containers") or []:

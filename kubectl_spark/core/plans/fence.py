@@ -24,6 +24,8 @@ from .base import (
     stamp_of,
 )
 
+FENCE_LEASE_SECONDS = 10 * 365 * 24 * 3600  # ten years: until unfence, in an int32
+
 
 def fence_plan(
     app: App,
@@ -101,11 +103,8 @@ def fence_plan(
         allowed = candidates[-1] if candidates else None
     epoch = (raw.number(lease, "spec", "leaseTransitions") or 0) + 1 if lease else 1
     stamp = stamp_of(actor, now, "fence", epoch)
-    prefix = fence_guard.own_prefix(app, attempt)
     # The API server's refusal first: it stops a zombie that still reaches it soonest.
-    ops: list[Operation] = (
-        fence_guard.admission_ops(app, attempt, prefix, stamp) if admission else []
-    )
+    ops: list[Operation] = fence_guard.admission_ops(app, attempt, stamp) if admission else []
     ops += [
         patch_pod(
             app,
@@ -150,7 +149,10 @@ def fence_plan(
         "leaseTransitions": epoch,
         "acquireTime": _micro(now),
         "renewTime": _micro(now),
-        "leaseDurationSeconds": 15,
+        # Held while the fence stands: nothing renews it (kubectl spark is not running), so
+        # a short term would let it lapse seconds after the fence, and a leader-election
+        # client would take a lapsed Lease as free. unfence keeps its epoch.
+        "leaseDurationSeconds": FENCE_LEASE_SECONDS,
     }
     why = f"take the fencing Lease from attempt {attempt.number} (epoch {epoch})" + (
         f", for attempt {allowed.number}" if allowed else ""
@@ -225,9 +227,7 @@ def fence_plan(
         base,
         operations=tuple(ops),
         warnings=tuple(warnings),
-        guarantees=fence_guard.guarantees(
-            admission=admission, by_prefix=bool(prefix), node_reachable=node_reachable
-        ),
+        guarantees=fence_guard.guarantees(admission=admission, node_reachable=node_reachable),
     )
 
 

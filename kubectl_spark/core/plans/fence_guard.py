@@ -42,15 +42,18 @@ def _identity_rule(uid: str) -> dict[str, Any]:
             f"!has({extra}) || !('{POD_UID_EXTRA}' in {extra}) || "
             f"!('{uid}' in {extra}['{POD_UID_EXTRA}'])"
         ),
-        "message": f"the driver pod {uid} is fenced by kubectl spark: it may not write",
+        "message": f"the driver pod {uid} is fenced by kubectl spark: it may not write or connect",
         "reason": "Forbidden",
     }
 
 
 def _pod_create_rule(namespace: str, condition: str, what: str) -> dict[str, Any]:
+    # A pod's own create only: an eviction (a CREATE of pods/eviction, whose object is named
+    # after the pod) or a binding is anyone's to make, so that a drain still moves fenced pods.
     return {
         "expression": (
             "request.operation != 'CREATE' || request.resource.resource != 'pods' || "
+            "(has(request.subResource) && request.subResource != '') || "
             f"request.namespace != '{namespace}' || !({condition})"
         ),
         "message": f"{what} is fenced by kubectl spark: no new pod of it may start",
@@ -58,31 +61,16 @@ def _pod_create_rule(namespace: str, condition: str, what: str) -> dict[str, Any
     }
 
 
-def executor_prefix(attempt: Attempt) -> str:
-    """The attempt's executor pod name prefix (``<prefix>-exec-<id>``), when one is seen."""
-    found = {
-        e.pod[: -len(f"-exec-{e.id}")]
-        for e in attempt.executors
-        if e.pod and e.id and e.pod.endswith(f"-exec-{e.id}")
-    }
-    return found.pop() if len(found) == 1 else ""
+def admission_ops(app: App, attempt: Attempt, stamp: Mapping[str, str]) -> list[Operation]:
+    """The policy and its binding: the fenced driver's writes and connections, its new pods, denied.
 
-
-def own_prefix(app: App, attempt: Attempt) -> str:
-    """The attempt's executor prefix if no other attempt uses it (else "": not its own)."""
-    prefix = executor_prefix(attempt)
-    others = {executor_prefix(a) for a in app.attempts if a.number != attempt.number}
-    return "" if prefix in others else prefix
-
-
-def admission_ops(
-    app: App, attempt: Attempt, prefix: str, stamp: Mapping[str, str]
-) -> list[Operation]:
-    """The policy and its binding: writes by the fenced driver, and new pods of its attempt, denied.
-
-    New pods of the attempt: owned by its driver pod, or named with its own executor prefix
-    (``prefix``, "" when another attempt shares it). Not by app id: a driver Job's attempts
-    and a resubmitted copy keep the app id, and the live attempt's pods would be refused.
+    Matched by the attempt's identity only (its driver pod's uid, in the token and in its
+    executors' owner references): never by its app id, which a driver Job's attempts and a
+    resubmitted copy keep, nor by its executor name prefix, which a later attempt may reuse
+    (a fixed ``spark.kubernetes.executor.podNamePrefix``): the live attempt's pods would be
+    refused. CONNECT is matched too: ``exec``, ``attach``, ``portforward`` and the pod and
+    service ``proxy`` (a Spark UI's kill endpoints) are connections, not writes, and the
+    ``edit`` role Spark's docs suggest grants them.
     """
     uid = attempt.uid or ""
     name = policy_name(uid)
@@ -95,14 +83,6 @@ def admission_ops(
             f"a pod owned by the driver pod {uid}",
         ),
     ]
-    if prefix:
-        rules.append(
-            _pod_create_rule(
-                app.namespace,
-                f"object.metadata.name.startsWith('{prefix}-exec-')",
-                f"an executor named {prefix}-exec-*",
-            )
-        )
     meta = {
         "name": name,
         "labels": {FENCE_ID: uid},
@@ -119,7 +99,7 @@ def admission_ops(
                     {
                         "apiGroups": ["*"],
                         "apiVersions": ["*"],
-                        "operations": ["CREATE", "UPDATE", "DELETE"],
+                        "operations": ["CREATE", "UPDATE", "DELETE", "CONNECT"],
                         "resources": ["*/*"],
                     }
                 ]
@@ -310,27 +290,23 @@ def _count(n: int, what: str) -> str:
     return f"{n} {what}" + ("" if n == 1 else "s")
 
 
-def guarantees(*, admission: bool, by_prefix: bool, node_reachable: bool) -> tuple[str, ...]:
+def guarantees(*, admission: bool, node_reachable: bool) -> tuple[str, ...]:
     """Per mechanism: what the fence guarantees and what it does not."""
     out = []
     if admission:
         out.append(
             "admission policy (enforced by the API server; the fence is done only once the "
-            "server refuses a dry-run pod of the attempt): writes with the fenced driver's bound service-account token are refused "
-            "(it cannot create executors or delete the live attempt's); new pods owned by the "
-            "driver"
-            + (" or named as its executors" if by_prefix else "")
-            + " are refused whoever creates them. It does not stop reads (reads pass no "
+            "server refuses a dry-run pod of the attempt): writes and connections (exec, "
+            "attach, portforward, pod and service proxy) with the fenced driver's bound "
+            "service-account token are refused (it cannot create executors, delete the live "
+            "attempt's, or reach their Spark UIs); new pods owned by the driver are refused "
+            "whoever creates them, by its identity only (never its app id or executor name "
+            "prefix, which later attempts may share); evictions and drains of its pods by "
+            "anyone else still work. It does not stop reads (get, list and watch pass no "
             "admission), a driver that uses another credential (a legacy Secret token, a "
             "kubeconfig: the API server cannot tell those from anyone else), nor pods that a "
             "StatefulSet or Deployment made before the fence keeps creating (Spark 3.3+ and "
             "4.2 allocators)"
-            + (
-                ""
-                if by_prefix
-                else "; its executor name prefix is shared with another attempt, so a new pod "
-                "of the fenced attempt is told apart only by its owner"
-            )
         )
     else:
         out.append(
@@ -345,8 +321,8 @@ def guarantees(*, admission: bool, by_prefix: bool, node_reachable: bool) -> tup
         + "; other policies that select the pods still allow what they allow"
     )
     out.append(
-        "Lease: records which attempt may act (the epoch); only a driver that checks it stops, "
-        "and Spark does not"
+        "Lease: records which attempt may act (the epoch), held for as long as the fence "
+        "stands (no expiry to renew); only a driver that checks it stops, and Spark does not"
     )
     out.append(
         "what ends the zombie for sure: force-kill with the node powered off (--node-down) or "

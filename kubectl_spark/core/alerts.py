@@ -12,7 +12,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from kubectl_spark.knowledge import times
-from kubectl_spark.knowledge.labels import ACTION_ANNOTATION, SEEN_AT
+from kubectl_spark.knowledge.labels import ACTION_ANNOTATION, KEEPS_EXECUTORS, SEEN_AT
 
 from . import apache, raw
 from .model import Alert, App
@@ -85,39 +85,56 @@ def find_alerts(app: App, group: AppGroup, snapshot: Snapshot, index: Index) -> 
     alerts.extend(_shared_app_id(app, ids))
     alerts.extend(_name_collision(app, ids, snapshot))
     alerts.extend(_orphans(app, group))
-    alerts.extend(_unfinished_kill(app, group))
+    alerts.extend(_unfinished_actions(app, group))
     alerts.extend(_churn(app, snapshot))
     return tuple(alerts)
 
 
-def _unfinished_kill(app: App, group: AppGroup) -> list[Alert]:
-    """A force-kill that stopped half-way: pods it marked, never deleted, are still in the API.
+def _unfinished_actions(app: App, group: AppGroup) -> list[Alert]:
+    """A force-kill or a fence that stopped half-way: pods it marked and never reached.
 
-    force-kill marks every pod of the attempt (its action annotation) before it deletes any; a
-    marked pod with no deletionTimestamp is one its run never reached (a failed step, a lost
-    connection). Running the same command again deletes what is left (plans converge).
+    Both mark the attempt's pods (their action annotation) before they delete any: a pod
+    force-kill marked and that has no deletionTimestamp, or an executor a fence marked that
+    still runs while its executors were not to be kept, is one the run never reached (a failed
+    step, a lost connection). Running the same command again finishes it (plans converge).
     """
     out = []
     for attempt, source in zip(app.attempts, group.attempts, strict=False):
         pods = [*([source.driver] if source.driver is not None else []), *source.executors]
-        left = [
-            f.name
-            for f in pods
-            if f.source == "cluster"
-            and not f.deleting
-            and raw.annotation_map(f.pod).get(ACTION_ANNOTATION) == "force-kill"
-        ]
-        if left:
-            out.append(
-                Alert(
-                    "UnfinishedAction",
-                    f"a force-kill of attempt {attempt.number} stopped before it ended: "
-                    f"{_listed(left)} {'is' if len(left) == 1 else 'are'} still here; run it "
-                    f"again to finish it (kubectl spark force-kill {app.name}/{attempt.number})",
-                    (attempt.number,),
+        for action, left in (
+            ("force-kill", [f.name for f in pods if _marked(f, "force-kill")]),
+            (
+                "fence",
+                [
+                    f.name
+                    for f in source.executors
+                    if _marked(f, "fence")
+                    and f.phase in ("Running", "Pending")
+                    and KEEPS_EXECUTORS not in raw.annotation_map(f.pod)
+                ],
+            ),
+        ):
+            if left:
+                out.append(
+                    Alert(
+                        "UnfinishedAction",
+                        f"a {action} of attempt {attempt.number} stopped before it ended: "
+                        f"{_listed(left)} {'is' if len(left) == 1 else 'are'} still here; run "
+                        f"it again to finish it (kubectl spark {action} "
+                        f"{app.name}/{attempt.number})",
+                        (attempt.number,),
+                    )
                 )
-            )
     return out
+
+
+def _marked(f: PodFacts, action: str) -> bool:
+    """A pod in the API, not being deleted, that ``action`` marked."""
+    return (
+        f.source == "cluster"
+        and not f.deleting
+        and raw.annotation_map(f.pod).get(ACTION_ANNOTATION) == action
+    )
 
 
 def _tombstones(group: AppGroup, index: Index) -> list[Alert]:

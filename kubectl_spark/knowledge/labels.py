@@ -36,6 +36,8 @@ ACTION_ANNOTATION = "kubectl-spark.io/action"
 # executor held (an annotation of that Event): what describe knows of it once the pod is gone.
 EXECUTOR_DELETED = "DeletedByKubectlSpark"
 EXECUTOR_ID_ANNOTATION = "kubectl-spark.io/executor-id"
+# On a fenced pod: the fence was asked to keep the attempt's executors (--keep-executors).
+KEEPS_EXECUTORS = "kubectl-spark.io/keep-executors"
 DRIVER_CONTAINER = "spark-kubernetes-driver"
 EXECUTOR_CONTAINER = "spark-kubernetes-executor"
 SPARK_CONTAINERS = (DRIVER_CONTAINER, EXECUTOR_CONTAINER)

@@ -129,21 +129,33 @@ def test_force_kill_stopped_after_the_driver_is_finished_by_running_it_again(
     s.until("every pod of the attempt gone", lambda: not _uids(s))
 
 
-def test_a_fence_stopped_half_way_is_finished_by_running_it_again(staged: Any, capsys: Any) -> None:
-    """Its objects made (the admission policy and binding where served, the NetworkPolicy),
-    nothing else: the same fence again finds them made as asked and goes on."""
+@pytest.mark.parametrize("stopped_after", ["validatingadmissionpolicybindings", "networkpolicies"])
+def test_a_fence_stopped_half_way_is_finished_by_running_it_again(
+    staged: Any, capsys: Any, stopped_after: str
+) -> None:
+    """Stopped once its admission policy and binding existed (the pods not yet marked), or
+    once its NetworkPolicy existed too (the pods marked, the executors still running): the same
+    fence again finds what it made, made as asked, and goes on. The second half-done state is
+    shown (UnfinishedAction) with the command that finishes it."""
     s, _ = _staged(staged)
     with connect(Connection(kubeconfig=str(s.kubeconfig))) as api:
         snapshot, app, attempt = _attempt(api)
         plan = plan_fence(api, snapshot, app, attempt, force=True)
-        cut = next(i for i, op in enumerate(plan.operations) if op.resource == "networkpolicies")
+        cut = next(i for i, op in enumerate(plan.operations) if op.resource == stopped_after)
         half = actions.apply(api, dataclasses.replace(plan, operations=plan.operations[: cut + 1]))
         assert half.failed is None and len(half.applied) == cut + 1
+    unfinished = [a for a in s.app(capsys, APP)["alerts"] if a["type"] == "UnfinishedAction"]
+    if stopped_after == "networkpolicies":
+        (alert,) = unfinished
+        assert f"kubectl spark fence {APP}/1" in alert["message"], alert
     code, out, err = s.cli(capsys, "fence", f"{APP}/1", "--force", "--yes")
     assert code == 0, out + err
-    assert "already done: create networkpolicies" in out and "already exists as asked" in out, out
-    fenced = s.app(capsys, APP)["attempts"][0]
-    assert fenced["fenced"] is True, fenced
+    assert f"already done: create {stopped_after}" in out and "already exists as asked" in out, out
+    after = s.app(capsys, APP)
+    assert after["attempts"][0]["fenced"] is True, after["attempts"][0]
+    assert not [a for a in after["alerts"] if a["type"] == "UnfinishedAction"], after["alerts"]
+    code, out, err = s.cli(capsys, "fence", f"{APP}/1", "--force", "--yes")
+    assert code == 0 and "nothing to do" in out and "already fenced" in out, out + err
 
 
 def test_describe_shows_a_half_done_force_kill_and_the_command_that_finishes_it(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -60,8 +61,9 @@ def _refused(call: Callable[[], Any]) -> SimApiError | None:
     return None
 
 
-def test_a_fenced_zombie_driver_is_refused_by_the_api_server(stage: Stage, capsys) -> None:
-    s = stage
+def _partitioned_driver(s: Stage) -> tuple[dict[str, Any], Any]:
+    """The application running, then its driver's node partitioned: (that driver, a client
+    with its own token, mounted when it started)."""
     _drivers_may_act(s)
     s.do("submit", APP)
     s.until(
@@ -71,8 +73,14 @@ def test_a_fenced_zombie_driver_is_refused_by_the_api_server(stage: Stage, capsy
         ),
     )
     (zombie,) = s.running(spark_role="driver")
-    zombie_client = s.world.driver_client(zombie)  # its token, mounted when it started
+    zombie_client = s.world.driver_client(zombie)
     s.do("partition", zombie["spec"]["nodeName"])
+    return zombie, zombie_client
+
+
+def test_a_fenced_zombie_driver_is_refused_by_the_api_server(stage: Stage, capsys) -> None:
+    s = stage
+    zombie, zombie_client = _partitioned_driver(s)
     s.until(
         "attempt 2's driver running",
         lambda: any(
@@ -171,17 +179,7 @@ def test_a_fence_refuses_the_zombies_connections_not_an_admins_eviction(
     grants it: the fence's policy refuses it to the fenced identity. An admin's eviction of a
     fenced executor (a drain) still works, and the Lease stays held."""
     s = stage
-    _drivers_may_act(s)
-    s.do("submit", APP)
-    s.until(
-        "the driver and its two executors running",
-        lambda: (
-            len(s.running(spark_role="driver")) == 1 and len(s.running(spark_role="executor")) == 2
-        ),
-    )
-    (zombie,) = s.running(spark_role="driver")
-    zombie_client = s.world.driver_client(zombie)
-    s.do("partition", zombie["spec"]["nodeName"])
+    zombie, zombie_client = _partitioned_driver(s)
     s.until(
         "attempt 1 Lost",
         lambda: s.app(capsys, APP)["attempts"][0]["state"] == "Lost",
@@ -220,4 +218,9 @@ def test_a_fence_refuses_the_zombies_connections_not_an_admins_eviction(
     lease = s.world.client.get(
         f"/apis/coordination.k8s.io/v1/namespaces/default/leases/kubectl-spark-{APP}"
     )
-    assert lease is not None and lease["spec"]["leaseDurationSeconds"] > 60, lease
+    assert lease is not None
+    renewed = datetime.fromisoformat(lease["spec"]["renewTime"])
+    held_until = renewed + timedelta(seconds=lease["spec"]["leaseDurationSeconds"])
+    assert held_until > datetime.now(UTC) + timedelta(seconds=60), lease  # still held in 60 s
+    # Its executors were to be kept: nothing is left undone.
+    assert "UnfinishedAction" not in alerts(s.app(capsys, APP))

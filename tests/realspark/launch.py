@@ -184,8 +184,8 @@ def kubeflow_app(
     (internal/controller/sparkapplication/submission.go: ``driverPodNameOption`` →
     ``<name>-driver``, ``driverConfOption``/``executorConfOption`` → the app-name,
     launched-by-spark-operator and submission-id labels on both roles, never waiting for the
-    app), then reports the run in the status (SUBMITTED, then RUNNING once the driver runs),
-    as the simulated operator does (kubectl_spark/sim/operator.py).
+    app), then reports the submission in the status (SUBMITTED, its submission id, the driver
+    pod), as the simulated operator does (kubectl_spark/sim/operator.py).
     """
     ns = cluster.namespace
     path = f"/apis/sparkoperator.k8s.io/v1beta2/namespaces/{ns}/sparkapplications"
@@ -214,14 +214,8 @@ def kubeflow_app(
         "sparkoperator.k8s.io/mutated-by-spark-operator": "true",
         "sparkoperator.k8s.io/submission-id": submission,
     }
-    settings = {
-        "spark.kubernetes.driver.pod.name": f"{name}-driver",
-        "spark.kubernetes.driver.podTemplateFile": _owned_by(cluster, made),
-        "spark.executor.instances": "1",
-        **{f"spark.kubernetes.{role}.label.{k}": v for role in ROLES for k, v in labels.items()},
-        **(conf or {}),
-    }
-    spark_submit(cluster, name, app, *args, conf=settings)
+    own = {"spark.kubernetes.driver.pod.name": f"{name}-driver"}
+    _submit_for(cluster, made, app, args, labels, {**own, **(conf or {})})
     status = {
         "submissionID": submission,
         "lastSubmissionAttemptTime": _now(),
@@ -265,16 +259,12 @@ def apache_app(
         "spark.operator/name": "spark-kubernetes-operator",
         "spark.operator/spark-app-name": name,
     }
-    settings = {
+    own = {
         "spark.app.id": app_id,
         "spark.kubernetes.driver.pod.name": f"{app_id}-driver",
         "spark.kubernetes.executor.podNamePrefix": app_id,
-        "spark.kubernetes.driver.podTemplateFile": _owned_by(cluster, made),
-        "spark.executor.instances": "1",
-        **{f"spark.kubernetes.{role}.label.{k}": v for role in ROLES for k, v in labels.items()},
-        **(conf or {}),
     }
-    spark_submit(cluster, name, app, *args, conf=settings)
+    _submit_for(cluster, made, app, args, labels, {**own, **(conf or {})})
     info = {"id": 0, "restartCounter": 0, "failureRestartCounter": 0,
             "schedulingFailureRestartCounter": 0}  # fmt: skip
     history = {
@@ -290,6 +280,32 @@ def apache_app(
 
 
 ROLES = ("driver", "executor")
+
+
+def _submit_for(
+    cluster: Cluster,
+    sparkapp: dict[str, Any],
+    app: str,
+    args: tuple[str, ...],
+    labels: dict[str, str],
+    settings: dict[str, str],
+) -> None:
+    """spark-submit as an operator submits ``sparkapp``: its labels on both roles, its driver
+    owned by it, one executor (two JVMs per application keep the tier light)."""
+    spark_submit(
+        cluster,
+        sparkapp["metadata"]["name"],
+        app,
+        *args,
+        conf={
+            "spark.kubernetes.driver.podTemplateFile": _owned_by(cluster, sparkapp),
+            "spark.executor.instances": "1",
+            **{
+                f"spark.kubernetes.{role}.label.{k}": v for role in ROLES for k, v in labels.items()
+            },
+            **settings,
+        },
+    )
 
 
 def _now() -> str:

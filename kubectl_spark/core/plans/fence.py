@@ -7,7 +7,7 @@ from typing import Any
 
 from kubectl_spark.core import raw
 from kubectl_spark.core.model import App, Attempt
-from kubectl_spark.knowledge.labels import FENCE_LABEL, FENCED_DRIVER
+from kubectl_spark.knowledge.labels import FENCE_LABEL, FENCED_DRIVER, KEEPS_EXECUTORS
 
 from . import fence_guard
 from .base import (
@@ -111,7 +111,12 @@ def fence_plan(
             pod,
             uid,
             f"mark the {role} fenced and select it for the deny-all policy",
-            {"labels": {FENCE_LABEL: "true", FENCE_ID: attempt.uid}, "annotations": stamp},
+            {
+                "labels": {FENCE_LABEL: "true", FENCE_ID: attempt.uid},
+                # Whether its executors were to be kept: a fenced executor still running
+                # without it is one the fence did not reach (core/alerts: UnfinishedAction).
+                "annotations": {**stamp, **({KEEPS_EXECUTORS: "true"} if keep_executors else {})},
+            },
         )
         for pod, uid, role in pods_of(attempt)
     ]

@@ -18,22 +18,7 @@ if TYPE_CHECKING:
 
 def _report_waiting(self: Kubelet, item: dict[str, Any], reason: str, message: str | None) -> None:
     now = rfc3339(self.now())
-    waiting: dict[str, Any] = {"reason": reason}
-    if message:
-        waiting["message"] = message
-    statuses = [
-        {
-            "name": c["name"],
-            "image": c.get("image"),
-            "imageID": "",
-            "ready": False,
-            "restartCount": 0,
-            "started": False,
-            "state": {"waiting": waiting},
-            "lastState": {},
-        }
-        for c in item["spec"]["containers"]
-    ]
+    statuses = objects.waiting_statuses(item, reason, message)
     conditions = (item.get("status") or {}).get("conditions")
     for kind, value in (
         ("PodReadyToStartContainers", "False"),

@@ -131,6 +131,26 @@ def tolerates(pod: Mapping[str, Any], taint: Mapping[str, Any]) -> tuple[bool, i
     return False, None
 
 
+def waiting_statuses(
+    item: Mapping[str, Any], reason: str, message: str | None
+) -> list[dict[str, Any]]:
+    """Each container of a pod that has not started, waiting for ``reason`` (both kubelets)."""
+    waiting: dict[str, Any] = {"reason": reason, **({"message": message} if message else {})}
+    return [
+        {
+            "name": c["name"],
+            "image": c.get("image"),
+            "imageID": "",
+            "ready": False,
+            "restartCount": 0,
+            "started": False,
+            "state": {"waiting": waiting},
+            "lastState": {},
+        }
+        for c in item["spec"]["containers"]
+    ]
+
+
 def lost_status(item: Mapping[str, Any], now: str) -> dict[str, Any]:
     """A Running pod whose node came back without its containers (power-off, reboot).
 

@@ -67,7 +67,7 @@ def fence_plan(
         )
     if over := already_over(attempt, "fence"):
         return dataclasses.replace(base, noop=over)
-    if attempt.fenced and half_fenced(attempt, lease, keep_executors=keep_executors) == "":
+    if attempt.fenced and fence_done(attempt, lease, keep_executors=keep_executors):
         return dataclasses.replace(
             base,
             noop=f"attempt {attempt.number} is already fenced (epoch {raw.number(lease, 'spec', 'leaseTransitions') or '?'})",
@@ -236,26 +236,20 @@ def fence_plan(
     )
 
 
-def half_fenced(attempt: Attempt, lease: Mapping[str, Any] | None, *, keep_executors: bool) -> str:
-    """What a fence of this fenced attempt left undone, or "" (its pods are marked).
+def fence_done(attempt: Attempt, lease: Mapping[str, Any] | None, *, keep_executors: bool) -> bool:
+    """Whether a fence of this fenced attempt (its pods marked) went to its end.
 
-    A fence is done when its Lease has been taken from the attempt and, unless they were to be
-    kept, none of its executors runs. An earlier run stopped before that (a failed step, a lost
-    connection) is finished by running the same fence again: every step already done is
-    found done, the rest is applied.
+    It did once its Lease has been taken from the attempt and, unless they were to be kept,
+    none of its executors runs. An earlier run stopped before that (a failed step, a lost
+    connection) is finished by running the same fence again: every step already done is found
+    done, the rest is applied.
     """
-    holder = raw.text(lease, "spec", "holderIdentity") if lease else ""
-    if lease is None:
-        return "its fencing Lease was never taken"
-    if holder.endswith(f"/{attempt.uid}"):
-        return "the fencing Lease still names it"
+    if lease is None or raw.text(lease, "spec", "holderIdentity").endswith(f"/{attempt.uid}"):
+        return False
     # A fenced executor's state is Fenced: its phase says whether its pod still runs.
-    running = [
-        e for e in attempt.executors if e.source == "cluster" and e.phase in ("Running", "Pending")
-    ]
-    if running and not keep_executors:
-        return f"{len(running)} of its executors still run"
-    return ""
+    return keep_executors or not any(
+        e.source == "cluster" and e.phase in ("Running", "Pending") for e in attempt.executors
+    )
 
 
 def unfence_plan(

@@ -118,20 +118,7 @@ class StatusManager:
         self.reported[run.uid] = status
 
     def report_waiting(self, item: dict[str, Any], reason: str, message: str | None) -> None:
-        waiting: dict[str, Any] = {"reason": reason, **({"message": message} if message else {})}
-        statuses = [
-            {
-                "name": c["name"],
-                "image": c.get("image"),
-                "imageID": "",
-                "ready": False,
-                "restartCount": 0,
-                "started": False,
-                "state": {"waiting": waiting},
-                "lastState": {},
-            }
-            for c in item["spec"]["containers"]
-        ]
+        statuses = objects.waiting_statuses(item, reason, message)
         if (item.get("status") or {}).get("containerStatuses") == statuses:
             return
         status = {

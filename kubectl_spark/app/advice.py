@@ -24,8 +24,12 @@ ADVICE = {
     "SidecarFailed": "a sidecar exited non-zero and Spark 4 failed the executor for it: fix the "
     "sidecar, or set spark.kubernetes.executor.checkAllContainers=false",
     "LivenessProbe": "its liveness probe failed: relax the probe, or find what stalls the JVM (long GC)",
-    "DriverUnreachable": "the executor could not reach its driver: check the driver's state and "
-    "the network between their nodes",
+    "DriverUnreachable": "the executor could not reach its driver: look for long GC pauses in "
+    "the driver's log, then check the network between their nodes",
+    "LocalDirFailure": "the executor could not create its local dirs: check the node's disk "
+    "(full or read-only) and spark.local.dir",
+    "CommandNotFound": "the image lacks the command it was told to run: check the image and "
+    "its entrypoint",
     "HeartbeatTimeout": "the driver heard nothing for spark.network.timeout: look for long GC "
     "pauses in the executor's log, or a network or node problem",
     "ExecutorFailuresExceeded": "too many executors failed: see their reasons below; raise "

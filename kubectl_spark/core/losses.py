@@ -174,15 +174,55 @@ def _kubelet_status(r: _Read) -> Verdict:
         return _reason(
             "cluster", "Preempted", message, (f"status.reason={why}", *extra), counts=r.failed
         )
-    rejected = why.startswith("OutOf") or why in ("UnexpectedAdmissionError", "NodeAffinity")
+    rejected = why.startswith("OutOf") or why in KUBELET_ADMISSION_REASONS
     if why and r.failed and rejected:
         # Scheduled, then refused by the kubelet's admission (pkg/kubelet/lifecycle): the pod is
         # Failed, so Spark sees PodFailed and counts it (ExecutorPodsAllocator).
-        message = f"scheduled, then rejected by the kubelet's admission: {r.status_message or why}"
+        message = (
+            f"scheduled, then rejected by the kubelet's admission ({why}): "
+            f"{r.status_message or why}"
+        )
+        category = "app" if why in SPEC_ADMISSION_REASONS else "cluster"
         return _reason(
-            "cluster", "AdmissionRejected", message, (f"status.reason={why}", *extra), counts=True
+            category, "AdmissionRejected", message, (f"status.reason={why}", *extra), counts=True
         )
     return NEXT
+
+
+# The reasons the kubelet's admission writes into a pod it refuses after scheduling
+# (kubelet.rejectPod, phase Failed): its predicate (pkg/kubelet/lifecycle/predicate.go: the
+# scheduler's own checks run again, "OutOf<resource>" for a resource, NodeAffinity,
+# InvalidNodeInfo, the pod's OS, an init container restart policy, supplemental groups), the
+# topology manager (cm/topologymanager: TopologyAffinityError), the CPU manager's static policy
+# (cm/cpumanager: SMTAlignmentError), the sysctl allowlist (pkg/kubelet/sysctl:
+# SysctlForbidden), AppArmor, and any admit handler's own error (UnexpectedAdmissionError).
+KUBELET_ADMISSION_REASONS = frozenset(
+    {
+        "UnexpectedAdmissionError",
+        "NodeAffinity",
+        "InvalidNodeInfo",
+        "PodOSNotSupported",
+        "PodOSSelectorNodeLabelDoesNotMatch",
+        "InitContainerRestartPolicyForbidden",
+        "SupplementalGroupsPolicyNotSupported",
+        "TopologyAffinityError",
+        "SMTAlignmentError",
+        "SysctlForbidden",
+        "AppArmor",
+    }
+)
+# Of those, the ones where the pod asked for what the node's configuration forbids (its spec is
+# what to change); the others are the node's resources or topology (the cluster's).
+SPEC_ADMISSION_REASONS = frozenset(
+    {
+        "SysctlForbidden",
+        "AppArmor",
+        "PodOSNotSupported",
+        "PodOSSelectorNodeLabelDoesNotMatch",
+        "InitContainerRestartPolicyForbidden",
+        "SupplementalGroupsPolicyNotSupported",
+    }
+)
 
 
 # ---------------------------------------------------------------- the container's own end
@@ -218,15 +258,17 @@ def _terminated(r: _Read) -> Verdict:
             (*reason.evidence, *(kept if inactive else ()), *r.extra),
             exit_code=0,
         )
-    if exit_code != 0 and r.ctx.role == "executor" and _after_owner(r):
+    if exit_code in DRIVER_GONE_EXITS and r.ctx.role == "executor" and _after_owner(r):
         return _driver_went_away(r, reason)
-    if reason.code == "PossibleOOM" and (probe := _liveness_kill(r.ctx)):
+    if stopped and (probe := _probe_kill(r)) is not None:
+        return probe
+    if reason.code == "ContainerStateLost" and r.ctx.node is not None and not r.ctx.node.reachable:
+        node = r.ctx.node
         return _reason(
-            "app",
-            "LivenessProbe",
-            "killed by the kubelet after its liveness probe failed (137 here is SIGKILL, not an "
-            "OOM kill)",
-            (*reason.evidence, *probe, *r.extra),
+            "cluster",
+            "NodeLost",
+            f"node unreachable: {node.evidence}; its container's state was lost with it",
+            (node.evidence, *reason.evidence, *r.extra),
             exit_code=exit_code,
             counts=reason.counts_as_failure,
         )
@@ -275,14 +317,68 @@ def _driver_went_away(r: _Read, ended: Reason) -> Reason:
     )
 
 
-def _liveness_kill(ctx: PodContext) -> tuple[str, ...]:
-    """The kubelet's Events saying it killed the container for a failed liveness probe."""
-    told = [
-        e
-        for e in events_of(ctx, "Unhealthy", "Killing")
-        if "liveness probe" in raw.text(e, "message").lower()
-    ]
-    return tuple(event_evidence(e) for e in told)
+# The exits of an executor whose driver went away (CoarseGrainedExecutorBackend): "Driver …
+# disassociated! Shutting down." exits 1, heartbeats that cannot reach the driver exit 56. Any
+# other exit (an OOM kill, 52, 137, a crash) is the container's own end, and its evidence wins
+# over a driver that ended about then or whose end is unknown.
+DRIVER_GONE_EXITS = frozenset({1, 56})
+
+# Spark's UI port on the driver's container (Constants.UI_PORT_NAME "spark-ui", port 4040): a
+# liveness probe there kills the driver when its UI stops answering (a long GC pause, a busy
+# driver), not only when it hangs.
+SPARK_UI_PORTS = (4040, "spark-ui")
+
+
+def _probe_kill(r: _Read) -> Reason | None:
+    """A container the kubelet stopped because a liveness or startup probe failed.
+
+    The kubelet's Events say so: ``Unhealthy`` "Liveness probe failed: …" (prober.go) and
+    ``Killing`` "Container X failed liveness probe, will be restarted"
+    (kuberuntime_manager.go computePodActions), "startup" alike. It stops the container as a
+    deletion would, SIGTERM then SIGKILL after the grace period: a JVM that runs its shutdown
+    hooks exits 143, one that does not stop in time 137.
+    """
+    for kind in ("liveness", "startup"):
+        told = [
+            e
+            for e in events_of(r.ctx, "Unhealthy", "Killing")
+            if f"{kind} probe" in raw.text(e, "message").lower()
+        ]
+        if not told:
+            continue
+        code = raw.number(r.term, "exitCode")
+        signal = "SIGTERM, then its exit" if code == 143 else "SIGKILL, not an OOM kill"
+        message = f"killed by the kubelet after its {kind} probe failed ({code} here is {signal})"
+        if kind == "liveness" and r.ctx.role == "driver" and _probes_spark_ui(r):
+            message += (
+                "; the probe asks the driver's Spark UI, which stops answering in a long GC "
+                "pause or under load: the driver was killed for it"
+            )
+        return _reason(
+            "app",
+            "LivenessProbe" if kind == "liveness" else "StartupProbe",
+            message,
+            (*_term_evidence(r), *(event_evidence(e) for e in told), *r.extra),
+            exit_code=code,
+            counts=True,
+        )
+    return None
+
+
+def _term_evidence(r: _Read) -> tuple[str, ...]:
+    return termination_reason(r.term, r.container, "state", counts=True).evidence
+
+
+def _probes_spark_ui(r: _Read) -> bool:
+    """Whether the container's liveness probe asks Spark's UI port."""
+    name = raw.text(r.container, "name")
+    for container in raw.items(r.pod, "spec", "containers"):
+        if raw.text(container, "name") != name:
+            continue
+        probe = raw.mapping(container, "livenessProbe")
+        port = (raw.mapping(probe, "httpGet") or raw.mapping(probe, "tcpSocket")).get("port")
+        return port in SPARK_UI_PORTS
+    return False
 
 
 def _sidecar_failed(r: _Read) -> Verdict:

@@ -55,6 +55,9 @@ ReasonCode = Literal[
     "AdmissionRejected",
     "SidecarFailed",
     "LivenessProbe",
+    "StartupProbe",
+    "ContainerStateLost",
+    "Sigterm",
     # The Apache operator's own failure states (core.apache), when its status is the evidence.
     "SchedulingFailure",
     "DriverStartTimedOut",

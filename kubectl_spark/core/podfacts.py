@@ -198,8 +198,13 @@ def _restarts_and_running(pod: dict[str, Any], status: dict[str, Any]) -> tuple[
             if chosen is None and container.get("name") in SPARK_CONTAINERS:
                 chosen = container
             ended = ended or "terminated" in (container.get("state") or ())
-        # terminated, or waiting (CrashLoopBackOff): the classifiers look
-        running = not ended and "running" in ((chosen or statuses[0]).get("state") or ("running",))
+        # terminated, or waiting (CrashLoopBackOff): the classifiers look. Without Spark's
+        # default names, which status is Spark's is the classifiers' to find (the last declared
+        # container, reasons.spark_container): any container not running makes them look.
+        looked = [chosen] if chosen is not None else statuses
+        running = not ended and all(
+            "running" in (container.get("state") or ("running",)) for container in looked
+        )
     if status.get("initContainerStatuses"):  # rare in Spark pods: kubectl's careful count
         restarts = kubectl_restarts(pod)
     return restarts, running

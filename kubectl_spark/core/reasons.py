@@ -38,6 +38,12 @@ IMAGE_PULL = {
 CONFIG_ERRORS = {"CreateContainerConfigError", "CreateContainerError", "RunContainerError"}
 
 
+# Where the kernel's OOM killer acts: a container's memory limit, the pod's (its cgroup's
+# total), or the node when it runs out (the kubelet reports OOMKilled for each). The container's
+# limit is the usual one for Spark: heap plus spark.*.memoryOverhead over the pod's memory.
+OOM_WHERE = "the container's or the pod's memory limit was reached, or the node ran out of memory"
+
+
 @dataclass(slots=True)
 class NodeHealth:
     reachable: bool
@@ -69,10 +75,24 @@ class PodContext:
 
 
 def spark_container(pod: Any) -> dict[str, Any]:
+    """The status of Spark's own container, never a sidecar's.
+
+    Spark's containers have their default names unless a pod template named them; then Spark
+    appends its container after the template's others (ExecutorPodsAllocator and the driver's
+    Client: ``addToContainers(SparkPod.container)``, read in the 4.1.1 jar), so it is the last in
+    ``spec.containers``. The statuses come sorted by name (the kubelet's
+    SortedContainerStatuses), so their first is often a sidecar.
+    """
     statuses = raw.items(pod, "status", "containerStatuses")
     for status in statuses:
         if status.get("name") in SPARK_CONTAINERS:
             return status
+    declared = raw.items(pod, "spec", "containers")
+    if declared:
+        last = raw.text(declared[-1], "name")
+        for status in statuses:
+            if status.get("name") == last:
+                return status
     return statuses[0] if statuses else {}
 
 
@@ -102,16 +122,21 @@ def termination_reason(
             code="OOMKilled",
             exit_code=code,
             counts_as_failure=counts,
-            message=f"container OOM-killed: memory limit exceeded, {describe_exit(code)}",
+            message=f"OOM-killed by the kernel ({OOM_WHERE}), {describe_exit(code)}",
             evidence=tuple(evidence),
         )
     if reason == "ContainerStatusUnknown":
+        # pkg/kubelet/kubelet_pods.go (convertToAPIContainerStatuses): a container the kubelet
+        # had seen running and can no longer find in the runtime. The node may be healthy: a
+        # runtime or kubelet restart that lost its state, or a reboot, does this; a lost node
+        # is read from the node, not from here.
         return Reason(
             category="cluster",
-            code="NodeLost",
+            code="ContainerStateLost",
             exit_code=code,
             counts_as_failure=counts,
-            message="the container could not be located when the pod was terminated (node lost or rebooted)",
+            message="container state lost: the kubelet could no longer find the container "
+            "(a container runtime or kubelet restart, or a reboot)",
             evidence=tuple(evidence),
         )
     if reason in ("StartError", "ContainerCannotRun"):
@@ -139,6 +164,19 @@ def termination_reason(
             exit_code=code,
             counts_as_failure=counts,
             message=f"{describe_exit(code)}; reason {reason or 'Error'}: a system OOM kill reports Error, not OOMKilled (kubernetes#53669)",
+            evidence=tuple(evidence),
+        )
+    if code == 143:
+        # 128 + SIGTERM: the JVM ran its shutdown hooks and exited. Something outside sent it
+        # (a person, a controller, the kubelet); without an Event or a deletion to say who, it
+        # is nobody's fault yet. describeExitCode says only "(unexpected)".
+        return Reason(
+            category="unknown",
+            code="Sigterm",
+            exit_code=code,
+            counts_as_failure=counts,
+            message="exit code 143: terminated by SIGTERM from outside; nothing recorded who "
+            "sent it",
             evidence=tuple(evidence),
         )
     if code is not None and code in EXIT_CODE_REASONS:

@@ -27,6 +27,8 @@ from .podfacts import KEPT
 from .reasons import PodContext, event_evidence
 
 _EXIT = re.compile(r"exited with exit code (-?\d+)")
+# Words of a decommission the driver itself decided (see reason_from_spark).
+DRIVER_DECOMMISSIONS = ("Rolling via", "spark scale down", "excluded", "actually decommissioning")
 
 # What the analysis reads of each of Spark's ExecutorSummary (Spark's
 # core/src/main/scala/org/apache/spark/status/api/v1/api.scala). The rest of it (memoryUsed,
@@ -119,9 +121,12 @@ def reason_from_spark(summary: Mapping[str, Any], origin: str = "Spark's driver"
             evidence=evidence,
         )
     if first.startswith(("Executor decommission", "Finished decommissioning")):
-        # The driver's own decisions: ExecutorRollPlugin ("Rolling via …") and dynamic
-        # allocation ("spark scale down"); the others come from the cluster (a node drain).
-        driver = "Rolling via" in first or "spark scale down" in first
+        # The driver's own decisions: ExecutorRollPlugin ("Rolling via …"), dynamic allocation
+        # ("spark scale down") and the health tracker's kill of an excluded executor with
+        # spark.excludeOnFailure.killExcludedExecutors and decommissioning on (HealthTracker
+        # .killExecutor: "Killing excluded executor id N since … (actually decommissioning)",
+        # "… on excluded host …"); the others come from the cluster (a node drain).
+        driver = any(words in first for words in DRIVER_DECOMMISSIONS)
         return Reason(
             category="driver" if driver else "cluster",
             code="Decommissioned",
@@ -173,7 +178,8 @@ def reason_from_spark(summary: Mapping[str, Any], origin: str = "Spark's driver"
         ("reason", "The API gave the following brief reason:"),
         ("message", "The API gave the following message:"),
     ):
-        if _line(text, prefix):
+        # Spark 3.0-3.1 wrote "N/A" where the API gave none (later releases leave the line empty).
+        if _line(text, prefix) not in ("", "N/A", "null"):
             status[key] = _line(text, prefix)
     found = classify(
         PodContext({"spec": {"restartPolicy": "Never"}, "status": status}, "executor", None, [])

@@ -140,7 +140,7 @@ def test_s4_every_loss_reason(played, capsys) -> None:
         "2": ("PossibleOOM", "app", True),
         "3": ("JvmOutOfMemory", "app", True),
         "4": ("UncaughtException", "app", True),
-        "5": ("DriverUnreachable", "cluster", True),
+        "5": ("DriverUnreachable", "unknown", True),
         "6": ("Evicted", "app", True),  # the kubelet: it used more than its request
         "9": ("Completed", "app", False),  # exited 0, kept: not decommissioned
     }

@@ -228,7 +228,7 @@ def test_s4_executor_losses_of_every_kind(stage, capsys) -> None:
         ("exit", {"code": 137}, ("PossibleOOM", "app", True)),
         ("exit", {"code": 52}, ("JvmOutOfMemory", "app", True)),
         ("exit", {"code": 50}, ("UncaughtException", "app", True)),
-        ("exit", {"code": 56}, ("DriverUnreachable", "cluster", True)),
+        ("exit", {"code": 56}, ("DriverUnreachable", "unknown", True)),
         ("evict", {}, ("Evicted", "app", True)),  # it used more than its request
         ("delete", {}, None),
         ("exit", {"code": 0}, ("Completed", "app", False)),

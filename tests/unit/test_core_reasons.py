@@ -98,7 +98,7 @@ CASES = [
         "heartbeat failure: the executor could not reach its driver",
         pod("Failed", terminated={"exitCode": 56, "reason": "Error"}),
         {},
-        ("DriverUnreachable", "cluster", True),
+        ("DriverUnreachable", "unknown", True),
     ),
     (
         "other exit code",
@@ -151,9 +151,17 @@ CASES = [
     ("PodGC", pod("Failed", disruption="DeletionByPodGC"), {}, ("NodeLost", "cluster", True)),
     ("on an unreachable node", pod(), {"node": UNREACHABLE}, ("NodeLost", "cluster", False)),
     (
+        # pkg/kubelet/kubelet_pods.go convertToAPIContainerStatuses: a runtime or kubelet
+        # restart, or a reboot, on a node that is Ready again: the state was lost, not the node.
         "ContainerStatusUnknown",
         pod("Failed", terminated={"exitCode": 137, "reason": "ContainerStatusUnknown"}),
         {},
+        ("ContainerStateLost", "cluster", True),
+    ),
+    (
+        "ContainerStatusUnknown on a node still unreachable",
+        pod("Failed", terminated={"exitCode": 137, "reason": "ContainerStatusUnknown"}),
+        {"node": UNREACHABLE},
         ("NodeLost", "cluster", True),
     ),
     (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.sparkview import kept_copy, merge_kept, reason_from_spark
@@ -222,3 +224,103 @@ def test_sparks_rest_dates_become_the_apis() -> None:
         "removeTime": "2026-12-04T10:01:02Z",
         "removeReason": "x",
     }
+
+
+# Spark 3.5.1's text for an executor the kubelet evicted, as a driver logged it (quoted in a
+# public troubleshooting page; ExecutorPodsLifecycleManager.exitReasonMessage of 3.5: the same
+# leading newline, the brief reason and message filled in, container lines indented).
+SPARK_351_EVICTED = (
+    "\nThe executor with id 4 exited with exit code 143(unexpected).\n"
+    "The API gave the following brief reason: Evicted\n"
+    "The API gave the following message: The node was low on resource: ephemeral-storage. "
+    "Threshold quantity: 308595705, available: 265968Ki. Container spark-kubernetes-executor was "
+    "using 857242, request is 0, has larger consumption of ephemeral-storage. \n"
+    "\nThe API gave the following container statuses:\n\n"
+    "    container name: spark-kubernetes-executor\n"
+    "    container image: spark-py-3.5.1:v3.5.1.2\n"
+    "    container state: terminated\n"
+    "    container started at: 2025-08-15T06:29:01Z\n"
+    "    container finished at: 2025-08-15T07:53:48Z\n"
+    "    exit code: 143\n"
+    "    termination reason: Error\n      "
+)
+# Spark 3.2's text for an executor the kubelet preempted to admit a critical pod (a driver's
+# log, quoted publicly): no container had terminated, so the exit code is -1.
+SPARK_32_PREEMPTED = (
+    "\nThe executor with id 12 exited with exit code -1(unexpected).\n"
+    "The API gave the following brief reason: Preempting\n"
+    "The API gave the following message: Preempted in order to admit critical pod\n"
+    "\nThe API gave the following container statuses:\n\n\n      "
+)
+# Spark 3.0-3.1 (exitReasonMessage before describeExitCode): "N/A" where the API gave nothing.
+SPARK_31_EXITED = (
+    "\nThe executor with id 2 exited with exit code 52.\n"
+    "The API gave the following brief reason: N/A\n"
+    "The API gave the following message: N/A\n"
+    "The API gave the following container statuses:\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (SPARK_351_EVICTED, ("Evicted", 143, "app", True)),  # it used more than it requested
+        (SPARK_32_PREEMPTED, ("Preempted", None, "cluster", True)),
+        (SPARK_31_EXITED, ("JvmOutOfMemory", 52, "app", True)),
+    ],
+)
+def test_spark_3_wordings_are_read_whole(text: str, expected: tuple[object, ...]) -> None:
+    """Spark 3.x's texts (issue 50, point 1): the reason, the message and the exit all read."""
+    found = reason_from_spark({"id": "4", "isActive": False, "removeReason": text})
+    assert (found.code, found.exit_code, found.category, found.counts_as_failure) == expected
+    assert "N/A" not in found.message
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        # HealthTracker.killExecutor with spark.excludeOnFailure.killExcludedExecutors and
+        # decommissioning on: ExecutorDecommission's "Executor decommission: " + its message.
+        (
+            (
+                "Executor decommission: Killing excluded executor id 3 since "
+                "spark.excludeOnFailure.killExcludedExecutors is set. (actually decommissioning)"
+            ),
+            "driver",
+        ),
+        ("Executor decommission: Decommissioning all executors on excluded host node-b", "driver"),
+        ("Executor decommission: spark scale down", "driver"),  # dynamic allocation
+        ("Executor decommission: Rolling via ExecutorRollPlugin", "driver"),
+        ("Executor decommission: ", "cluster"),  # a node drain the executor was told of
+    ],
+)
+def test_the_drivers_own_decommissions_never_count(text: str, category: str) -> None:
+    """Issue 50 point 6: excluded executors and scale-downs are the driver's decision."""
+    found = reason_from_spark({"id": "3", "isActive": False, "removeReason": text})
+    assert (found.code, found.category) == ("Decommissioned", category)
+    assert not found.counts_as_failure and not found.counts_toward_max_failures
+
+
+@pytest.mark.parametrize(("removed", "churn"), [("2026-02-28T21:00:%02d.345GMT", False),
+                                               ("2026-03-01T00:58:%02d.345GMT", True)])  # fmt: skip
+def test_churn_reads_sparks_rest_dates(removed: str, churn: bool) -> None:
+    """Hours-old losses in Spark's list (JacksonMessageWriter's ``…GMT`` dates) are not churn.
+
+    Read raw, the dates parsed as nothing and the churn alert took them as now (issue 50,
+    point 1).
+    """
+    killed = SPARK_41_KILLED.replace("id 1", "id {}")
+    view = {
+        "executors": [
+            {
+                "id": str(i),
+                "isActive": False,
+                "removeTime": removed % i,
+                "removeReason": killed.format(i),
+            }
+            for i in range(6, 13)
+        ]
+    }
+    analysis = analyze(Snapshot(pods=_cluster(), now=NOW, spark_views={"uid-a-driver": view}))
+    [app] = analysis.apps
+    assert ("ExecutorChurn" in {a.type for a in app.alerts}) is churn

@@ -91,7 +91,15 @@ def test_spark4_sidecar_exit_fails_the_executor_and_is_counted() -> None:
     ("code", "expected", "category"),
     [
         (11, "ExecutorFailuresExceeded", "app"),
-        (56, "DriverUnreachable", "cluster"),
+        # SparkExitCode.UNCAUGHT_EXCEPTION_TWICE, ERROR_COMMAND_NOT_FOUND; ExecutorExitCode
+        # 53-55 (the 4.1.1 jars' SparkExitCode$ and ExecutorExitCode$, read with javap).
+        (51, "UncaughtException", "app"),
+        (53, "LocalDirFailure", "cluster"),
+        (54, "ExternalBlockStoreFailure", "unknown"),
+        (55, "ExternalBlockStoreFailure", "unknown"),
+        (127, "CommandNotFound", "app"),
+        # HEARTBEAT_FAILURE: a driver stuck in GC is as likely as the network (issue 50).
+        (56, "DriverUnreachable", "unknown"),
         (57, "TaskReaperKill", "app"),
         (58, "BlockManagerLost", "unknown"),
         (101, "ClassNotFound", "app"),

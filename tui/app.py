@@ -24,8 +24,11 @@ from textual.widgets import DataTable, Footer, Input, Tree
 from kubectl_spark.app.text import escape
 from kubectl_spark.core import raw
 from kubectl_spark.core.incremental import LiveAnalysis
+from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import Analysis, Attempt
 from kubectl_spark.core.model import App as SparkApp
+from kubectl_spark.core.selecting import selected_ids
+from kubectl_spark.knowledge.selectors import SelectorError, parse_label_selector
 from kubectl_spark.knowledge.names import is_namespace_name, shown
 from kubectl_spark.memory import freeze_long_lived
 
@@ -296,16 +299,15 @@ class SparkTUI(App[None]):
         invert = text.startswith("!")
         text = text.lstrip("!").strip()
         if text.startswith("-l"):
-            key, _, value = text[2:].strip().partition("=")
-            labels = {
-                raw.uid(p): raw.labels(p) for p in (self.snapshot.pods if self.snapshot else [])
-            }
+            # The CLI's -l: applications any of whose objects match (core.selecting).
+            try:
+                selector = parse_label_selector(text[2:].strip())
+            except SelectorError:
+                return []  # still being typed: nothing matches yet
+            kept = selected_ids(apps, self.snapshot or Snapshot(), selector)
 
             def hit(app: SparkApp) -> bool:
-                uids = [t.uid for t in app.attempts] + [
-                    e.uid for t in app.attempts for e in t.executors
-                ]
-                return any(labels.get(u or "", {}).get(key.strip()) == value.strip() for u in uids)
+                return id(app) in kept
         else:
 
             def hit(app: SparkApp) -> bool:

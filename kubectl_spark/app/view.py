@@ -18,8 +18,10 @@ from kubectl_spark.core import raw
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import Analysis
+from kubectl_spark.core.selecting import select_apps
 from kubectl_spark.core.sparkview import merge_kept
-from kubectl_spark.knowledge.selectors import parse_label_selector
+from kubectl_spark.errors import UsageError
+from kubectl_spark.knowledge.selectors import LabelSelector, SelectorError, parse_label_selector
 from kubectl_spark.kube import snapshot as reading
 from kubectl_spark.kube import trace
 from kubectl_spark.kube.client import Api, history_scope
@@ -57,11 +59,22 @@ class ClusterView:
         self.api.close()
 
 
+def label_selector(text: str | None) -> LabelSelector:
+    """``-l``'s selector, refused before anything is read when it does not parse."""
+    try:
+        return parse_label_selector(text)
+    except SelectorError as exc:
+        raise UsageError(f"invalid label selector {text!r}: {exc}") from None
+
+
 def load(api: Api, wanted: Wanted) -> ClusterView:
-    """Read and analyze; the connection stays open for what the caller does next."""
-    snap, index = reading.read_indexed(
-        api, wanted.namespace, selector=wanted.selector, slim_pods=wanted.slim_pods
-    )
+    """Read and analyze; the connection stays open for what the caller does next.
+
+    ``-l`` selects applications (``core.selecting``): every Spark pod is read, so that a
+    selected application is shown whole, and the selector is matched against its objects.
+    """
+    selector = label_selector(wanted.selector)
+    snap, index = reading.read_indexed(api, wanted.namespace, slim_pods=wanted.slim_pods)
     discovery = Discovery(api)  # the recorder and the History Server found by one list
     if wanted.history is not None or wanted.recorder:
         snap = with_history(api, snap, wanted, discovery)
@@ -73,7 +86,8 @@ def load(api: Api, wanted: Wanted) -> ClusterView:
         snap = dataclasses.replace(
             snap, finished_views=_finished_views(api, snap, wanted.history_server, discovery)
         )
-    return ClusterView(analyze(snap, group_by=wanted.group_by), wanted.namespace, api, snap)
+    analysis = select_apps(analyze(snap, group_by=wanted.group_by), snap, selector)
+    return ClusterView(analysis, wanted.namespace, api, snap)
 
 
 def _finished_views(
@@ -108,11 +122,8 @@ def with_history(
 ) -> Snapshot:
     """Merge what the history store and the in-cluster recorder kept (``kept``)."""
     pods, events = kept(api, wanted.namespace, wanted.history, wanted.recorder, discovery)
-    selector = parse_label_selector(wanted.selector)
     for source in ("history", "recorder"):
-        chosen = [
-            (o, seen) for o, seen, s in pods if s == source and selector.matches(raw.labels(o))
-        ]
+        chosen = [(o, seen) for o, seen, s in pods if s == source]
         snap = merge_kept(snap, chosen, events if source == "history" else [], source)
     return snap
 

@@ -120,11 +120,66 @@ def assert_commands_agree(kubeconfig: Path, capsys: Any) -> None:
             assert from_describe_text(run("describe", *ref)) == answer, key
 
 
+def matching_objects(kubeconfig: Path, selector: str) -> tuple[set[str], set[tuple[str, str]]]:
+    """What the API server says ``selector`` matches: pod uids, and Jobs' and SparkApplications'
+    (namespace, name). The oracle for ``-l``, read apart from the product's selection code."""
+    with connect(Connection(kubeconfig=str(kubeconfig))) as api:
+        pods, _ = api.list("/api/v1/pods", label_selector=selector)
+        owners: set[tuple[str, str]] = set()
+        for path in (
+            "/apis/batch/v1/jobs",
+            "/apis/sparkoperator.k8s.io/v1beta2/sparkapplications",
+            "/apis/spark.apache.org/v1/sparkapplications",
+            "/apis/spark.apache.org/v1/sparkclusters",
+        ):
+            try:
+                found, _ = api.list(path, label_selector=selector)
+            except Exception:
+                found = []
+            owners |= {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in found}
+    return {p["metadata"]["uid"] for p in pods}, owners
+
+
+def selectors_for(items: list[dict[str, Any]]) -> list[str]:
+    """Selectors that pick some objects of an application and not others, and other apps'."""
+    chosen = ["spark-role=driver", "spark-role=executor", "spark-role!=driver"]
+    chosen += [f"spark-app-selector={i['appId']}" for i in items[:2] if i["appId"]]
+    return chosen
+
+
+def assert_label_selection(kubeconfig: Path, capsys: Any) -> None:
+    """``ls -l`` selects applications, as kubectl's ``-l`` selects objects (issue 50, point 11):
+    an application any of whose pods, Job or SparkApplication match is shown whole, with the
+    answer it has unfiltered; none is shown that nothing of it matches."""
+    with cli(kubeconfig, capsys) as run:
+        whole = {
+            (i["namespace"], i["name"]): i
+            for i in orjson.loads(run("ls", "-A", "-o", "json"))["items"]
+        }
+        for selector in selectors_for(list(whole.values())):
+            shown = orjson.loads(run("ls", "-A", "-l", selector, "-o", "json"))["items"]
+            pods, owners = matching_objects(kubeconfig, selector)
+            wanted = {
+                key
+                for key, item in whole.items()
+                if key in owners
+                or any(
+                    a["uid"] in pods or any(e["uid"] in pods for e in a["executors"])
+                    for a in item["attempts"]
+                )
+            }
+            assert {(i["namespace"], i["name"]) for i in shown} == wanted, selector
+            for item in shown:
+                key = (item["namespace"], item["name"])
+                assert expected(item) == expected(whole[key]), (selector, key)
+
+
 @pytest.mark.parametrize("name", scenarios.available())
 def test_one_answer_at_every_step_of_every_scenario(name: str, played: Any, capsys: Any) -> None:
     c = played(name)  # replayed with replay_checked
     assert c.one_answer == [], "\n".join(c.one_answer)
     assert_commands_agree(c.kubeconfig, capsys)  # at the end: each command reads on its own
+    assert_label_selection(c.kubeconfig, capsys)
 
 
 NOW = datetime(2026, 3, 1, 3, 0, tzinfo=UTC)

@@ -22,10 +22,12 @@ from kubectl_spark.app.present import (
 )
 from kubectl_spark.app.summary import analysis_json, app_json
 from kubectl_spark.app.text import escape
+from kubectl_spark.app.view import label_selector
 from kubectl_spark.cli import common, render
 from kubectl_spark.cli import globals as cli_globals
 from kubectl_spark.core import raw
 from kubectl_spark.core.model import Analysis, App
+from kubectl_spark.core.selecting import select_apps
 from kubectl_spark.errors import UsageError
 
 
@@ -151,7 +153,11 @@ def run(
         help="Output format: wide, json, yaml, name, jsonpath=… or custom-columns=… (default: a table).",
     ),
     selector: str = typer.Option(
-        "", "--selector", "-l", help="Label selector (=, ==, !=, in, notin, exists) on the pods."
+        "",
+        "--selector",
+        "-l",
+        help="Label selector (=, ==, !=, in, notin, exists): the applications any of whose pods, "
+        "Job or SparkApplication match, each shown whole.",
     ),
     no_headers: bool = typer.Option(
         False, "--no-headers", help="Do not print the table's header line."
@@ -195,7 +201,7 @@ def run(
     loaded = common.load(selector=selector or None, group_by=group_by or None, slim_pods=True)
     try:
         if field_selector:
-            loaded.analysis = with_pods_matching(loaded, selector, field_selector)
+            loaded.analysis = with_pods_matching(loaded, field_selector)
         now = loaded.snapshot.now
         if watch_only:
             text = (
@@ -229,13 +235,14 @@ def run(
 
 
 def with_pods_matching(
-    loaded: common.Loaded, selector: str, field_selector: str, analysis: Analysis | None = None
+    loaded: common.Loaded, field_selector: str, analysis: Analysis | None = None
 ) -> Analysis:
     """The applications (and ungrouped pods) with a pod the field selector matches.
 
     Whole applications are analyzed, then kept or not: a driver on another node still counts
     as its attempt's driver (filtering the pods themselves would make it look gone). The
     server matches the pods (one LIST of them, by field selector): its rules are the rules.
+    ``-l`` has already chosen the applications (``core.selecting``): each selects on its own.
     """
     base = (
         "/api/v1/pods"
@@ -244,7 +251,7 @@ def with_pods_matching(
     )
     matching, _ = loaded.api.list(
         base,
-        label_selector="spark-role" + (f",{selector}" if selector else ""),
+        label_selector="spark-role",
         field_selector=field_selector,
         what="list pods by field selector",
         keep=lambda pod: (pod.get("metadata") or {}).get("uid", ""),
@@ -307,7 +314,8 @@ def _watch(loaded: common.Loaded, view: _WatchView) -> None:
     loaded.api.lift_deadline()  # the first answer is printed: following has no end
 
     connection = common.connection()  # the flags are this thread's: the watches have their own
-    live = LiveCluster(lambda: connect(connection), loaded.namespace, pod_selector=view.selector)
+    live = LiveCluster(lambda: connect(connection), loaded.namespace)
+    selector = label_selector(view.selector)  # applications, as ls selected them
     live.seed_snapshot(loaded.snapshot)
     live.on_change = wake.set
     labels_by_uid = view.labels.index(loaded.snapshot.pods)
@@ -330,9 +338,9 @@ def _watch(loaded: common.Loaded, view: _WatchView) -> None:
                 continue
             caught_up = True
             _, snap = live.take_changes()  # also re-arms on_change
-            fresh = analyze(snap, group_by=view.group_by)
+            fresh = select_apps(analyze(snap, group_by=view.group_by), snap, selector)
             if view.field_selector:
-                fresh = with_pods_matching(loaded, view.selector or "", view.field_selector, fresh)
+                fresh = with_pods_matching(loaded, view.field_selector, fresh)
             _reprint(fresh, snap.now, shown, view, view.labels.index(snap.pods))
     finally:
         live.stop()

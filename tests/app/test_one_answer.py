@@ -252,3 +252,23 @@ def spark_clusters(draw: st.DrawFn) -> Snapshot:
 @given(spark_clusters())
 def test_one_answer_for_generated_clusters(snapshot: Snapshot) -> None:
     assert_one_answer(analyze(snapshot), snapshot)
+
+
+@pytest.mark.parametrize("name", ["s9-deleted-executors", "s4-executor-losses"])
+def test_the_demos_printout_is_the_commands(name: str, played: Any, capsys: Any) -> None:
+    """``demo --no-tui`` prints what ``kubectl spark ls -A`` says of the same cluster (issue 50,
+    point 15): it ran a second analysis of its own, without Spark's executor lists, and said
+    "3 unknown" for s9 where the command says "2 app, 1 cluster"."""
+    import subprocess
+    import sys
+
+    demo = subprocess.run(
+        [sys.executable, "-m", "kubectl_spark.cli.main", "demo", "--no-tui", "--scenario", name],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**__import__("os").environ, "KUBECTL_SPARK_WARM": "off"},
+    ).stdout
+    printed = demo.split("$ kubectl spark ls -A\n", 1)[1].split("\n\n", 1)[0] + "\n"
+    with cli(played(name).kubeconfig, capsys) as run:
+        assert from_table(printed) == from_table(run("ls", "-A"))

@@ -252,13 +252,13 @@ def _play(scenario_name: str, path: Path) -> None:
             world = World.for_server(server, clock)
             try:
                 scenarios.Player(world, loaded).play()
+                typer.echo(
+                    f"Played scenario {scenario_name!r} ({loaded.title}) to {int(loaded.duration)} s of simulated time."
+                )
+                typer.echo("")
+                _show_apps(path)  # while the simulated drivers still answer
             finally:
                 world.close()
-            typer.echo(
-                f"Played scenario {scenario_name!r} ({loaded.title}) to {int(loaded.duration)} s of simulated time."
-            )
-            typer.echo("")
-            _show_apps(conn, clock.now())
     typer.echo("")
     typer.echo("To keep a cluster running and point kubectl at it:")
     typer.echo(f"  kubectl spark demo --serve --scenario {scenario_name} --kubeconfig {path}")
@@ -276,33 +276,37 @@ def _show_served(server: Any) -> None:
         typer.echo(f"  {row['apiVersion']:<30} {row['resource']:<26} {scope:<10} {subs}")
 
 
-def _show_apps(conn: Any, now: datetime) -> None:
-    """What `kubectl spark ls -A` and `kubectl spark history` print for the played cluster."""
-    from dataclasses import replace
+def _show_apps(kubeconfig: Path) -> None:
+    """`kubectl spark ls -A` and `kubectl spark history` for the played cluster.
 
-    from kubectl_spark.cli import render
-    from kubectl_spark.cli.commands import history
-    from kubectl_spark.cli.commands.ls import render_analysis
-    from kubectl_spark.core.analyze import analyze
-    from kubectl_spark.kube import snapshot
-    from kubectl_spark.kube.client import connect
-
-    with connect(conn) as api:
-        snap = replace(snapshot.read(api, None), now=now)
-    analysis = analyze(snap)
+    The commands themselves, run against it as a user would: the printout is their answer,
+    from the same sources (Spark's executor lists from the simulated drivers included), never
+    a second analysis of our own.
+    """
     typer.echo("$ kubectl spark ls -A")
-    typer.echo(
-        render_analysis(analysis, "table", all_namespaces=True, no_headers=False, now=now), nl=False
+    typer.echo(_command(kubeconfig, "ls", "-A"), nl=False)
+    listed = _command(
+        kubeconfig, "ls", "-A", "-o", 'jsonpath={range .items[*]}{.namespace} {.name}{"\\n"}{end}'
     )
-    for app in sorted(analysis.apps, key=lambda a: (a.namespace, a.name)):
+    for line in sorted(listed.splitlines()):
+        namespace, _, name = line.partition(" ")
         typer.echo("")
-        typer.echo(f"$ kubectl spark history {app.name} -n {app.namespace}")
-        typer.echo(render.table(history.HEADERS, history.rows(app)), nl=False)
-        for alert in app.alerts:
-            typer.echo(
-                render.table(("ALERT",), [(f"! {alert.type}: {alert.message}",)], no_headers=True),
-                nl=False,
-            )
+        typer.echo(f"$ kubectl spark history {name} -n {namespace}")
+        typer.echo(_command(kubeconfig, "history", name, "-n", namespace), nl=False)
+
+
+def _command(kubeconfig: Path, *args: str) -> str:
+    """What ``kubectl spark ARGS`` prints on the demo's cluster (its errors said, not raised)."""
+    import subprocess
+
+    done = subprocess.run(  # noqa: S603 - this interpreter, this package, our own arguments
+        [sys.executable, "-m", "kubectl_spark.cli.main", "--kubeconfig", str(kubeconfig), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "KUBECTL_SPARK_WARM": "off"},  # one-off commands: no server left
+    )
+    return done.stdout + done.stderr
 
 
 def path_hint() -> str:

@@ -49,6 +49,19 @@ def stop_record(proc: subprocess.Popen[bytes]) -> str:
     return err.decode()
 
 
+def record_while_playing(c: Any, db: Path, every: int, until: int | None = None) -> None:
+    """``kubectl spark record`` runs (a real process) while the scenario plays (to ``until``)."""
+    c.player.play_until(2)
+    proc = start_record(c, db)
+    try:
+        for t in range(every, (until or int(c.player.scenario.duration)) + 1, every):
+            c.player.play_until(t)
+            time.sleep(0.05)
+        time.sleep(1.0)
+    finally:
+        stop_record(proc)
+
+
 def logs_kept(db: Path, of: str = "") -> int:
     """How many containers' last lines the store holds (of the pod ``of``'s uid, if given)."""
     if not db.exists():

@@ -485,6 +485,19 @@ def _never_ran(r: _Read) -> Verdict:
         return NEXT if r.deleting else None
     if not r.deleting:
         return None  # still waiting: not lost (the state says why)
+    if r.ctx.role == "executor":
+        if raw.annotation_map(r.pod).get(ACTION_ANNOTATION) or r.ctx.owner_gone:
+            return NEXT  # kubectl spark's action, or its driver went: _deleted says which
+        # Nothing ran, so nothing was lost: Spark's allocator deletes the pending executors it
+        # no longer wants (a scale-down's excess requests, first; ExecutorPodsAllocator) and
+        # never counts a deleted pod (PodDeleted). Why it had not started stays said.
+        return _reason(
+            "driver",
+            "DeletedByDriver",
+            f"deleted before it started (the driver gives back pending requests it no longer "
+            f"needs); it was waiting: {waited.message}",
+            (*waited.evidence, "metadata.deletionTimestamp set", *r.extra),
+        )
     return _reason(
         waited.category,
         waited.code,

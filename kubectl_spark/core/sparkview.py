@@ -27,6 +27,18 @@ from .podfacts import KEPT
 from .reasons import PodContext, event_evidence
 
 _EXIT = re.compile(r"exited with exit code (-?\d+)")
+# The verdicts of a pod that never ran (reasons.never_started): with Spark's "Executor killed
+# by driver." they say why it had not started, and Spark's word is the end.
+NEVER_RAN = frozenset(
+    {
+        "Unschedulable",
+        "ImagePullFailure",
+        "ContainerConfigError",
+        "VolumeAttachFailure",
+        "VolumeMountFailure",
+        "Gone",
+    }
+)
 # Words of a decommission the driver itself decided (see reason_from_spark).
 DRIVER_DECOMMISSIONS = ("Rolling via", "spark scale down", "excluded", "actually decommissioning")
 
@@ -312,6 +324,14 @@ def with_spark_view(
                         f"{mine.reason.code} says"
                     )
                 reason = dataclasses.replace(mine.reason, evidence=(*mine.reason.evidence, note))
+                if spark.code == "DeletedByDriver" and mine.reason.code in NEVER_RAN:
+                    # Spark keeps the first reason it saw: the driver's kill came before any
+                    # failure, so the pod's waiting state is why it never ran, not a loss.
+                    reason = dataclasses.replace(
+                        spark,
+                        message=f"{spark.message}; it had not started: {mine.reason.message}",
+                        evidence=(*mine.reason.evidence, *spark.evidence),
+                    )
                 if spark.code == "HeartbeatTimeout" and mine.reason.code == "DeletedByDriver":
                     # The driver deleted it because it had stopped answering: Spark's cause.
                     reason = dataclasses.replace(

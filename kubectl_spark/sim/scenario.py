@@ -60,11 +60,12 @@ ACTIONS = {
     "preempt",
     "fail_image_pull",
     "delete",
+    "driver_kill",
     "gc",
     "create",
 }
 # Steps that act on one pod (``value`` names it: app, role, exec, attempt).
-POD_ACTIONS = {"oom_kill", "exit", "evict", "preempt", "fail_image_pull", "delete"}
+POD_ACTIONS = {"oom_kill", "exit", "evict", "preempt", "fail_image_pull", "delete", "driver_kill"}
 _APP_FIELDS = {f.name for f in fields(AppConfig)}
 # Objects a scenario may create before it starts: (apiVersion, kind) → (plural, namespaced).
 CREATABLE = {
@@ -300,3 +301,5 @@ class Player:
             world.fail_image_pull(ns, name)
         elif step.action == "delete":
             world.delete_pod(ns, name, grace=step.args.get("grace"))
+        elif step.action == "driver_kill":
+            world.spark.kill_executor(item)

@@ -456,6 +456,29 @@ class SparkDrivers:
             self.removed(state, exec_id, KILLED_BY_DRIVER)
             state.known.pop(exec_id, None)
 
+    def kill_executor(self, item: dict[str, Any]) -> None:
+        """The driver gives one executor back (``killExecutors``), as a scenario asks.
+
+        Spark records it as ExecutorKilled, "Executor killed by driver."
+        (KubernetesClusterSchedulerBackend.doKillExecutors removes it with that reason before
+        the pod goes), and the pod is deleted with the driver's own credentials.
+        """
+        ns = item["metadata"]["namespace"]
+        owner: dict[str, Any] = next(iter(item["metadata"].get("ownerReferences") or []), {})
+        driver = self.world.client.get(pod(ns, owner.get("name", "")))
+        state = self.drivers.get(owner.get("uid", ""))
+        if driver is None or state is None:
+            return  # no driver to act: nothing it could kill
+        exec_id = objects.labels(item).get(spark_labels.EXEC_ID, "")
+        self.world.log(
+            driver, f"INFO KubernetesClusterSchedulerBackend: Killing executor {exec_id}"
+        )
+        self.world.acting_as(driver).delete(
+            pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"]
+        )
+        self.removed(state, exec_id, KILLED_BY_DRIVER)
+        state.known.pop(exec_id, None)
+
     def removed(self, state: DriverState, exec_id: str, reason: str) -> None:
         if state.ui is not None:
             state.ui.removed(exec_id, self.world.now_text(), reason)

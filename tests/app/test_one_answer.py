@@ -272,3 +272,39 @@ def test_the_demos_printout_is_the_commands(name: str, played: Any, capsys: Any)
     printed = demo.split("$ kubectl spark ls -A\n", 1)[1].split("\n\n", 1)[0] + "\n"
     with cli(played(name).kubeconfig, capsys) as run:
         assert from_table(printed) == from_table(run("ls", "-A"))
+
+
+@pytest.mark.parametrize("name", ["s4-executor-losses", "s9-deleted-executors", "mixed"])
+def test_totals_do_not_depend_on_the_history_store(
+    name: str, cluster: Any, capsys: Any, tmp_path: Path
+) -> None:
+    """The same losses with and without ``--no-history`` where the cluster says the same
+    (issue 50, point 12): a kept copy of a gone pod and Spark's own executor list must agree.
+    In s4 the driver's kill of executor 8 and of its pending executor 10 read, from the kept
+    pods, as a loss of unknown cause and as "Unschedulable (cluster)" while Spark said
+    "Executor killed by driver." for both."""
+    from tests.recording import record_while_playing
+
+    c = cluster(name)
+    db = tmp_path / "history.sqlite"
+    record_while_playing(c, db, every=10)
+    with cli(c.kubeconfig, capsys) as run:
+        kept = orjson.loads(run("--history-db", str(db), "ls", "-A", "-o", "json"))["items"]
+        bare = orjson.loads(run("--no-history", "ls", "-A", "-o", "json"))["items"]
+
+    def totals(items: list[dict[str, Any]]) -> dict[tuple[str, str], Any]:
+        # What the store adds is executors it kept (their count may grow), never other losses.
+        return {(i["namespace"], i["name"]): (i["state"], expected(i).losses) for i in items}
+
+    assert totals(kept) == totals(bare)
+    if name == "mixed":
+        # Point 13: the report finished, and its driver stopped the executor it still had
+        # ("Killing" Events): no loss of unknown cause; the one on the cut-off node is lost.
+        (report,) = (i for i in kept if i["name"] == "report")
+        assert expected(report).losses == (("cluster", 1),)
+    for item in kept:  # a verdict never contradicts its own evidence
+        for attempt in item["attempts"]:
+            for executor in attempt["executors"]:
+                reason = executor["reason"] or {}
+                wins = [e for e in reason.get("evidence", []) if "Spark's word wins" in e]
+                assert not wins or reason["code"] == "DeletedByDriver", (executor["id"], reason)

@@ -209,7 +209,9 @@ CASES = [
             ],
         ),
         {},
-        ("Unschedulable", "cluster", False),
+        # Nothing ran, nothing was lost: a pending executor deleted is the driver giving back a
+        # request (ExecutorPodsAllocator; issue 50, point 5). Why it waited stays in the message.
+        ("DeletedByDriver", "driver", False),
     ),
     (
         "image pull failure, deleted",
@@ -217,13 +219,13 @@ CASES = [
             "Pending", waiting={"reason": "ImagePullBackOff", "message": "Back-off"}, deleting=True
         ),
         {},
-        ("ImagePullFailure", "app", False),
+        ("DeletedByDriver", "driver", False),
     ),
     (
         "config error, deleted",
         pod("Pending", waiting={"reason": "CreateContainerConfigError"}, deleting=True),
         {},
-        ("ContainerConfigError", "app", False),
+        ("DeletedByDriver", "driver", False),
     ),
     (
         "completed and kept by deleteOnTermination=false (not decommissioned)",
@@ -390,9 +392,15 @@ def test_an_init_container_that_keeps_a_pod_from_starting_is_said_once_it_is_del
     deleted = with_init(pod("Pending", deleting=True), **dict(state))
     reason = classify(PodContext(deleted, "executor"))
     assert reason is not None
-    assert (reason.code, reason.counts_as_failure) == (code, False)
-    assert "init container fetch-jars" in reason.message and "never started" in reason.message
+    # An executor deleted before it started is the driver's request given back, not a loss;
+    # the init container that kept it waiting is named (issue 50, point 5).
+    assert (reason.code, reason.counts_as_failure) == ("DeletedByDriver", False)
+    assert "init container fetch-jars" in reason.message and "before it started" in reason.message
     assert evidence in reason.evidence
+    driver = classify(PodContext(deleted, "driver"))  # a driver's is its attempt's end
+    assert driver is not None
+    assert (driver.code, driver.counts_as_failure) == (code, False)
+    assert "init container fetch-jars" in driver.message and "never started" in driver.message
 
 
 def test_why_a_pod_that_lost_nothing_waits() -> None:
@@ -524,9 +532,12 @@ def test_a_pod_waiting_on_its_volume_says_so(
     assert message in found.message and found.evidence[0].startswith(f"event {reason} x5: ")
     assert waiting_reason(PodContext(waiting, "driver")) is None  # no Event: nothing to say
     deleted = pod("Pending", waiting={"reason": "ContainerCreating"}, deleting=True)
-    lost = classify(PodContext(deleted, "executor", events=[event]))
+    lost = classify(PodContext(deleted, "driver", events=[event]))
     assert lost is not None and (lost.code, lost.category) == (code, category)
     assert lost.message.endswith("never started, then deleted")
+    given_back = classify(PodContext(deleted, "executor", events=[event]))
+    assert given_back is not None and given_back.code == "DeletedByDriver"  # nothing ran
+    assert message in given_back.message
 
 
 EXCEPTION = (

@@ -42,6 +42,8 @@ def find_alerts(app: App, group: AppGroup, snapshot: Snapshot, index: Index) -> 
         if not a.fenced
         and a.driver_pod
         and a.uid
+        # the kubelet stopped it for a graceful node shutdown: it does not run on
+        and not (a.reason is not None and a.reason.code == "NodeShutdown")
         and (
             a.state == "Running"
             or (a.state in ("Lost", "Terminating", "Unknown") and _unreachable(index, a.node))

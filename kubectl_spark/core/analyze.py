@@ -265,6 +265,20 @@ def _killed_at(group_: AttemptGroup, app: AppGroup, index: Index) -> str | None:
     return None
 
 
+def _job_failed(app: AppGroup, pod: Any) -> tuple[str, str, str] | None:
+    """Why the Job that owns ``pod`` failed: its Failed (or, first, FailureTarget) condition.
+
+    As (type, reason, message); None while the Job has not failed.
+    """
+    owner = raw.controller_ref(pod).get("uid")
+    for job in (j for j in app.jobs if owner and raw.uid(j) == owner):
+        for kind in ("Failed", "FailureTarget"):
+            found = raw.condition(job, kind)
+            if raw.text(found, "status") == "True":
+                return kind, raw.text(found, "reason"), raw.text(found, "message")
+    return None
+
+
 def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> Attempt:
     job_managed = app.source == "job"
     driver = group_.driver
@@ -303,6 +317,7 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
             index.pod_events(driver),
             job_managed=job_managed,
             container=container,
+            job_failed=_job_failed(app, pod) if job_managed else None,
         )
         reason = classify(ctx)
         waiting = waiting_reason(ctx) if reason is None and driver.source == "cluster" else None

@@ -448,7 +448,11 @@ def _disrupted(r: _Read) -> Verdict:
         return _reason("cluster", "NodeLost", message, (told, *extra), counts=r.failed)
     if why == "TerminationByKubelet":
         message = raw.text(r.disruption, "message") or "terminated by the kubelet"
-        return _reason("cluster", "Evicted", message, (told, *extra), counts=r.failed)
+        # The kubelet's graceful node shutdown (nodeshutdown_manager_linux.go: "Pod was
+        # terminated in response to imminent node shutdown.") stops the pod before the node
+        # goes: it does not run on, whatever the node's state after.
+        code: ReasonCode = "NodeShutdown" if "node shutdown" in message else "Evicted"
+        return _reason("cluster", code, message, (told, *extra), counts=r.failed)
     return NEXT
 
 
@@ -537,8 +541,26 @@ def _deleted(r: _Read) -> Verdict:
             'deleted by the driver (scale-down or "Executor killed by driver."), not a failure'
         )
         return _reason("driver", "DeletedByDriver", message, (deleted_at, no_failure, *extra))
+    if ctx.job_failed is not None:
+        return job_ended_it(ctx.job_failed, (deleted_at, *extra))
     message = "the driver pod was deleted (not by a failure)"
     return _reason("user", "DeletedByUser", message, (deleted_at, no_failure, *extra))
+
+
+def job_ended_it(failed: tuple[str, str, str], evidence: tuple[str, ...]) -> Reason:
+    """A driver the Job controller deleted as its Job failed (pkg/controller/job).
+
+    Past ``activeDeadlineSeconds`` the Job fails with reason DeadlineExceeded and its active
+    pods are deleted; from 1.31 the FailureTarget condition comes first, then Failed once they
+    are gone. A person deleted nothing here, and the Job counts the attempt as failed.
+    """
+    kind, why, said = failed
+    told = f"job.status.conditions[{kind}].reason={why}" + (f": {said}" if said else "")
+    if why == "DeadlineExceeded":
+        message = "the driver Job's activeDeadlineSeconds passed: the Job controller stopped it"
+        return _reason("user", "DeadlineExceeded", message, (told, *evidence), counts=True)
+    message = f"the driver Job failed ({why}) and the Job controller stopped this driver"
+    return _reason("unknown", "JobFailed", message, (told, *evidence), counts=True)
 
 
 def _owner_gone(r: _Read) -> Verdict:

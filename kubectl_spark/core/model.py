@@ -57,6 +57,7 @@ ReasonCode = Literal[
     "LivenessProbe",
     "StartupProbe",
     "ContainerStateLost",
+    "JobFailed",
     "Sigterm",
     # The Apache operator's own failure states (core.apache), when its status is the evidence.
     "SchedulingFailure",

@@ -70,6 +70,9 @@ class PodContext:
     # reachable nodes still serve it (a partition), so they are not lost for that.
     owner_may_run: bool = False
     job_managed: bool = False
+    # A driver Job's own end, when it failed: (condition type, reason, message) of its Failed
+    # or FailureTarget condition; the Job controller deletes the pods still active then.
+    job_failed: tuple[str, str, str] | None = None
     extra_evidence: tuple[str, ...] = ()
     container: dict[str, Any] | None = None  # the Spark container's status, when already found
 

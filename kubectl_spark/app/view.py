@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kubectl_spark.app.spark_lists import keep_and_recall
 from kubectl_spark.core import raw
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
@@ -82,6 +83,8 @@ def load(api: Api, wanted: Wanted) -> ClusterView:
         # The drivers among the pods the cluster listed (kept copies of gone pods have no UI)
         drivers = snap.pods if index is None else index.drivers
         snap = dataclasses.replace(snap, spark_views=read_views(api, drivers, snap.nodes))
+        if wanted.history is not None:  # what they said is kept for when they are gone
+            snap = keep_and_recall(api, snap, wanted.history, wanted.namespace)
     if wanted.history_server and wanted.history_server != "none":
         snap = dataclasses.replace(
             snap, finished_views=_finished_views(api, snap, wanted.history_server, discovery)

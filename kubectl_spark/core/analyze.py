@@ -558,6 +558,18 @@ UNREADABLE = {
 }
 
 
+# The sources that keep a gone pod's last state: when none was read, nothing was recording.
+KEEPERS = frozenset({"watch", "history", "recorder"})
+
+
+def _nothing_recorded(namespace: str) -> str:
+    """What would have kept the reasons: the one command to run from now on."""
+    return (
+        f"; nothing was recording: `kubectl spark record -n {namespace}` keeps each pod's last "
+        "state from now on (or the in-cluster `kubectl spark recorder`)"
+    )
+
+
 def _unexplained_by(attempt: Attempt, view: Mapping[str, Any] | None) -> str:
     """What was asked about an attempt's lost executor ids, and found nothing.
 
@@ -583,13 +595,15 @@ def _sources(
     for a, g in zip(attempts, group_.attempts, strict=False):
         view = _view_of(snapshot, group_, g)
         if view and view.get("executors") is not None:
-            found.add("history-server" if view.get("origin") else "spark-api")
+            kept = "history" if view.get("kept") else "history-server"
+            found.add(kept if view.get("origin") else "spark-api")
         elif view and view.get("note"):
             notes.append(f"attempt {a.number}: {view['note']}")
         if a.unknown_losses:
             notes.append(
                 f"attempt {a.number}: {a.unknown_losses} executor(s) lost with unknown reasons "
                 f"(gaps in Spark's executor ids that {_unexplained_by(a, view)})"
+                + ("" if found & KEEPERS else _nothing_recorded(group_.namespace))
             )
     notes += [UNREADABLE[key] for key in snapshot.unreadable if key in UNREADABLE]
     found.discard("spark")

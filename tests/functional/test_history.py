@@ -152,6 +152,39 @@ def test_s9_with_neither_says_how_many_were_lost_unexplained(cluster, capsys) ->
     assert code == 1 and 'executor "exec-99" not found in vanishing/1: candidates are' in err
 
 
+def test_s9_sparks_word_read_while_the_driver_ran_is_kept(cluster, capsys) -> None:
+    """Issue 50, point 16: nothing records, Spark's driver told each loss, then stops
+    answering. What it said when kubectl spark asked is kept in the local history store, and
+    the losses stay explained; without the store they are unexplained, and the note names the
+    command that would have kept them."""
+    c = cluster("s9-deleted-executors")
+    c.player.play_until(180)
+    first = lost(describe(capsys, c))  # asks the running driver (Spark's executor list)
+    assert {i: e["source"] for i, e in first.items()} == dict.fromkeys(("1", "2", "3"), "spark")
+    # The driver can no longer be asked (here: its pod proxy refused, as for a driver whose
+    # pod ended; the simulated drivers of s9 run to the end).
+    c.server.set_policy(
+        {"rules": [{"effect": "deny", "verbs": ["get"], "resources": ["pods/proxy"]}]}
+    )
+    doc = describe(capsys, c)
+    kept = lost(doc)
+    assert {i: e["reason"]["code"] for i, e in kept.items()} == {
+        i: e["reason"]["code"] for i, e in first.items()
+    }
+    assert all(
+        "as kubectl spark read it at" in e["reason"]["evidence"][0] for e in kept.values()
+    ), (
+        [e["reason"]["evidence"] for e in kept.values()],
+        doc["notes"],
+    )
+    assert "history" in doc["sources"] and doc["attempts"][-1]["unknownLosses"] == 0
+    bare = describe(capsys, c, "--no-history")
+    assert bare["attempts"][-1]["unknownLosses"] == 3
+    assert any(
+        "nothing was recording: `kubectl spark record -n default`" in n for n in bare["notes"]
+    )
+
+
 def test_pod_proxy_forbidden_is_a_note_not_an_error(cluster, capsys) -> None:
     c = cluster("s9-deleted-executors")
     c.player.play_until(180)

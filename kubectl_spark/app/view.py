@@ -47,6 +47,8 @@ class Wanted:
     # Service, auto (found by its label), none (None: not asked)
     history_server: str | None = None
     recorder: str | None = None  # an in-cluster recorder: auto, NAMESPACE/NAME (None: not asked)
+    # A running driver's UI outside the cluster (Spark's client mode): its URL (None: none)
+    spark_ui: str | None = None
 
 
 @dataclass
@@ -89,6 +91,14 @@ def load(api: Api, wanted: Wanted) -> ClusterView:
         snap = dataclasses.replace(
             snap, finished_views=_finished_views(api, snap, wanted.history_server, discovery)
         )
+    if wanted.spark_ui:
+        from kubectl_spark.kube.historyserver import read_running_ui
+
+        told = read_running_ui(wanted.spark_ui)
+        for note in (v["note"] for k, v in told.items() if not k and "note" in v):
+            api.note(note)
+        views = {k: v for k, v in told.items() if k}
+        snap = dataclasses.replace(snap, finished_views={**snap.finished_views, **views})
     analysis = select_apps(analyze(snap, group_by=wanted.group_by), snap, selector)
     return ClusterView(analysis, wanted.namespace, api, snap)
 

@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
         [
             "--output",
             "-o",
+            "--spark-ui",
         ],
     ),
     "history": (

@@ -14,6 +14,8 @@ from kubectl_spark.app.find import find_app, find_attempt, find_executor
 from kubectl_spark.app.view import ClusterView, Wanted
 from kubectl_spark.cli import globals as cli_globals
 from kubectl_spark.core.model import App
+from kubectl_spark.errors import UsageError
+from kubectl_spark.knowledge.names import shown
 from kubectl_spark.kube.client import Api, Connection
 
 __all__ = ["Loaded", "find_app", "find_attempt", "find_executor", "load", "one_app", "session"]
@@ -90,6 +92,7 @@ def load(
     history: bool = True,
     slim_pods: bool = False,
     spark_api: bool = True,
+    spark_ui: str | None = None,
 ) -> ClusterView:
     """The cluster view the flags ask for.
 
@@ -111,6 +114,7 @@ def load(
         spark_api=spark_api,
         history_server=history_server,
         recorder=recorder,
+        spark_ui=spark_ui,
     )
     try:
         loaded = load_view(api, wanted)
@@ -121,10 +125,20 @@ def load(
     return loaded
 
 
+def check_spark_ui(url: str) -> None:
+    """``--spark-ui``: an http(s) URL, refused before anything is read."""
+    if url and not (url.startswith(("http://", "https://")) and len(url) > len("https://")):
+        raise UsageError(
+            f'invalid --spark-ui "{shown(url)}": use the http(s) URL of a driver\'s UI'
+        )
+
+
 @contextmanager
-def view(*, history: bool = True, spark_api: bool = True) -> Iterator[ClusterView]:
+def view(
+    *, history: bool = True, spark_api: bool = True, spark_ui: str | None = None
+) -> Iterator[ClusterView]:
     """The cluster as read, closed when done."""
-    loaded = load(history=history, spark_api=spark_api)
+    loaded = load(history=history, spark_api=spark_api, spark_ui=spark_ui)
     try:
         yield loaded
     finally:

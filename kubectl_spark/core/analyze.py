@@ -424,6 +424,8 @@ def _view_of(snapshot: Snapshot, app: AppGroup, attempt: AttemptGroup) -> Any:
         if attempt.driver is not None
         else (attempt.name or "").removesuffix("-driver")
         if app.source == APACHE
+        else app.app_id  # a driver outside the cluster, asked at its UI (--spark-ui)
+        if attempt.outside
         else ""
     )
     return snapshot.finished_views.get(app_id) if app_id else None
@@ -558,6 +560,20 @@ UNREADABLE = {
 }
 
 
+def _driver_url(attempt: AttemptGroup) -> str:
+    """Where the executors say their driver is: ``SPARK_DRIVER_URL`` of their container.
+
+    Spark sets it on every executor (BasicExecutorFeatureStep, ENV_DRIVER_URL); for a driver
+    outside the cluster it is the one pointer to where it runs.
+    """
+    for f in attempt.executors:
+        for container in raw.items(f.pod, "spec", "containers"):
+            for env in raw.items(container, "env"):
+                if env.get("name") == "SPARK_DRIVER_URL" and isinstance(env.get("value"), str):
+                    return f"; its executors name it: SPARK_DRIVER_URL={env['value']}"
+    return ""
+
+
 # The sources that keep a gone pod's last state: when none was read, nothing was recording.
 KEEPERS = frozenset({"watch", "history", "recorder"})
 
@@ -579,6 +595,11 @@ def _unexplained_by(attempt: Attempt, view: Mapping[str, Any] | None) -> str:
     """
     if view is not None:
         return "no pod, watch, history or Spark's driver explains"
+    if attempt.outside:
+        return (
+            "no pod, watch or history explains; Spark's driver runs outside the cluster and was "
+            "not asked: point at its UI with --spark-ui URL"
+        )
     if attempt.state == "Running":
         return "no pod, watch or history explains; Spark's driver was not asked"
     return "no pod, watch or history explains; Spark's driver no longer runs to be asked"
@@ -591,12 +612,16 @@ def _sources(
     found = {"cluster"}
     found |= {e.source for a in attempts for e in a.executors}
     found |= {g.driver.source for g in group_.attempts if g.driver is not None}
-    notes = [f"attempt {a.number}: {OUTSIDE_NOTE}" for a in attempts if a.outside]
+    notes = [
+        f"attempt {a.number}: {OUTSIDE_NOTE}{_driver_url(g)}"
+        for a, g in zip(attempts, group_.attempts, strict=False)
+        if a.outside
+    ]
     for a, g in zip(attempts, group_.attempts, strict=False):
         view = _view_of(snapshot, group_, g)
         if view and view.get("executors") is not None:
             kept = "history" if view.get("kept") else "history-server"
-            found.add(kept if view.get("origin") else "spark-api")
+            found.add(kept if view.get("origin") and not view.get("live") else "spark-api")
         elif view and view.get("note"):
             notes.append(f"attempt {a.number}: {view['note']}")
         if a.unknown_losses:

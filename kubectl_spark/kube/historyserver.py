@@ -67,6 +67,28 @@ def read_finished(url: str, app_ids: Iterable[str]) -> dict[str, dict[str, Any]]
     return _read_each(app_ids, lambda app_id, down: _read(url, app_id, down))
 
 
+def read_running_ui(url: str) -> dict[str, dict[str, Any]]:
+    """A running driver's own UI (``--spark-ui``): its application's executor list.
+
+    A driver outside the cluster (Spark's client mode: a notebook, a laptop) is no pod to reach
+    through the API server; its UI serves the same REST API as the History Server
+    (``/api/v1/applications``, then ``…/<app id>/allexecutors``). Read as a running driver's
+    list: what it says is Spark's word now. A UI that cannot be read is a note, keyed "".
+    """
+    origin = f"Spark's driver (its UI at {url})"
+    try:
+        with urllib.request.urlopen(  # noqa: S310 - a URL the user gave, checked http(s)
+            f"{url.rstrip('/')}/api/v1/applications", timeout=TIMEOUT
+        ) as answer:
+            listed = orjson.loads(answer.read(MAX_BODY))
+    except (OSError, ValueError) as exc:
+        return {"": {"note": f"{origin} could not be read: {exc}"}}
+    apps = listed if isinstance(listed, list) else []
+    ids = [str(a.get("id")) for a in apps if isinstance(a, dict) and a.get("id")][:MAX_APPS]
+    views = _read_each(ids, lambda app_id, down: _read(url, app_id, down, origin))
+    return {i: {**v, "live": True} if "executors" in v else v for i, v in views.items()}
+
+
 def _read_each(
     app_ids: Iterable[str], read: Callable[[str, threading.Event], dict[str, Any]]
 ) -> dict[str, dict[str, Any]]:
@@ -84,27 +106,27 @@ def _read_each(
     return dict(zip(ids, views, strict=True))
 
 
-def _read(url: str, app_id: str, down: threading.Event) -> dict[str, Any]:
+def _read(url: str, app_id: str, down: threading.Event, origin: str = ORIGIN) -> dict[str, Any]:
     if down.is_set():
-        return {"note": f"{ORIGIN} at {url} was not asked for {app_id}: it did not answer before"}
+        return {"note": f"{origin} at {url} was not asked for {app_id}: it did not answer before"}
     target = f"{url.rstrip('/')}/api/v1/applications/{quote(app_id, safe='')}/allexecutors"
     try:
         with urllib.request.urlopen(target, timeout=TIMEOUT) as answer:  # noqa: S310 - a URL the user gave
             body = answer.read(MAX_BODY + 1)
     except urllib.error.HTTPError as exc:
         if exc.code == 404:
-            return {"note": f"{ORIGIN} has no application {app_id}"}
-        return {"note": f"{ORIGIN} answered {exc.code} for {app_id}"}
+            return {"note": f"{origin} has no application {app_id}"}
+        return {"note": f"{origin} answered {exc.code} for {app_id}"}
     except (OSError, ValueError) as exc:
         down.set()
-        return {"note": f"{ORIGIN} at {url} could not be read: {exc}"}
+        return {"note": f"{origin} at {url} could not be read: {exc}"}
     try:
         found = orjson.loads(body) if len(body) <= MAX_BODY else None
     except orjson.JSONDecodeError:
         found = None
     if not isinstance(found, list):
-        return {"note": f"{ORIGIN} sent no executor list for {app_id}"}
-    return {"executors": read_summaries(found), "origin": ORIGIN}
+        return {"note": f"{origin} sent no executor list for {app_id}"}
+    return {"executors": read_summaries(found), "origin": origin}
 
 
 def find(api: Any, wanted: str, discovery: incluster.Discovery) -> incluster.ServiceRef | None:

@@ -334,6 +334,74 @@ def test_a_driver_outside_the_cluster_is_said_to_be_there_not_gone(cluster, caps
     assert "attempt 1 (driver <outside the cluster>)" in out
 
 
+def test_a_client_mode_driver_is_asked_at_the_ui_it_is_pointed_at(cluster, capsys) -> None:
+    """Issue 50, point 17: a notebook's driver on a laptop. Its executors name it
+    (``SPARK_DRIVER_URL``, set by Spark's BasicExecutorFeatureStep); kubectl spark cannot reach
+    it on its own, so it never says it "no longer runs": it says it was not asked, and how to
+    point at it. ``--spark-ui URL`` asks it as a running driver (the same REST API,
+    ``/api/v1/applications/<id>/allexecutors``)."""
+    from kubectl_spark.sim.historyserver import HistoryServer
+    from kubectl_spark.sim.sparkrest import SparkUI, exited_text
+
+    c = cluster("s6-driver-restarts")
+    c.player.play_until(1)
+    driver_url = "spark://CoarseGrainedScheduler@10.1.2.3:40001"
+    for i in (1, 3):  # executor 2 is gone: its pod was deleted after it failed
+        c.world.client.create(
+            "/api/v1/namespaces/default/pods",
+            {
+                "metadata": {
+                    "name": f"lap-exec-{i}",
+                    "labels": {
+                        "spark-role": "executor",
+                        "spark-app-selector": "spark-lap",
+                        "spark-app-name": "laptop",
+                        "spark-exec-id": str(i),
+                    },
+                },
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "spark-kubernetes-executor",
+                            "image": "spark",
+                            "env": [{"name": "SPARK_DRIVER_URL", "value": driver_url}],
+                        }
+                    ]
+                },
+            },
+        )
+    c.world.step(3)
+    code, out, _ = run(capsys, c, "describe", "laptop", "-o", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["attempts"][0]["unknownLosses"] == 1
+    (note,) = [n for n in doc["notes"] if "lost with unknown reasons" in n]
+    assert "no longer runs" not in note and "--spark-ui" in note, note
+    assert any(driver_url in n for n in doc["notes"]), doc["notes"]
+    ui = SparkUI("spark-lap", "laptop", "2026-01-01T00:00:00Z")
+    for i in ("1", "2", "3"):
+        ui.added(i, "2026-01-01T00:00:01Z")
+    failed = {"status": {"containerStatuses": [
+        {"name": "spark-kubernetes-executor", "state": {"terminated": {"exitCode": 52}}}
+    ]}}  # fmt: skip
+    ui.removed("2", "2026-01-01T00:01:00Z", exited_text("2", failed))
+    c.world.spark.uis["spark-lap"] = ui
+    server = HistoryServer(c.world.spark).start()  # serves what a driver's UI serves
+    try:
+        code, out, err = run(
+            capsys, c, "describe", "laptop", "-o", "json", "--spark-ui", server.url
+        )
+    finally:
+        server.stop()
+    assert code == 0, err
+    doc = json.loads(out)
+    attempt = doc["attempts"][0]
+    gone = {e["id"]: e for e in attempt["executors"]}["2"]
+    assert (gone["source"], gone["reason"]["code"]) == ("spark", "JvmOutOfMemory")
+    assert attempt["unknownLosses"] == 0 and "spark-api" in doc["sources"]
+    code, _, err = run(capsys, c, "describe", "laptop", "--spark-ui", "ftp://x")
+    assert code == 1 and "--spark-ui" in err and len(err.strip().splitlines()) == 1, err
+
+
 def test_a_client_mode_application_is_never_resubmitted_as_a_copy_of_its_driver(
     cluster, capsys
 ) -> None:

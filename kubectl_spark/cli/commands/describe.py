@@ -25,10 +25,18 @@ def run(
         "-o",
         help="Output format: json, yaml, jsonpath=… or custom-columns=… (default: text).",
     ),
+    spark_ui: str = typer.Option(
+        "",
+        "--spark-ui",
+        metavar="URL",
+        help="The UI of a driver outside the cluster (Spark's client mode), asked as a running "
+        "driver for its executor list, e.g. http://laptop:4040.",
+    ),
 ) -> None:
     """Show one application: attempts, executors, loss reasons with evidence, alerts, events."""
     chosen = render.check_output(output, ("table", "json", "yaml"))
-    with common.view() as loaded:
+    common.check_spark_ui(spark_ui)
+    with common.view(spark_ui=spark_ui or None) as loaded:
         runs = runs_of_schedule(loaded.analysis, app_ref)
         if runs:  # a ScheduledSparkApplication named so: its runs
             if render.is_document(chosen):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_spark.core.model import Reason
+from kubectl_spark.core.model import Attempt, Reason
 
 ADVICE = {
     "OOMKilled": "raise spark.executor.memoryOverhead / memory, or reduce the partition size",
@@ -56,7 +56,24 @@ NODE_LOST_GONE = (
 )
 
 
-def advice(reason: Reason | None) -> str | None:
+# An executor lost with its node while its driver runs elsewhere: fencing or killing the
+# attempt would stop the healthy driver (and fence refuses an attempt that is not a zombie).
+NODE_LOST_EXECUTOR = (
+    "its driver runs on a reachable node and replaces it (the heartbeat expiry removes it): "
+    "nothing to fence; once the node is confirmed powered off, taint it out-of-service "
+    "(node.kubernetes.io/out-of-service) so that Kubernetes deletes what it held"
+)
+# A fenced attempt's lost driver: the fence stands; what is left is ending it for good.
+NODE_LOST_FENCED = (
+    "the attempt is fenced: once the node is confirmed powered off, end it for good "
+    "(kubectl spark force-kill --node-down; K in the TUI)"
+)
+
+
+def advice(
+    reason: Reason | None, attempt: Attempt | None = None, role: str = "executor"
+) -> str | None:
+    """What to do; ``attempt`` (the one the pod belongs to) keeps it to actions that will run."""
     if reason is None:
         return None
     if reason.code == "NodeLost":
@@ -64,4 +81,8 @@ def advice(reason: Reason | None) -> str | None:
             return NODE_LOST_KILLED
         if "the pod is gone" in reason.message:
             return NODE_LOST_GONE
+        if attempt is not None and (attempt.fenced or attempt.state == "Fenced"):
+            return NODE_LOST_FENCED
+        if attempt is not None and role == "executor" and attempt.state == "Running":
+            return NODE_LOST_EXECUTOR
     return ADVICE_BY_CATEGORY.get((reason.code, reason.category)) or ADVICE.get(reason.code)

@@ -20,7 +20,12 @@ FAULT = {
 
 
 def _reason_lines(
-    reason: Reason, indent: str, *, waiting: bool = False, role: str = "executor"
+    reason: Reason,
+    indent: str,
+    *,
+    waiting: bool = False,
+    role: str = "executor",
+    attempt: Attempt | None = None,
 ) -> list[str]:
     """A loss reason, or (``waiting``) why nothing lost has started: no failure rule to tell."""
     more = indent + " " * 11
@@ -34,7 +39,7 @@ def _reason_lines(
     if reason.evidence:
         lines.append(f"{indent}Evidence:  {continued(reason.evidence[0], more)}")
         lines += [f"{more}{continued(e, more)}" for e in reason.evidence[1:]]
-    todo = advice(reason)
+    todo = advice(reason, attempt, role)
     if todo:
         lines.append(f"{indent}{'To do:':<11}{todo}")
     return lines
@@ -130,7 +135,7 @@ def _attempt(attempt: Attempt) -> list[str]:
         + (f"   Ended: {attempt.ended_at}" if attempt.ended_at else ""),
     ]
     if attempt.reason is not None:
-        lines += _reason_lines(attempt.reason, "      ", role="driver")
+        lines += _reason_lines(attempt.reason, "      ", role="driver", attempt=attempt)
     elif attempt.waiting is not None:
         lines += _reason_lines(attempt.waiting, "      ", waiting=True)
     if attempt.unknown_losses:
@@ -171,7 +176,7 @@ def _executors(attempt: Attempt) -> list[str]:
     for executor in attempt.executors:
         if executor.reason is not None and executor.reason.code not in ("Completed", "OwnerGone"):
             lines.append(f"        exec-{continued(executor.id, '          ')}:")
-            lines += _reason_lines(executor.reason, "          ")
+            lines += _reason_lines(executor.reason, "          ", attempt=attempt)
         elif executor.reason is None and executor.waiting is not None:
             lines.append(f"        exec-{continued(executor.id, '          ')}:")
             lines += _reason_lines(executor.waiting, "          ", waiting=True)

@@ -89,8 +89,18 @@ def _read_view(api: Api, driver: dict[str, Any]) -> dict[str, Any]:
             timeout=TIMEOUT,
             retry=False,
         )
-    except errors.Forbidden:
-        return {"note": "Spark's executor list was not read: forbidden (needs get on pods/proxy)"}
+    except errors.Forbidden as exc:
+        if exc.reason == "Forbidden":  # the API server's own Status: RBAC refused the proxy
+            return {
+                "note": "Spark's executor list was not read: forbidden by the API server "
+                "(needs get on pods/proxy)"
+            }
+        # The driver's UI answered 403 itself (its body passed through the proxy, not a
+        # Status): Spark's view ACLs (spark.acls.enable, spark.ui.view.acls; HttpSecurityFilter)
+        return {
+            "note": "Spark's executor list was not read: the driver's UI refused it (403 from "
+            "Spark's view ACLs: spark.acls.enable without this user in spark.ui.view.acls)"
+        }
     except errors.KubectlSparkError as exc:
         return {
             "note": "Spark's executor list was not read: the driver's UI did not answer through "

@@ -30,6 +30,11 @@ def spark_date(at: str) -> str:
 
 
 KILLED_BY_DRIVER = "Executor killed by driver."
+FORBIDDEN_PAGE = (
+    b"<html><head><title>Error 403 User null is not authorized to access this page.</title>"
+    b"</head><body><h2>HTTP ERROR 403 User null is not authorized to access this page.</h2>"
+    b"</body></html>"
+)
 
 
 def deleted_text(exec_id: str) -> str:
@@ -107,6 +112,8 @@ class SparkUI:
     # Answers given: a live executor's task counters move with each, as a busy driver's do
     # (ExecutorSummary's completedTasks, totalDuration, memoryUsed… in Spark's api.scala).
     answers: int = 0
+    # spark.acls.enable, and whoever asks is not in spark.ui.view.acls: every read is refused
+    view_acls: bool = False
 
     def __post_init__(self) -> None:
         self.start_time = spark_date(self.start_time)
@@ -148,6 +155,10 @@ class SparkUI:
 
     def answer(self, path: str) -> tuple[int, str, bytes]:
         self.answers += 1
+        if self.view_acls:
+            # spark.acls.enable with a user not in spark.ui.view.acls: HttpSecurityFilter's
+            # sendError(403, "User … is not authorized to access this page."), Jetty's page.
+            return 403, "text/html", FORBIDDEN_PAGE
         parts = [p for p in path.split("/") if p]
         if parts[:2] != ["api", "v1"] or len(parts) < 3 or parts[2] != "applications":
             return 404, "text/plain", b"Not Found"

@@ -35,13 +35,32 @@ async def test_describe_and_the_tui_give_the_same_advice(played: Any, capsys: An
             for executor in attempt["executors"]:
                 code = (executor["reason"] or {}).get("code")
                 todo = advice(
-                    next(e.reason for e in app.attempts[0].executors if e.id == executor["id"])
+                    next(e.reason for e in app.attempts[0].executors if e.id == executor["id"]),
+                    app.attempts[0],
                 )
                 if code is None or todo is None:
                     continue
+                if code == "NodeLost":  # its driver runs on node-b: fence would refuse
+                    assert "fence it" not in todo and "nothing to fence" in todo, todo
                 advised += 1
                 assert f"To do: {todo}" in text, code
                 pane.show(app, ("executor", attempt["number"], executor["id"]))
                 shown = " ".join(text_of(pane).split())
                 assert f"what to do: {todo}" in shown, code
     assert advised >= 3  # OOMKilled, JvmOutOfMemory, Evicted, NodeLost
+
+
+def test_a_fenced_attempt_is_never_told_to_fence() -> None:
+    """Issue 50, point 14: advice names only an action that will run."""
+    from kubectl_spark.core.model import Attempt, Reason
+
+    lost = Reason(
+        category="cluster",
+        code="NodeLost",
+        exit_code=None,
+        counts_as_failure=False,
+        message="node unreachable: node node-a: Ready=Unknown",
+    )
+    fenced = Attempt(1, "d", "u", "node-a", "Running", "Fenced", None, None, None, 0, True, lost)
+    todo = advice(lost, fenced, "driver")
+    assert todo is not None and "fence it" not in todo and "force-kill --node-down" in todo

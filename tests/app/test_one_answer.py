@@ -308,3 +308,85 @@ def test_totals_do_not_depend_on_the_history_store(
                 reason = executor["reason"] or {}
                 wins = [e for e in reason.get("evidence", []) if "Spark's word wins" in e]
                 assert not wins or reason["code"] == "DeletedByDriver", (executor["id"], reason)
+
+
+async def test_the_tui_and_the_cli_agree_after_fence_and_after_ns(cluster: Any) -> None:
+    """Issue 50, point 14: after ``fence`` the TUI showed "3 user" losses where ``ls`` showed
+    none, and lost them after ``:ns``. The TUI (its watches, kept DELETED pods, Spark's lists
+    polled) and ``ls`` (one read, kubectl spark's own Events) must give one answer, and the TUI
+    the same after it re-reads a namespace. The commands run as processes: the TUI holds this
+    one's output."""
+    import subprocess
+    import sys
+
+    from kubectl_spark.tui.widgets.apps_table import AppsTable
+    from tests.functional.test_tui import SIZE, live_app, until
+
+    c = cluster("s2-partition")
+    c.player.play_until(100)  # the partition is on: attempt 1 Lost, its executors with it
+
+    def command(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "kubectl_spark.cli.main", "--kubeconfig", str(c.kubeconfig),
+             *args],
+            capture_output=True, text=True, check=True,
+            env={**__import__("os").environ, "KUBECTL_SPARK_WARM": "off"},
+        )  # fmt: skip
+        return done.stdout
+
+    app = live_app(c, all_namespaces=True)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        await pilot.press("w")
+
+        def rows() -> list[list[str]]:
+            return [[str(x) for x in table.get_row_at(i)] for i in range(table.row_count)]
+
+        def shown() -> dict[tuple[str, str], Any]:
+            try:
+                return {(r[0], r[1].removeprefix("! ")): from_row(r) for r in rows()}
+            except (ValueError, IndexError):  # a row being drawn, or a narrower table
+                return {"rows": rows()}  # type: ignore[dict-item]
+
+        await until(pilot, lambda: table.row_count == 1, timeout=20, what="the application")
+        command("fence", "networkwordcount/1", "--yes")
+        c.player.play_until(120)
+        printed = from_table(command("ls", "-A"))
+        (answer,) = printed.values()
+        assert answer.losses, printed  # the fenced attempt's executors: deleted by the fence
+        try:
+            await until(pilot, lambda: shown() == printed, timeout=20)
+        except AssertionError:
+            raise AssertionError(f"the TUI shows {shown()}, ls printed {printed}") from None
+        await pilot.press("colon", *"ns default", "enter")
+
+        await until(pilot, lambda: app.namespace == "default" and not app.all_namespaces)
+        try:  # read again from the namespace alone: the same answer
+            await until(pilot, lambda: shown() == printed, timeout=20)
+        except AssertionError:
+            raise AssertionError(
+                f"after :ns the TUI shows {shown()}, ls printed {printed}"
+            ) from None
+
+
+def test_executors_force_kill_removed_name_the_action(cluster: Any, capsys: Any) -> None:
+    """Issue 50, point 14: an executor kubectl spark's own force-kill deleted is DeletedByUser
+    naming the action (its DeletedByKubectlSpark Event), not "Gone (unknown)", in ls and
+    describe alike, and no loss of unknown cause is left."""
+    c = cluster("s2-partition")
+    c.player.play_until(100)
+    with cli(c.kubeconfig, capsys) as run:
+        run("force-kill", "networkwordcount/1", "--node-down", "--yes")  # node-a powered off
+        c.player.play_until(130)
+        described = orjson.loads(run("describe", "networkwordcount", "-o", "json"))
+        listed = orjson.loads(run("ls", "-A", "-o", "json"))["items"]
+    first = described["attempts"][0]
+    removed = [e for e in first["executors"] if e["reason"]]
+    assert removed, first
+    for executor in removed:
+        reason = executor["reason"]
+        assert (reason["code"], reason["category"]) == ("DeletedByUser", "user"), executor
+        assert "force-kill" in reason["message"], reason
+    assert first["unknownLosses"] == 0
+    (item,) = listed
+    assert expected(item) == expected(described)

@@ -192,8 +192,21 @@ def test_pod_proxy_forbidden_is_a_note_not_an_error(cluster, capsys) -> None:
         {"rules": [{"effect": "deny", "verbs": ["get"], "resources": ["pods/proxy"]}]}
     )
     doc = describe(capsys, c)
-    assert any("forbidden (needs get on pods/proxy)" in n for n in doc["notes"])
+    assert any("forbidden by the API server (needs get on pods/proxy)" in n for n in doc["notes"])
     assert doc["attempts"][-1]["unknownLosses"] == 3
+
+
+def test_a_403_from_the_drivers_own_ui_is_named_as_its(cluster, capsys) -> None:
+    """Issue 50, point 14: the pod proxy passes the target's answer on. A 403 Spark's UI gave
+    (its view ACLs) is not RBAC: the note says which refused, so the fix is the right one."""
+    c = cluster("s9-deleted-executors")
+    c.player.play_until(180)
+    for ui in c.world.spark.uis.values():
+        ui.view_acls = True
+    doc = describe(capsys, c, "--no-history")
+    (note,) = [n for n in doc["notes"] if "executor list was not read" in n]
+    assert "the driver's UI refused it" in note and "spark.ui.view.acls" in note, note
+    assert "pods/proxy" not in note
 
 
 def history_json(capsys: pytest.CaptureFixture[str], c: Cluster, *args: str) -> list[Any]:

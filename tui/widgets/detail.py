@@ -10,7 +10,7 @@ from textual import events
 
 from kubectl_spark.app.advice import advice
 from kubectl_spark.app.describe import counters
-from kubectl_spark.core.model import App, HistoryEntry, Reason
+from kubectl_spark.core.model import App, Attempt, HistoryEntry, Reason
 
 from .safe import safe
 from .steady import SteadyStatic
@@ -67,7 +67,10 @@ class DetailPane(SteadyStatic):
             runs = _restarts(app, number, executor.id)
             self.update(
                 self._runs(
-                    self._reason(head, executor.reason, executor.waiting, runs, "executor"), runs
+                    self._reason(
+                        head, executor.reason, executor.waiting, runs, "executor", attempt
+                    ),
+                    runs,
                 )
             )
             return
@@ -77,7 +80,9 @@ class DetailPane(SteadyStatic):
             "bold",
         )
         runs = _restarts(app, number, None)
-        text = self._runs(self._reason(head, attempt.reason, attempt.waiting, runs, "driver"), runs)
+        text = self._runs(
+            self._reason(head, attempt.reason, attempt.waiting, runs, "driver", attempt), runs
+        )
         if app.notes and not text.plain.endswith("\n"):
             text.append("\n")
         for note in app.notes:  # what could not be read or explained: the answer is partial
@@ -91,13 +96,14 @@ class DetailPane(SteadyStatic):
         waiting: Reason | None = None,
         runs: list[HistoryEntry] | None = None,
         role: str = "executor",
+        attempt: Attempt | None = None,
     ) -> Text:
         text = head.copy()
         text.append("\n")
         if reason is None and waiting is not None:
             text.append_text(safe(f"waiting, {waiting.code}: {waiting.message}\n", "bold yellow"))
             text.append_text(safe(f"category: {waiting.category}; nothing is lost yet\n"))
-            return self._evidence_and_advice(text, waiting)
+            return self._evidence_and_advice(text, waiting, attempt, role)
         if reason is None and runs:
             text.append(
                 f"No loss: it runs, after its container restarted in place {len(runs)} time(s).\n",
@@ -120,7 +126,7 @@ class DetailPane(SteadyStatic):
                 + "\n"
             )
         )
-        return self._evidence_and_advice(text, reason)
+        return self._evidence_and_advice(text, reason, attempt, role)
 
     def _runs(self, text: Text, runs: list[HistoryEntry]) -> Text:
         """The restarts in place, oldest first, each with its reason (the history's entries)."""
@@ -133,11 +139,13 @@ class DetailPane(SteadyStatic):
             text.append_text(self._bullet(f"{entry.time or '<unknown>'}: {entry.message}"))
         return text
 
-    def _evidence_and_advice(self, text: Text, reason: Reason) -> Text:
+    def _evidence_and_advice(
+        self, text: Text, reason: Reason, attempt: Attempt | None, role: str
+    ) -> Text:
         text.append("evidence:\n", style="underline")
         for item in reason.evidence:
             text.append_text(self._bullet(item))
-        todo = advice(reason)
+        todo = advice(reason, attempt, role)
         if todo:
             text.append("what to do: ", style="bold")
             text.append_text(safe(todo))

@@ -19,7 +19,7 @@ from kubectl_spark.knowledge.labels import (
 )
 from kubectl_spark.memory import collector_paused
 
-from . import apache, raw
+from . import apache, kubeflow, raw
 from .acted import deleted_by_actions
 from .alerts import find_alerts
 from .grouping import APACHE, CLUSTER, OUTSIDE_NOTE, AppGroup, AttemptGroup, group
@@ -343,6 +343,15 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
     executors = deleted_by_actions(
         _executors(group_.executors, index, base, owner_gone), base, app.namespace, index
     )
+    if app.source == "sparkapplication" and app.owner is not None and number == len(app.attempts):
+        # The operator's own list keeps the current run's executors whose pods are gone.
+        gone = kubeflow.gone_executors(
+            app.owner,
+            index.events_for(app.owner, "SparkApplication"),
+            executors,
+            base.reason if owner_gone and base.reason is not None else None,
+        )
+        executors = in_id_order([*executors, *gone]) if gone else executors
     state = base.state
     if group_.outside and any(e.state == "Running" for e in executors):
         # An executor exits once it loses its driver (the connection, or heartbeats for
@@ -369,32 +378,13 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
     )
 
 
-OPERATOR_STATES = {
-    "": "Pending",
-    "NEW": "Pending",
-    "SUBMITTED": "Pending",
-    "PENDING_RERUN": "Pending",
-    "RUNNING": "Running",
-    "SUCCEEDING": "Succeeded",
-    "COMPLETED": "Succeeded",
-    "FAILING": "Failed",
-    "FAILED": "Failed",
-    "SUBMISSION_FAILED": "Failed",
-    "INVALIDATING": "Pending",
-    "SUSPENDING": "Suspended",
-    "SUSPENDED": "Suspended",
-    "RESUMING": "Pending",
-    "UNKNOWN": "Unknown",
-}
-
-
 def _app_state(app: AppGroup, attempts: Sequence[Attempt]) -> str:
     if any(a.state == "Running" for a in attempts):
         return "Running"
     if app.source == "sparkapplication" and app.owner is not None:
-        state = raw.text(app.owner, "status", "applicationState", "state")
-        if state in OPERATOR_STATES and (state or not attempts):
-            return OPERATOR_STATES[state]
+        state = kubeflow.state_of(app.owner)
+        if state in kubeflow.STATES and (state or not attempts):
+            return kubeflow.app_state(app.owner)
     if app.source == APACHE and app.owner is not None:
         return apache.app_state(app.owner)
     if app.source == CLUSTER and app.owner is not None:

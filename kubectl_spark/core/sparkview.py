@@ -95,10 +95,16 @@ def _line(text: str, prefix: str) -> str:
     return ""
 
 
-def reason_from_spark(summary: Mapping[str, Any], origin: str = "Spark's driver") -> Reason:
+KILLED_BY_DRIVER = "Executor killed by driver"
+
+
+def reason_from_spark(
+    summary: Mapping[str, Any], origin: str = "Spark's driver", expired: str = ""
+) -> Reason:
     """Spark's removeReason, classified by the same rules as a pod (its text quotes the pod).
 
     ``origin``: who told it, the running driver or a History Server replaying its event log.
+    ``expired``: the driver's log line saying it expired this executor's heartbeats.
     """
     text = str(summary.get("removeReason") or "")
     # Spark 3.x/4.x start the text of an exited executor with a newline
@@ -109,7 +115,19 @@ def reason_from_spark(summary: Mapping[str, Any], origin: str = "Spark's driver"
     first = first or "(no reason given)"
     removed = spark_time(summary.get("removeTime"))
     evidence = (f"from {origin} (allexecutors), removed at {removed}: {first}",)
-    if first.startswith("Executor killed by driver"):
+    if first.startswith(KILLED_BY_DRIVER) and expired:
+        # On Kubernetes an expiry is recorded as the driver's kill (kube/sparkapi.py): Spark
+        # counts neither its tasks (ExecutorKilled) nor the executor; the cause is unknown.
+        return Reason(
+            category="unknown",
+            code="HeartbeatTimeout",
+            exit_code=None,
+            counts_as_failure=False,
+            message="the driver heard no heartbeat from it in time (a long GC pause, or a network "
+            'or node problem) and killed it; Spark records that as "Executor killed by driver."',
+            evidence=(*evidence, f"the driver's log: {expired}"),
+        )
+    if first.startswith(KILLED_BY_DRIVER):
         return Reason(
             category="driver",
             code="DeletedByDriver",
@@ -302,7 +320,11 @@ def with_spark_view(
         exec_id = str(summary.get("id"))
         if summary.get("isActive", True):
             continue
-        spark = reason_from_spark(summary, str((view or {}).get("origin") or "Spark's driver"))
+        spark = reason_from_spark(
+            summary,
+            str((view or {}).get("origin") or "Spark's driver"),
+            str(((view or {}).get("heartbeats") or {}).get(exec_id) or ""),
+        )
         hosted = by_host.get(_host(summary))
         if hosted is not None and exec_id not in by_id:
             index, last = hosted

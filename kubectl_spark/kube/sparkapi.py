@@ -8,15 +8,19 @@ view, never an error: the pods still tell most of the story.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from typing import Any
 
 from kubectl_spark import errors
 from kubectl_spark.core import raw
 from kubectl_spark.core.inputs import node_health
-from kubectl_spark.core.sparkview import kept_source, read_summaries
-from kubectl_spark.knowledge.labels import APP_ID, ROLE
+from kubectl_spark.core.reasons import spark_container
+from kubectl_spark.core.sparkview import KILLED_BY_DRIVER, kept_source, read_summaries
+from kubectl_spark.knowledge import times
+from kubectl_spark.knowledge.labels import APP_ID, DRIVER_CONTAINER, ROLE
 
 from .client import Api
 
@@ -108,4 +112,71 @@ def _read_view(api: Api, driver: dict[str, Any]) -> dict[str, Any]:
         }
     if not isinstance(found, list):
         return {"note": "Spark's executor list was not read: not a list"}
-    return {"executors": read_summaries(found)}
+    summaries = read_summaries(found)
+    expired = heartbeat_expiries(api, driver, summaries)
+    return {"executors": summaries, **({"heartbeats": expired} if expired else {})}
+
+
+# HeartbeatReceiver.expireDeadHosts logs this line before it kills the executor. On Kubernetes
+# the kill is all Spark's list keeps ("Executor killed by driver.": doKillExecutors removes the
+# executor with ExecutorKilled before the expiry's ExecutorProcessLost arrives), so the
+# driver's own log is where a heartbeat expiry is told apart from a scale-down.
+_EXPIRED = re.compile(
+    r"Removing executor (\S+) with no recent heartbeats: \d+ ms exceeds timeout \d+ ms"
+)
+LOG_LOOKBACK = timedelta(seconds=60)  # the line comes seconds before the removal it causes
+LOG_LIMIT_BYTES = 1 << 20
+_EXPIRIES: dict[tuple[str, frozenset[str]], dict[str, str]] = {}  # asked once per kill set
+_EXPIRIES_KEPT = 256
+
+
+def heartbeat_expiries(api: Api, driver: dict[str, Any], summaries: list[Any]) -> dict[str, str]:
+    """Executor id → the driver's log line that expired its heartbeats, of those Spark killed.
+
+    Read once for each set of killed executors (the TUI polls): its log from a minute before the
+    first such removal, at most 1 MiB; a log that cannot be read tells nothing.
+    """
+    killed = {
+        str(s.get("id")): times.parse(str(s.get("removeTime") or ""))
+        for s in summaries
+        if isinstance(s, Mapping)
+        and s.get("isActive") is False
+        and str(s.get("removeReason") or "").startswith(KILLED_BY_DRIVER)
+    }
+    stamps = [t for t in killed.values() if t is not None]
+    if not stamps:
+        return {}
+    key = (raw.uid(driver), frozenset(killed))
+    if key in _EXPIRIES:
+        return _EXPIRIES[key]
+    query: list[tuple[str, Any]] = [
+        ("container", raw.text(spark_container(driver), "name") or DRIVER_CONTAINER),
+        ("sinceTime", times.rfc3339(min(stamps) - LOG_LOOKBACK)),
+        ("limitBytes", LOG_LIMIT_BYTES),
+    ]
+    path = f"/api/v1/namespaces/{raw.namespace(driver)}/pods/{raw.name(driver)}/log"
+    try:
+        response = api.request(
+            "GET",
+            path,
+            query=query,
+            stream=True,
+            what=f"read {raw.name(driver)}'s log for heartbeat expiries",
+            timeout=TIMEOUT,
+            retry=False,
+        )
+        try:
+            text = b"".join(response.stream(65536)).decode("utf-8", "replace")
+        finally:
+            response.release_conn()
+    except errors.KubectlSparkError:
+        return {}  # no get on pods/log, or its node unreachable: Spark's word stands alone
+    found = {
+        m.group(1): line.strip()[:300]
+        for line in text.splitlines()
+        if (m := _EXPIRED.search(line)) and m.group(1) in killed
+    }
+    if len(_EXPIRIES) >= _EXPIRIES_KEPT:
+        _EXPIRIES.clear()
+    _EXPIRIES[key] = found
+    return found

@@ -302,4 +302,4 @@ class Player:
         elif step.action == "delete":
             world.delete_pod(ns, name, grace=step.args.get("grace"))
         elif step.action == "driver_kill":
-            world.spark.kill_executor(item)
+            world.spark.kill_executor(item, silent_ms=int(step.args.get("silent_ms", 0)))

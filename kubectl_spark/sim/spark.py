@@ -456,12 +456,14 @@ class SparkDrivers:
             self.removed(state, exec_id, KILLED_BY_DRIVER)
             state.known.pop(exec_id, None)
 
-    def kill_executor(self, item: dict[str, Any]) -> None:
+    def kill_executor(self, item: dict[str, Any], *, silent_ms: int = 0) -> None:
         """The driver gives one executor back (``killExecutors``), as a scenario asks.
 
         Spark records it as ExecutorKilled, "Executor killed by driver."
         (KubernetesClusterSchedulerBackend.doKillExecutors removes it with that reason before
-        the pod goes), and the pod is deleted with the driver's own credentials.
+        the pod goes), and the pod is deleted with the driver's own credentials. ``silent_ms``:
+        the kill is HeartbeatReceiver's, after that long without a heartbeat (over the 120 s of
+        spark.network.timeout), which logs it first (expireDeadHosts' warning, word for word).
         """
         ns = item["metadata"]["namespace"]
         owner: dict[str, Any] = next(iter(item["metadata"].get("ownerReferences") or []), {})
@@ -470,6 +472,12 @@ class SparkDrivers:
         if driver is None or state is None:
             return  # no driver to act: nothing it could kill
         exec_id = objects.labels(item).get(spark_labels.EXEC_ID, "")
+        if silent_ms:
+            self.world.log(
+                driver,
+                f"WARN HeartbeatReceiver: Removing executor {exec_id} with no recent heartbeats: "
+                f"{silent_ms} ms exceeds timeout 120000 ms",
+            )
         self.world.log(
             driver, f"INFO KubernetesClusterSchedulerBackend: Killing executor {exec_id}"
         )

@@ -426,3 +426,39 @@ def test_a_driver_force_deleted_on_an_unreachable_node_keeps_a_tombstone(cluster
     assert main([*args, "ls", "-o", "json"]) == 0
     (app,) = json.loads(capsys.readouterr()[0])["items"]
     assert "ForceDeletedOnLostNode" not in {a["type"] for a in app["alerts"]}
+
+
+def test_a_heartbeat_expiry_is_told_from_the_drivers_log(cluster, capsys) -> None:
+    """Issue 50, point 6: on Kubernetes Spark's list says only "Executor killed by driver." for
+    an executor whose heartbeats expired (KubernetesClusterSchedulerBackend.doKillExecutors
+    removes it with ExecutorKilled first); the driver logged the expiry just before
+    (HeartbeatReceiver.expireDeadHosts). A scale-down's kill stays the driver's decision."""
+    c = cluster("s4-executor-losses")
+    c.player.play_until(170)
+    running = [
+        p
+        for p in c.world.find_pods("default", spark_app_name="losses", spark_role="executor")
+        if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")
+    ]
+    silent = max(
+        (p for p in running if p["metadata"]["labels"]["spark-exec-id"] != "9"),  # 9 exits at 195
+        key=lambda p: int(p["metadata"]["labels"]["spark-exec-id"]),
+    )
+    silent_id = silent["metadata"]["labels"]["spark-exec-id"]
+    c.world.spark.kill_executor(silent, silent_ms=131_500)
+    c.world.step(3)
+    code = main(["--kubeconfig", str(c.kubeconfig), "describe", "losses", "-o", "json",
+                 "--no-history"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    by_id = {e["id"]: e for e in json.loads(out)["attempts"][0]["executors"]}
+    reason = by_id[silent_id]["reason"]
+    assert (reason["code"], reason["category"], reason["countsAsFailure"]) == (
+        "HeartbeatTimeout",
+        "unknown",
+        False,
+    ), reason
+    line = f"Removing executor {silent_id} with no recent heartbeats"
+    assert any(line in e for e in reason["evidence"]), reason["evidence"]
+    assert by_id["8"]["reason"]["code"] == "DeletedByDriver"  # the driver's own kill at 165 s
+    assert by_id["10"]["reason"]["code"] == "DeletedByDriver"  # the scale-down at 40 s

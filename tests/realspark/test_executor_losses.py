@@ -17,7 +17,7 @@ import pytest
 
 from kubectl_spark.sim.sparkrest import exited_text
 
-from .agreement import assert_agrees_with_spark
+from .agreement import assert_agrees_with_spark, described_executors
 from .bed import Cluster, until
 from .launch import spark_submit
 
@@ -95,7 +95,20 @@ def test_executor_losses_agree_with_sparks_own_list(cluster: Cluster) -> None:
     )
     until(lambda: len(active(c, driver)) == 2, 90, "Spark replaced it")
 
-    # 3. A node powers off with an executor on it (not the driver's node).
+    # 3. A JVM stops answering (SIGSTOP: a long GC pause) on a healthy node: the driver expires
+    # its heartbeats and kills it, which is all Spark's list keeps ("Executor killed by
+    # driver."); the expiry is in the driver's log (issue 50, point 6).
+    stuck = active(c, driver)[-1]
+    (paused,) = c.pods(spark_exec_id=stuck)
+    c.kubelet.pause_container(c.namespace, paused["metadata"]["name"])
+    until(lambda: stuck not in active(c, driver), 90, "Spark expired the stuck executor")
+    said = next(e for e in c.executors(driver) if e["id"] == stuck)["removeReason"]
+    assert said.startswith("Executor killed by driver"), said
+    until(lambda: len(active(c, driver)) == 2, 90, "Spark replaced it")
+    described = described_executors(c, APP, None)[stuck]["reason"]
+    assert described["code"] == "HeartbeatTimeout", described
+
+    # 4. A node powers off with an executor on it (not the driver's node).
     c.client.patch("/api/v1/nodes/node-c", {"spec": {"unschedulable": False}})
     elsewhere = [
         p

@@ -145,6 +145,18 @@ class ProcessKubelet:
             self._reach(name, reachable=True)
             self.agent.beat(node, force=True)
 
+    def pause_container(self, namespace: str, name: str) -> None:
+        """SIGSTOP a pod's processes on a node that stays up: a JVM stuck, sending no heartbeat.
+
+        A long GC pause or a hung thread looks so; the kubelet still says the container runs.
+        """
+        with self._lock:
+            for run in self.pods.values():
+                if (run.namespace, run.name) == (namespace, name):
+                    for c in run.containers.values():
+                        if c.process is not None:
+                            c.process.signal(signal.SIGSTOP, tree=True)
+
     def kill_container(self, namespace: str, name: str, container: str | None = None) -> None:
         """SIGKILL a container's processes, as `crictl stop -t 0` or an outside OOM kill would."""
         with self._lock:

@@ -15,7 +15,8 @@ The facts are from its sources (spark-operator-api, status/ and spec/):
   ``maxRestartAttempts`` (3) is always checked, then ``maxRestartOnSchedulingFailure`` or
   ``maxRestartOnFailure`` for consecutive failures.
 - RestartPolicy.java: Never (the default), Always, OnFailure, OnInfrastructureFailure.
-- SparkAppSubmissionWorker.generateSparkAppId: an attempt's app id is ``<name>-<attemptId>``.
+- SparkAppSubmissionWorker.generateSparkAppId: an attempt's app id is ``<name>-<attemptId>``,
+  hashed when longer than 46 characters (``app_id_of``).
 """
 
 from __future__ import annotations
@@ -66,10 +67,6 @@ class AttemptSpan:
 
     attempt_id: int
     states: tuple[State, ...]
-
-    @property
-    def app_id_suffix(self) -> str:
-        return f"-{self.attempt_id}"
 
     @property
     def started(self) -> str | None:

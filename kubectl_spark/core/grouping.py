@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_spark.knowledge.labels import APACHE_CLUSTER, RESUBMITTED_FROM
+from kubectl_spark.knowledge.operator_names import app_id_of
 
 from . import raw
 from .apache import spans
@@ -324,7 +325,7 @@ class _Grouper:
             key = ("apache-operator", ns, root)
             if key not in self.groups:
                 first = spans(chain[0])
-                app_id = f"{root}-{first[0].attempt_id if first else 0}"
+                app_id = app_id_of(ns, root, first[0].attempt_id if first else 0)
                 self.groups[key] = AppGroup(key, ns, root, app_id, APACHE, chain[-1], chain=chain)
         for (ns, app_name), app in self.apps_by_name.items():
             key = ("sparkapplication", ns, app_name)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kubectl_spark.knowledge import times
+from kubectl_spark.knowledge.operator_names import app_id_of
 
 from . import raw
 from .apache import spans
@@ -207,7 +208,7 @@ def _apache_entries(group: AppGroup) -> list[HistoryEntry]:
     chain = group.chain or ([group.owner] if group.owner is not None else [])
     for cr, span in ((c, span) for c in chain for span in spans(c)):
         name = raw.name(cr)
-        shown = number.get(f"{name}-{span.attempt_id}")
+        shown = number.get(app_id_of(raw.namespace(cr), name, span.attempt_id))
         which = f"SparkApplication {name}" if len(chain) > 1 else "SparkApplication"
         for state in span.states:
             message = f"{which} {state.summary} (attempt id {span.attempt_id})" + (

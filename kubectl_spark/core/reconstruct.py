@@ -7,6 +7,7 @@ from typing import Any
 
 from kubectl_spark.knowledge import times
 from kubectl_spark.knowledge.labels import EXECUTOR_DELETED
+from kubectl_spark.knowledge.operator_names import app_id_of
 
 from . import raw
 from .apache import span_reason, spans
@@ -201,7 +202,7 @@ def reconstruct_apache_attempts(app: AppGroup) -> None:
         a.driver.app_id for a in app.attempts if a.driver is not None and a.driver.app_id
     } | {a.name for a in app.attempts if a.name}
     for cr, span in ((c, span) for c in app.chain or [app.owner] for span in spans(c)):
-        app_id = f"{raw.name(cr)}-{span.attempt_id}"
+        app_id = app_id_of(raw.namespace(cr), raw.name(cr), span.attempt_id)
         driver = f"{app_id}-driver"
         if app_id in present or driver in present:
             continue

@@ -27,6 +27,7 @@ from kubectl_spark.core import apache, raw
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.sparkview import read_summaries
 from kubectl_spark.knowledge.labels import APP_ID, ROLE
+from kubectl_spark.knowledge.operator_names import app_id_of
 
 from . import incluster
 
@@ -55,7 +56,10 @@ def finished_app_ids(snapshot: Snapshot) -> list[str]:
         else:
             ids.append(app_id)
     for app in snapshot.apacheapps:
-        ids += [f"{raw.name(app)}-{span.attempt_id}" for span in apache.spans(app)]
+        ids += [
+            app_id_of(raw.namespace(app), raw.name(app), span.attempt_id)
+            for span in apache.spans(app)
+        ]
     for app in snapshot.sparkapplications:
         ids.append(raw.text(app, "status", "sparkApplicationId"))
     unique = [i for i in dict.fromkeys(ids) if i and i not in running]

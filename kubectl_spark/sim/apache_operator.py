@@ -17,6 +17,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from kubectl_spark.knowledge.operator_names import app_id_of
 from kubectl_spark.knowledge.times import parse_time
 
 from . import objects
@@ -302,9 +303,10 @@ class ApacheOperator:
 
 
 def _app_id(app: dict[str, Any]) -> str:
-    """SparkAppSubmissionWorker.generateSparkAppId: ``<name>-<attemptId>``."""
+    """SparkAppSubmissionWorker.generateSparkAppId: ``<name>-<attemptId>``, hashed if long."""
     info = (((app.get("status") or {}).get("currentAttemptSummary") or {}).get("attemptInfo")) or {}
-    return f"{app['metadata']['name']}-{int(info.get('id') or 0)}"
+    meta = app["metadata"]
+    return app_id_of(meta.get("namespace", ""), meta["name"], int(info.get("id") or 0))
 
 
 def _started(driver: dict[str, Any]) -> bool:

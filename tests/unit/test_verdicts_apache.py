@@ -1,0 +1,56 @@
+"""Issue 50, point 7: the Apache operator's own words (apache/spark-kubernetes-operator).
+
+``SparkAppSubmissionWorker.generateSparkAppId``: an attempt's app id is ``<name>-<attemptId>``,
+or, when that is longer than DEFAULT_ID_LENGTH_LIMIT (46), its first 9 characters, "-", and the
+first 36 base-36 digits of SHA-256("<namespace>/<name>/<attemptId>"); every resource of the
+attempt is named from it. The vector below was computed by that algorithm run on Java 17.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubectl_spark.core.analyze import analyze
+from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.knowledge.operator_names import app_id_of
+from tests.unit.test_core_apache import sparkapp, state
+from tests.unit.test_core_grouping import NOW, mk, ref
+
+LONG = "a-very-long-spark-application-name-for-the-nightly-run"
+HASHED = "a-very-lo-fn2hdf4op6wf1d6wts1recbco4drr2oy41us"
+
+
+def test_the_operators_app_id_is_hashed_when_too_long() -> None:
+    assert app_id_of("spark-prod", LONG, 0) == HASHED
+    assert app_id_of("default", "short", 3) == "short-3"
+
+
+def attempt_pods(app_id: str, name: str) -> list[dict[str, Any]]:
+    labels = {"spark.operator/spark-app-name": name, "spark-app-selector": app_id}
+    driver = mk(f"{app_id}-driver", "driver", "2026-03-01T00:00:05Z", labels=labels)
+    executor = mk(
+        f"{app_id}-exec-1",
+        "executor",
+        "2026-03-01T00:00:10Z",
+        labels={**labels, "spark-exec-id": "1"},
+        owner=ref("Pod", f"{app_id}-driver", f"uid-{app_id}-driver"),
+    )
+    for pod in (driver, executor):
+        pod["metadata"]["namespace"] = "spark-prod"
+    return [driver, executor]
+
+
+def test_a_long_named_application_has_no_phantom_attempt() -> None:
+    """Read as ``<name>-0``, the running attempt's pods were not found and a second, gone
+    attempt was made up from the operator's history."""
+    owner = sparkapp(
+        [
+            state("Submitted", "2026-03-01T00:00:00Z"),
+            state("DriverRequested", "2026-03-01T00:00:01Z"),
+            state("RunningHealthy", "2026-03-01T00:00:30Z"),
+        ]
+    )
+    owner["metadata"].update(name=LONG, namespace="spark-prod")
+    (app,) = analyze(Snapshot(pods=attempt_pods(HASHED, LONG), apacheapps=[owner], now=NOW)).apps
+    assert [(a.driver_pod, a.state) for a in app.attempts] == [(f"{HASHED}-driver", "Running")]
+    assert app.app_id == HASHED

@@ -321,6 +321,9 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
         )
         reason = classify(ctx)
         waiting = waiting_reason(ctx) if reason is None and driver.source == "cluster" else None
+        if app.source == APACHE and driver.app_id:  # the operator may have ended it already
+            chain = app.chain or ([app.owner] if app.owner is not None else [])
+            reason = apache.with_verdict(reason, waiting, apache.span_of(chain, driver.app_id))
         state = pod_state(driver, node, container)
         base = Attempt(
             number,

@@ -22,11 +22,12 @@ The facts are from its sources (spark-operator-api, status/ and spec/):
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kubectl_spark.knowledge import times
+from kubectl_spark.knowledge.operator_names import app_id_of
 
 from . import raw
 from .losses import classify
@@ -308,6 +309,18 @@ def span_reason(span: AttemptSpan) -> Reason | None:
     observed = end.driver_status
     if observed:
         found = classify(PodContext({"metadata": {}, "status": observed}, "driver"))
+        if found is not None and found.code == "Completed":
+            # Its PodUtils: a driver that "exited 0 without SparkContext / SparkSession
+            # initialization" failed (the corner case the operator names): no Completed here.
+            return Reason(
+                category="app",
+                code="ExitCode",
+                exit_code=0,
+                counts_as_failure=True,
+                message="the driver exited 0 before its SparkContext was ready: the operator "
+                "counts that as a failure (the main class returned, or failed quietly, early)",
+                evidence=(*found.evidence, told + " (its lastObservedDriverStatus was classified)"),
+            )
         if found is not None:
             return dataclasses.replace(
                 found,
@@ -325,6 +338,39 @@ def span_reason(span: AttemptSpan) -> Reason | None:
         + (f": {end.message}" if end.message else ""),
         evidence=(told,),
     )
+
+
+def span_of(chain: Sequence[Any], app_id: str) -> AttemptSpan | None:
+    """The attempt of the operator's state history that ran as ``app_id``, if it tells one."""
+    for cr in chain:
+        for span in spans(cr):
+            if app_id_of(raw.namespace(cr), raw.name(cr), span.attempt_id) == app_id:
+                return span
+    return None
+
+
+def with_verdict(
+    found: Reason | None, waiting: Reason | None, span: AttemptSpan | None
+) -> Reason | None:
+    """A live driver's reason beside the operator's verdict on its attempt.
+
+    The operator has ended the attempt while its pod is still there (it releases it next): its
+    verdict is used when the pod tells no end yet (Pending: DriverStartTimedOut, with the image
+    pull failure it waited on as evidence), nothing of its own (Unknown), or a success the
+    operator counts as a failure; otherwise the pod's own evidence is the more precise (an
+    eviction for the pod's own storage limit, an exit code) and the operator's state is added.
+    """
+    told = span_reason(span) if span is not None else None
+    if told is None:
+        return found
+    if found is None:
+        if told.code == "Completed":
+            return None
+        kept = waiting.evidence if waiting is not None else ()
+        return dataclasses.replace(told, evidence=(*told.evidence, *kept))
+    if found.code == "Unknown" or (found.code == "Completed" and told.counts_as_failure):
+        return dataclasses.replace(told, evidence=(*told.evidence, *found.evidence))
+    return dataclasses.replace(found, evidence=(*found.evidence, *told.evidence))
 
 
 def operator_view(app: Any) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.knowledge.operator_names import app_id_of
 from tests.unit.test_core_apache import sparkapp, state
-from tests.unit.test_core_grouping import NOW, mk, ref
+from tests.unit.test_core_grouping import NOW, apache_attempt, mk, ref
 
 LONG = "a-very-long-spark-application-name-for-the-nightly-run"
 HASHED = "a-very-lo-fn2hdf4op6wf1d6wts1recbco4drr2oy41us"
@@ -54,3 +54,75 @@ def test_a_long_named_application_has_no_phantom_attempt() -> None:
     (app,) = analyze(Snapshot(pods=attempt_pods(HASHED, LONG), apacheapps=[owner], now=NOW)).apps
     assert [(a.driver_pod, a.state) for a in app.attempts] == [(f"{HASHED}-driver", "Running")]
     assert app.app_id == HASHED
+
+
+def ended_with(*history: dict[str, Any]) -> dict[str, Any]:
+    return sparkapp([state("Submitted", "2026-03-01T00:00:00Z"), *history])
+
+
+def driver_of(pods: list[dict[str, Any]], **status: Any) -> list[dict[str, Any]]:
+    pods[0]["status"] = status
+    return pods
+
+
+def test_the_operators_verdict_is_used_while_the_driver_pod_is_still_there() -> None:
+    """DriverStartTimedOut (AppDriverTimeoutObserver) on a driver still Pending on its image:
+    the operator ended the attempt; the image pull failure it waited on is the evidence."""
+    owner = ended_with(
+        state("DriverRequested", "2026-03-01T00:00:01Z"),
+        state("DriverStartTimedOut", "2026-03-01T00:05:01Z", "The driver has not started"),
+    )
+    pods = driver_of(
+        apache_attempt(0, "2026-03-01T00:00:02Z"),
+        phase="Pending",
+        containerStatuses=[
+            {"name": "spark-kubernetes-driver",
+             "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling"}}}
+        ],
+    )  # fmt: skip
+    (app,) = analyze(Snapshot(pods=pods, apacheapps=[owner], now=NOW)).apps
+    reason = app.attempts[0].reason
+    assert reason is not None and (reason.code, reason.category) == (
+        "DriverStartTimedOut",
+        "cluster",
+    )
+    assert any("ImagePullBackOff" in e for e in reason.evidence), reason.evidence
+
+
+def test_exit_0_before_the_spark_context_was_ready_is_a_failure() -> None:
+    """The operator's PodUtils: a driver that "exited 0 without SparkContext / SparkSession
+    initialization" failed; its Failed state kept that exit (lastObservedDriverStatus)."""
+    exited = {
+        "phase": "Succeeded",
+        "containerStatuses": [
+            {"name": "spark-kubernetes-driver",
+             "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}
+        ],
+    }  # fmt: skip
+    owner = ended_with(
+        state("DriverRequested", "2026-03-01T00:00:01Z"),
+        state("DriverStarted", "2026-03-01T00:00:20Z"),
+        state("Failed", "2026-03-01T00:00:40Z", "Driver exited", lastObservedDriverStatus=exited),
+    )
+    pods = driver_of(apache_attempt(0, "2026-03-01T00:00:02Z"), **exited)
+    (app,) = analyze(Snapshot(pods=pods, apacheapps=[owner], now=NOW)).apps
+    reason = app.attempts[0].reason
+    assert reason is not None
+    assert (reason.code, reason.exit_code, reason.counts_as_failure) == ("ExitCode", 0, True)
+    assert "before its SparkContext was ready" in reason.message
+
+
+def test_a_driver_evicted_for_its_own_storage_keeps_the_pods_precise_verdict() -> None:
+    """DriverEvicted names no cause; the kubelet's message says the pod outgrew its own limit."""
+    message = 'Container spark-kubernetes-driver exceeded its local ephemeral storage limit "1Gi". '
+    owner = ended_with(
+        state("DriverRequested", "2026-03-01T00:00:01Z"),
+        state("DriverEvicted", "2026-03-01T00:03:00Z"),
+    )
+    pods = driver_of(
+        apache_attempt(0, "2026-03-01T00:00:02Z"), phase="Failed", reason="Evicted", message=message
+    )
+    (app,) = analyze(Snapshot(pods=pods, apacheapps=[owner], now=NOW)).apps
+    reason = app.attempts[0].reason
+    assert reason is not None and (reason.code, reason.category) == ("Evicted", "app")
+    assert any("DriverEvicted" in e for e in reason.evidence), reason.evidence

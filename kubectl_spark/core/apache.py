@@ -91,6 +91,12 @@ class RestartBudget:
     max_on_failure: int | None
     max_on_scheduling_failure: int | None
     backoff_seconds: float
+    # RestartConfig (spark-operator-api): the backoff after a failure and after a scheduling
+    # failure (each falls back to the one before it: getEffectiveRestartBackoffMillis), and the
+    # run that resets every counter (restartCounterResetMillis; -1, the default: never).
+    failure_backoff_seconds: float | None = None
+    scheduling_backoff_seconds: float | None = None
+    reset_after_seconds: float | None = None
 
     def text(self) -> str:
         if self.policy == "Never":
@@ -110,6 +116,17 @@ class RestartBudget:
             "ExecutorsStartTimedOut only",
         }.get(self.policy, "")
         backoff = f"; backoff {self.backoff_seconds:g}s"
+        failure = self.failure_backoff_seconds
+        scheduling = self.scheduling_backoff_seconds
+        if failure is not None:
+            backoff += f", {failure:g}s after a failure"
+        if scheduling is not None:
+            backoff += f", {scheduling:g}s after a scheduling failure"
+        if self.reset_after_seconds is not None:
+            backoff += (
+                f"; the counters reset after an attempt that ran {self.reset_after_seconds:g}s "
+                "(from DriverRequested)"
+            )
         return f"{self.policy} ({restarts_on}): " + ", ".join(limits) + backoff
 
 
@@ -215,6 +232,9 @@ def budget(app: Any) -> RestartBudget:
         return _int(config.get(key))
 
     backoff = number("restartBackoffMillis")
+    on_failure = number("restartBackoffMillisForFailure")
+    on_scheduling = number("restartBackoffMillisForSchedulingFailure")
+    reset = number("restartCounterResetMillis")
     return RestartBudget(
         policy=raw.text(config, "restartPolicy") or "Never",
         max_restarts=3
@@ -226,6 +246,9 @@ def budget(app: Any) -> RestartBudget:
         max_on_failure=number("maxRestartOnFailure"),
         max_on_scheduling_failure=number("maxRestartOnSchedulingFailure"),
         backoff_seconds=(30000 if backoff is None else backoff) / 1000,
+        failure_backoff_seconds=None if on_failure is None else on_failure / 1000,
+        scheduling_backoff_seconds=None if on_scheduling is None else on_scheduling / 1000,
+        reset_after_seconds=None if reset is None or reset < 0 else reset / 1000,
     )
 
 
@@ -391,6 +414,9 @@ def operator_view(app: Any) -> dict[str, Any]:
         "maxRestartOnFailure": budget_.max_on_failure,
         "maxRestartOnSchedulingFailure": budget_.max_on_scheduling_failure,
         "restartBackoffSeconds": budget_.backoff_seconds,
+        "restartBackoffSecondsForFailure": budget_.failure_backoff_seconds,
+        "restartBackoffSecondsForSchedulingFailure": budget_.scheduling_backoff_seconds,
+        "restartCounterResetSeconds": budget_.reset_after_seconds,
         "resourceRetainPolicy": raw.text(
             raw.mapping(app, "spec", "applicationTolerations"), "resourceRetainPolicy"
         )

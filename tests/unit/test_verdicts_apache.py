@@ -126,3 +126,21 @@ def test_a_driver_evicted_for_its_own_storage_keeps_the_pods_precise_verdict() -
     reason = app.attempts[0].reason
     assert reason is not None and (reason.code, reason.category) == ("Evicted", "app")
     assert any("DriverEvicted" in e for e in reason.evidence), reason.evidence
+
+
+def test_the_restart_budget_says_its_backoffs_and_counter_reset() -> None:
+    """RestartConfig: restartBackoffMillisForFailure / ForSchedulingFailure (each falling back
+    to the one before), restartCounterResetMillis (-1: never)."""
+    owner = ended_with(state("DriverRequested", "2026-03-01T00:00:01Z"))
+    owner["spec"]["applicationTolerations"]["restartConfig"].update(
+        restartPolicy="OnFailure",
+        restartBackoffMillisForFailure=60000,
+        restartCounterResetMillis=3600000,
+    )
+    (app,) = analyze(Snapshot(apacheapps=[owner], now=NOW)).apps
+    view = app.to_json()["operator"]
+    assert view["restartBackoffSecondsForFailure"] == 60
+    assert view["restartBackoffSecondsForSchedulingFailure"] is None
+    assert view["restartCounterResetSeconds"] == 3600
+    assert "60s after a failure" in view["restart"]
+    assert "the counters reset after an attempt that ran 3600s" in view["restart"]

@@ -274,6 +274,9 @@ def evidence(state: State) -> str:
 # first three "infrastructure failures" (best effort: capacity, IPs, image pulls, the API
 # server); an eviction is the cluster's (node pressure, a drain); a driver that started but was
 # not ready in time may be either.
+# Words of a SchedulingFailure whose request was refused as invalid (fabric8's
+# KubernetesClientException quotes the API server's Status: "is invalid", code=422, Invalid).
+INVALID_SPEC = ("is invalid", "code=422", "reason=Invalid", "IllegalArgumentException")
 FAILURE_REASONS: dict[str, tuple[ReasonCode, str, str]] = {
     "SchedulingFailure": (
         "SchedulingFailure",
@@ -317,6 +320,18 @@ def span_reason(span: AttemptSpan) -> Reason | None:
             exit_code=0,
             counts_as_failure=False,
             message="the application completed (the operator's Succeeded)",
+            evidence=(told,),
+        )
+    if end.summary == "SchedulingFailure" and any(w in end.message for w in INVALID_SPEC):
+        # AppInitStep: SCHEDULE_FAILURE_MESSAGE + " StackTrace: " + the exception; a 422 from
+        # the API server (or Spark refusing its conf) is the application's spec, not capacity.
+        return Reason(
+            category="app",
+            code="SchedulingFailure",
+            exit_code=None,
+            counts_as_failure=True,
+            message="the driver's resources were refused as invalid (a pod template or Spark "
+            "conf error; the operator's SchedulingFailure): fix the spec",
             evidence=(told,),
         )
     if end.summary in FAILURE_REASONS:

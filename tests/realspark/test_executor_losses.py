@@ -11,6 +11,7 @@ as ``countsAsFailure`` (an exit counts; a deletion does not).
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
 import pytest
@@ -95,12 +96,25 @@ def test_executor_losses_agree_with_sparks_own_list(cluster: Cluster) -> None:
     )
     until(lambda: len(active(c, driver)) == 2, 90, "Spark replaced it")
 
-    # 3. A JVM stops answering (SIGSTOP: a long GC pause) on a healthy node: the driver expires
+    # 3a. Terminated from outside (SIGTERM: the JVM runs its shutdown hooks, exit 143) with
+    # nothing to say who sent it: Spark writes "143(unexpected)"; kubectl spark says SIGTERM
+    # from outside, cause unknown, counted as Spark counts an exit (issue 50, point 3).
+    termed = active(c, driver)[0]
+    (victim,) = c.pods(spark_exec_id=termed)
+    c.kubelet.signal_container(c.namespace, victim["metadata"]["name"], signal.SIGTERM)
+    until(lambda: termed not in active(c, driver), 60, "Spark removed the terminated executor")
+    said = next(e for e in c.executors(driver) if e["id"] == termed)["removeReason"]
+    assert "exit code 143" in said, said
+    until(lambda: len(active(c, driver)) == 2, 90, "Spark replaced it")
+    described = described_executors(c, APP, None)[termed]["reason"]
+    assert (described["code"], described["category"]) == ("Sigterm", "unknown"), described
+
+    # 3b. A JVM stops answering (SIGSTOP: a long GC pause) on a healthy node: the driver expires
     # its heartbeats and kills it, which is all Spark's list keeps ("Executor killed by
     # driver."); the expiry is in the driver's log (issue 50, point 6).
     stuck = active(c, driver)[-1]
     (paused,) = c.pods(spark_exec_id=stuck)
-    c.kubelet.pause_container(c.namespace, paused["metadata"]["name"])
+    c.kubelet.signal_container(c.namespace, paused["metadata"]["name"], signal.SIGSTOP)
     until(lambda: stuck not in active(c, driver), 90, "Spark expired the stuck executor")
     said = next(e for e in c.executors(driver) if e["id"] == stuck)["removeReason"]
     assert said.startswith("Executor killed by driver"), said

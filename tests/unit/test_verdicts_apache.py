@@ -144,3 +144,23 @@ def test_the_restart_budget_says_its_backoffs_and_counter_reset() -> None:
     assert view["restartCounterResetSeconds"] == 3600
     assert "60s after a failure" in view["restart"]
     assert "the counters reset after an attempt that ran 3600s" in view["restart"]
+
+
+def test_a_scheduling_failure_from_an_invalid_template_is_the_apps() -> None:
+    """AppInitStep: SCHEDULE_FAILURE_MESSAGE + " StackTrace: " + the exception; the API server's
+    422 (fabric8 quotes its Status) says the spec is wrong, not the cluster's capacity."""
+    said = (
+        "Failed to request driver from scheduler backend. StackTrace: "
+        "io.fabric8.kubernetes.client.KubernetesClientException: Failure executing: POST at: "
+        'https://10.96.0.1/api/v1/namespaces/ns/pods. Message: Pod "pi-0-driver" is invalid: '
+        "spec.containers[0].image: Required value. Received status: Status(code=422, "
+        "reason=Invalid)"
+    )
+    owner = ended_with(state("SchedulingFailure", "2026-03-01T00:00:02Z", said))
+    (app,) = analyze(Snapshot(apacheapps=[owner], now=NOW)).apps
+    reason = app.attempts[0].reason
+    assert reason is not None and (reason.code, reason.category) == ("SchedulingFailure", "app")
+    quota = ended_with(state("SchedulingFailure", "2026-03-01T00:00:02Z", "exceeded quota"))
+    (other,) = analyze(Snapshot(apacheapps=[quota], now=NOW)).apps
+    told = other.attempts[0].reason
+    assert told is not None and told.category == "cluster"

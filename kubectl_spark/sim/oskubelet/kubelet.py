@@ -145,17 +145,19 @@ class ProcessKubelet:
             self._reach(name, reachable=True)
             self.agent.beat(node, force=True)
 
-    def pause_container(self, namespace: str, name: str) -> None:
-        """SIGSTOP a pod's processes on a node that stays up: a JVM stuck, sending no heartbeat.
+    def signal_container(self, namespace: str, name: str, sig: int) -> None:
+        """Send a signal to a pod's processes on a node that stays up.
 
-        A long GC pause or a hung thread looks so; the kubelet still says the container runs.
+        SIGTERM: a stop from outside with nothing to say who sent it (the JVM runs its shutdown
+        hooks, exit 143). SIGSTOP: a JVM stuck (a long GC pause, a hung thread) that sends no
+        heartbeat while the kubelet still says it runs.
         """
         with self._lock:
             for run in self.pods.values():
                 if (run.namespace, run.name) == (namespace, name):
                     for c in run.containers.values():
                         if c.process is not None:
-                            c.process.signal(signal.SIGSTOP, tree=True)
+                            c.process.signal(sig, tree=True)
 
     def kill_container(self, namespace: str, name: str, container: str | None = None) -> None:
         """SIGKILL a container's processes, as `crictl stop -t 0` or an outside OOM kill would."""

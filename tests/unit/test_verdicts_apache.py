@@ -164,3 +164,33 @@ def test_a_scheduling_failure_from_an_invalid_template_is_the_apps() -> None:
     (other,) = analyze(Snapshot(apacheapps=[quota], now=NOW)).apps
     told = other.attempts[0].reason
     assert told is not None and told.category == "cluster"
+
+
+def test_a_driver_container_that_restarted_is_failed_as_the_operator_says() -> None:
+    """The operator's PodUtils count a driver whose container restarted as failed; its pod still
+    runs (the container came back), and the attempt is over by the operator's Failed."""
+    restarted = {
+        "phase": "Running",
+        "containerStatuses": [
+            {"name": "spark-kubernetes-driver", "restartCount": 1,
+             "state": {"running": {"startedAt": "2026-03-01T00:02:00Z"}},
+             "lastState": {"terminated": {"exitCode": 52, "reason": "Error"}}}
+        ],
+    }  # fmt: skip
+    failed_status = {
+        "phase": "Failed",
+        "containerStatuses": [
+            {"name": "spark-kubernetes-driver",
+             "state": {"terminated": {"exitCode": 52, "reason": "Error"}}}
+        ],
+    }  # fmt: skip
+    owner = ended_with(
+        state("DriverRequested", "2026-03-01T00:00:01Z"),
+        state("DriverReady", "2026-03-01T00:00:30Z"),
+        state("Failed", "2026-03-01T00:02:01Z", "", lastObservedDriverStatus=failed_status),
+    )
+    pods = driver_of(apache_attempt(0, "2026-03-01T00:00:02Z"), **restarted)
+    (app,) = analyze(Snapshot(pods=pods, apacheapps=[owner], now=NOW)).apps
+    reason = app.attempts[0].reason
+    assert reason is not None and (reason.code, reason.exit_code) == ("JvmOutOfMemory", 52)
+    assert any("stateTransitionHistory" in e for e in reason.evidence)

@@ -437,7 +437,6 @@ class SparkDrivers:
         Pending ones go first (they never started), then the newest running ones ("Executor
         killed by driver.").
         """
-        ns = driver["metadata"]["namespace"]
         order = sorted(
             live,
             key=lambda p: (
@@ -447,14 +446,12 @@ class SparkDrivers:
         )
         for item in order[:surplus]:
             exec_id = objects.labels(item).get(spark_labels.EXEC_ID, "")
-            self.world.log(
-                driver, f"INFO ExecutorPodsAllocator: Deleting executor {exec_id} (scale down)"
+            self._give_back(
+                driver,
+                state,
+                item,
+                f"INFO ExecutorPodsAllocator: Deleting executor {exec_id} (scale down)",
             )
-            self.world.acting_as(driver).delete(
-                pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"]
-            )
-            self.removed(state, exec_id, KILLED_BY_DRIVER)
-            state.known.pop(exec_id, None)
 
     def kill_executor(self, item: dict[str, Any], *, silent_ms: int = 0) -> None:
         """The driver gives one executor back (``killExecutors``), as a scenario asks.
@@ -478,12 +475,25 @@ class SparkDrivers:
                 f"WARN HeartbeatReceiver: Removing executor {exec_id} with no recent heartbeats: "
                 f"{silent_ms} ms exceeds timeout 120000 ms",
             )
-        self.world.log(
-            driver, f"INFO KubernetesClusterSchedulerBackend: Killing executor {exec_id}"
+        self._give_back(
+            driver,
+            state,
+            item,
+            f"INFO KubernetesClusterSchedulerBackend: Killing executor {exec_id}",
         )
-        self.world.acting_as(driver).delete(
-            pod(ns, item["metadata"]["name"]), uid=item["metadata"]["uid"]
-        )
+
+    def _give_back(
+        self, driver: dict[str, Any], state: DriverState, item: dict[str, Any], said: str
+    ) -> None:
+        """The driver's own deletion of an executor, as Spark records it.
+
+        Logged, deleted with the driver's credentials, "Executor killed by driver." in its UI,
+        and forgotten by its allocator.
+        """
+        self.world.log(driver, said)
+        ns, name = item["metadata"]["namespace"], item["metadata"]["name"]
+        self.world.acting_as(driver).delete(pod(ns, name), uid=item["metadata"]["uid"])
+        exec_id = objects.labels(item).get(spark_labels.EXEC_ID, "")
         self.removed(state, exec_id, KILLED_BY_DRIVER)
         state.known.pop(exec_id, None)
 

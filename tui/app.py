@@ -22,14 +22,13 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Tree
 
 from kubectl_spark.app.text import escape
-from kubectl_spark.core import raw
 from kubectl_spark.core.incremental import LiveAnalysis
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import Analysis, Attempt
 from kubectl_spark.core.model import App as SparkApp
 from kubectl_spark.core.selecting import selected_ids
-from kubectl_spark.knowledge.selectors import SelectorError, parse_label_selector
 from kubectl_spark.knowledge.names import is_namespace_name, shown
+from kubectl_spark.knowledge.selectors import SelectorError, parse_label_selector
 from kubectl_spark.memory import freeze_long_lived
 
 from . import act_keys as _act_keys

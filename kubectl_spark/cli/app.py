@@ -76,6 +76,7 @@ COMMANDS: tuple[tuple[str, str, str, str, str | None], ...] = (
         None,
     ),
     ("version", "version", "run", "Print the kubectl spark version.", None),
+    ("warm", "warm", "run", "See or stop the warm process that answers reads fast.", None),
 )
 NAMES = frozenset(c[0] for c in COMMANDS)
 

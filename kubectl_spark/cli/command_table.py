@@ -199,6 +199,14 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
             "-o",
         ],
     ),
+    "warm": (
+        "See or stop the warm process that answers reads fast.",
+        [
+            "--output",
+            "-o",
+            "--no-headers",
+        ],
+    ),
 }
 
 TOP_HELP = (
@@ -235,4 +243,5 @@ TOP_HELP = (
     "  demo        Run the embedded cluster with a simulated failure scenario.\n"
     "  completion  Shell completion: bash, zsh or fish scripts, or install it...\n"
     "  version     Print the kubectl spark version.\n"
+    "  warm        See or stop the warm process that answers reads fast.\n"
 )

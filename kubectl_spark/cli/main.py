@@ -26,6 +26,9 @@ def main(argv: list[str] | None = None) -> int:
         code = warm.forward(args)
     except KeyboardInterrupt:  # before the worker's pid came back: nothing to forward it to
         return 130
+    except KubectlSparkError as exc:  # KUBECTL_SPARK_WARM=bogus
+        render_error(exc)
+        return exc.exit_code
     if code is None:
         code = run(args)
         warm.start_if_wanted()

@@ -13,9 +13,19 @@ would: the same kubeconfig read, the same requests, the same analysis, the same 
 
 Only the reading one-shot commands go this way (``WARM_COMMANDS``): a failed hand-over can
 always fall back to running them in the client itself. The TUI, ``--watch``/``--follow``,
-``record`` and the actions run as they always did. ``KUBECTL_SPARK_WARM=off`` turns it off;
-the server exits after ``IDLE_SECONDS`` without a request, and a changed install (any file of
-the package, the interpreter, site-packages) is a different server: a stale one idles out.
+``record`` and the actions run as they always did. ``KUBECTL_SPARK_WARM=off`` turns it off
+(``on``, the default, and ``off`` are the only values); the server exits after
+``IDLE_SECONDS`` without a request, and a changed install (any file of the package, the
+interpreter, site-packages) is a different server: a stale one idles out, or ``kubectl spark
+warm stop`` ends it.
+
+Trust (issue 49): the client hands over its environment and its terminal, so it must reach
+its own server and nothing else. It opens the folder once, after checking every directory on
+its way (owned by root or this user, writable by nobody else), connects relative to that open
+folder, and checks the server's peer credentials (this uid, the pid the server wrote). A
+command that would not run the same in the server (a preloaded library, another network or
+mount namespace, a Python variable that changes the interpreter) runs here, and ``-v=6`` says
+why.
 """
 
 from __future__ import annotations
@@ -43,6 +53,7 @@ OTHER_COMMANDS = frozenset(
         "demo",
         "completion",
         "version",
+        "warm",
     }
 )
 # Flags that make a reading command long-running (its own signals, terminal, timing).
@@ -52,3 +63,18 @@ LIVE_FLAGS = frozenset({"-w", "--watch", "-f", "--follow", "--watch-only"})
 IMPORT_TIME_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TYPER_USE_RICH")
 # In a warm worker: the pid of the client it serves (``-v=6`` says so, beside the request lines).
 served_for: int | None = None
+# The values KUBECTL_SPARK_WARM takes; anything else is refused (a typo must not mean "on").
+SETTINGS = ("on", "off")
+# Set, any of these makes a command run differently from the server (the dynamic loader reads
+# them when a process starts; the server started long before): such a command runs cold.
+LOADER_ENV_PREFIX = "LD_"
+# Python variables a worker reproduces or that change nothing it prints; any other PYTHON*
+# variable (PYTHONPATH relative to a cwd the server does not share, PYTHONWARNINGS, ...) runs cold.
+REPRODUCED_PYTHON_ENV = frozenset(
+    {"PYTHONUNBUFFERED", "PYTHONIOENCODING", "PYTHONDONTWRITEBYTECODE", "PYTHONUTF8"}
+)
+# The namespaces a process's view of the world comes from: a client in another one (``unshare
+# -n``) would be answered from the server's network, mounts, pids or users.
+NAMESPACES = ("net", "mnt", "pid", "user")
+# What the server's process is called in ``ps`` (setproctitle) and ``warm status``.
+TITLE = "kubectl-spark warm server"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import _socket
 import os
+import stat
 import sys
 import zlib
 
@@ -20,7 +21,11 @@ PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _newest(top: str) -> tuple[int, float]:
-    """How many files the package has, and the newest modification among them."""
+    """How many files the package has, and the newest change among them.
+
+    The change time too, not only the modification time: an edit that keeps the old mtime
+    (``cp -p``, ``rsync -t``, ``touch -r``) still sets the ctime, which no user can set back.
+    """
     count, newest = 0, 0.0
     stack = [top]
     while stack:
@@ -35,7 +40,8 @@ def _newest(top: str) -> tuple[int, float]:
                         stack.append(entry.path)
                 elif entry.name.endswith(".py"):
                     count += 1
-                    newest = max(newest, entry.stat().st_mtime)
+                    st = entry.stat()
+                    newest = max(newest, st.st_mtime, st.st_ctime)
     return count, newest
 
 
@@ -60,26 +66,146 @@ def identity() -> str:
 
 
 def directory() -> str:
-    """A directory only this user can enter: the runtime directory, else the user's cache."""
-    base = (
-        os.environ.get("XDG_RUNTIME_DIR")
-        or os.environ.get("XDG_CACHE_HOME")
-        or os.path.join(os.path.expanduser("~"), ".cache")
+    """A directory only this user can enter: the runtime directory, else the user's cache.
+
+    A relative ``XDG_*`` value is ignored, as the XDG Base Directory specification says: it
+    would put a folder in every working directory.
+    """
+    base = next(
+        (
+            value
+            for value in (os.environ.get("XDG_RUNTIME_DIR"), os.environ.get("XDG_CACHE_HOME"))
+            if value and os.path.isabs(value)
+        ),
+        os.path.join(os.path.expanduser("~"), ".cache"),
     )
     return os.path.join(base, "kubectl-spark-warm")
 
 
+def socket_name(ident: str) -> str:
+    return f"w-{zlib.crc32(ident.encode()):08x}.sock"
+
+
 def socket_path(ident: str) -> str:
-    return os.path.join(directory(), f"w-{zlib.crc32(ident.encode()):08x}.sock")
+    return os.path.join(directory(), socket_name(ident))
+
+
+class Untrusted(Exception):
+    """Why the folder is not used: the command runs cold, and ``-v=6`` prints this."""
+
+
+_DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+def open_folder(path: str, *, create: bool = False) -> int:
+    """The folder, opened once, after checking every directory on its way from ``/``.
+
+    Each parent must be owned by root or this user and writable by nobody else (or sticky, as
+    /tmp is), as OpenSSH's StrictModes asks of a key's path: else another user could swap a
+    folder between a check and a connect. The folder itself must be this user's alone. Each
+    step is opened relative to the one before, never followed through a symbolic link, and the
+    caller then works relative to the returned descriptor: what was checked is what is used.
+    """
+    me = os.getuid()
+    # The parents resolved (a symlinked home), the folder itself never: a link there is refused.
+    parent, name = os.path.split(path)
+    parent = os.path.realpath(parent)
+    fd = os.open("/", _DIRECTORY)
+    try:
+        _check_parent(os.fstat(fd), "/", me)
+        where = "/"
+        for part in [p for p in parent.split("/") if p]:
+            where = os.path.join(where, part)
+            try:
+                step = os.open(part, _DIRECTORY, dir_fd=fd)
+            except OSError as exc:
+                raise Untrusted(f"cannot open {where}: {exc.strerror}") from exc
+            os.close(fd)
+            fd = step
+            _check_parent(os.fstat(fd), where, me)
+        if create:
+            try:
+                os.mkdir(name, 0o700, dir_fd=fd)
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise Untrusted(f"cannot create {path}: {exc.strerror}") from exc
+        try:
+            folder = os.open(name, _DIRECTORY, dir_fd=fd)
+        except OSError as exc:
+            raise Untrusted(f"no folder {path} ({exc.strerror})") from exc
+    finally:
+        os.close(fd)
+    st = os.fstat(folder)
+    if st.st_uid != me or st.st_mode & 0o077:
+        os.close(folder)
+        raise Untrusted(
+            f"{path} is not this user's alone (uid {st.st_uid}, mode {st.st_mode & 0o777:o})"
+        )
+    return folder
+
+
+def _check_parent(st: os.stat_result, where: str, me: int) -> None:
+    if st.st_uid not in (0, me):
+        raise Untrusted(f"{where} is owned by another user (uid {st.st_uid})")
+    if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+        raise Untrusted(f"{where} is writable by other users (mode {st.st_mode & 0o777:o})")
 
 
 def private(path: str) -> bool:
-    """The directory is this user's and nobody else's: a socket elsewhere is not trusted."""
+    """The folder and every directory on its way are safe (``open_folder``)."""
     try:
-        st = os.stat(path)
-    except OSError:
+        os.close(open_folder(path))
+    except (Untrusted, OSError):
         return False
-    return st.st_uid == os.getuid() and (st.st_mode & 0o077) == 0
+    return True
+
+
+def in_folder(folder: int, name: str) -> str:
+    """A path to ``name`` inside the open ``folder`` that no rename or symlink can redirect.
+
+    Linux: through ``/proc/self/fd``, a link to the very directory opened (short enough for a
+    socket address however deep the folder is). Elsewhere the caller's ``within`` changes the
+    working directory to the descriptor around the call.
+    """
+    return f"/proc/self/fd/{folder}/{name}"
+
+
+def through_proc() -> bool:
+    return os.path.isdir("/proc/self/fd")
+
+
+def within(folder: int, name: str, act: object) -> None:
+    """Call ``act`` on the name of a file of ``folder``, the folder being where that name is.
+
+    ``act`` is a socket's bind or connect: neither has a form relative to a descriptor.
+    """
+    if through_proc():
+        act(in_folder(folder, name))  # type: ignore[operator]
+        return
+    here = os.open(".", os.O_RDONLY)
+    try:
+        os.fchdir(folder)
+        act(name)  # type: ignore[operator]
+    finally:
+        os.fchdir(here)
+        os.close(here)
+
+
+def read_pid(folder: int, name: str) -> int | None:
+    """The pid a server wrote beside its socket (``name.pid``), read through the open folder."""
+    try:
+        fd = os.open(f"{name}.pid", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=folder)
+    except OSError:
+        return None
+    try:
+        text = os.read(fd, 32)
+    finally:
+        os.close(fd)
+    try:
+        return int(text)
+    except ValueError:
+        return None
 
 
 UNIX_PATH_MAX = 100  # sun_path holds 108 bytes on Linux, 104 on macOS

@@ -1,7 +1,8 @@
-"""A forward HTTP proxy for the tests: CONNECT tunnels, counted by target.
+"""Forward proxies for the tests: HTTP CONNECT and SOCKS5 tunnels, counted by target.
 
-What a kubeconfig's ``proxy-url`` points at in a company network. It only tunnels: TLS stays
-between the client and the API server, as through a real proxy.
+What a kubeconfig's ``proxy-url`` points at in a company network (``http://``) or behind a
+bastion (``socks5://``, an ``ssh -D``). They only tunnel: TLS stays between the client and the
+API server, as through a real proxy.
 """
 
 from __future__ import annotations
@@ -57,3 +58,56 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
     finally:
         with contextlib.suppress(OSError):
             writer.close()
+
+
+class Socks5Proxy(LoopServer):
+    """RFC 1928, no authentication, CONNECT only: ``tunnels`` counts targets as the client
+    named them (a host name when the client left the resolving to the proxy)."""
+
+    def __init__(self) -> None:
+        self.tunnels: Counter[str] = Counter()
+        self._server: asyncio.Server | None = None
+        self._open_loop()
+
+    @property
+    def url(self) -> str:
+        return f"socks5://127.0.0.1:{self.port}"
+
+    async def _start(self) -> None:
+        self._server = await asyncio.start_server(self._client, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            version, count = await reader.readexactly(2)
+            methods = await reader.readexactly(count)
+            if version != 5 or 0 not in methods:
+                writer.write(b"\x05\xff")
+                return
+            writer.write(b"\x05\x00")
+            _v, command, _r, kind = await reader.readexactly(4)
+            if kind == 1:
+                host = ".".join(str(b) for b in await reader.readexactly(4))
+            elif kind == 3:
+                host = (await reader.readexactly((await reader.readexactly(1))[0])).decode()
+            else:
+                writer.write(b"\x05\x08\x00\x01" + bytes(6))  # address type not supported
+                return
+            port = int.from_bytes(await reader.readexactly(2), "big")
+            if command != 1:
+                writer.write(b"\x05\x07\x00\x01" + bytes(6))  # command not supported
+                return
+            self.tunnels[f"{host}:{port}"] += 1
+            up_reader, up_writer = await asyncio.open_connection(host, port)
+            writer.write(b"\x05\x00\x00\x01" + bytes(6))
+            await writer.drain()
+            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        except (OSError, asyncio.IncompleteReadError, ValueError):
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                writer.close()

@@ -461,7 +461,8 @@ def connect(conn: Connection) -> Api:
     # server applied but answered late would be sent again. Our one policy (Api.request)
     # retries reads only; nothing under it retries anything.
     configuration.retries = urllib3.Retry(total=0, redirect=False)
-    if resolved.proxy_url:
+    socks = resolved.proxy_url.startswith("socks5://")
+    if resolved.proxy_url and not socks:
         # kubectl sends through the cluster's proxy-url whatever NO_PROXY says (client-go
         # tools/clientcmd/client_config.go: http.ProxyURL).
         configuration.proxy = resolved.proxy_url
@@ -485,11 +486,31 @@ def connect(conn: Connection) -> Api:
             f"{detail}"
         )
     credentials.check_tls_material(client.configuration, user, user_name)
+    if socks:
+        _through_socks(client, resolved.proxy_url)
     acting_as = impersonate(client, conn, resolved)
     if client.configuration.verify_ssl is False:
         # Asked for (flag or kubeconfig): kubectl does not warn on every request either.
         urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
     return Api(client, resolved, conn.request_timeout, acting_as, conn.verbosity)
+
+
+def _through_socks(client: Any, proxy_url: str) -> None:
+    """Send every request through a SOCKS5 proxy, as kubectl does for ``socks5://``.
+
+    The kubernetes client builds only HTTP proxies; urllib3's own SOCKS manager takes the pool
+    settings (TLS material, sizes) the client gave its plain one. kubectl's dialer
+    (golang.org/x/net/proxy) hands the API server's host name to the proxy, which resolves it:
+    urllib3 calls that ``socks5h``.
+    """
+    from urllib3.contrib.socks import SOCKSProxyManager
+
+    rest = client.rest_client
+    plain = rest.pool_manager
+    rest.pool_manager = SOCKSProxyManager(
+        "socks5h://" + proxy_url.removeprefix("socks5://"), **plain.connection_pool_kw
+    )
+    plain.clear()
 
 
 def history_scope(api: Api) -> Any:

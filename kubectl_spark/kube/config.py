@@ -290,10 +290,14 @@ def _check_server(server: Any, where: str) -> None:
         raise ConfigError(f"{where} {str(server)!r}: {problem}")
 
 
-def _check_proxy(proxy: Any, cluster: str) -> None:
-    """A ``proxy-url`` the client can send through: http or https.
+PROXY_SCHEMES = ("http", "https", "socks5")
 
-    SOCKS would need a library the Kubernetes client does not use.
+
+def _check_proxy(proxy: Any, cluster: str) -> None:
+    """A ``proxy-url`` the client can send through: http, https or socks5, as kubectl's.
+
+    client-go (``net/http``'s proxy support, ``golang.org/x/net/proxy`` for SOCKS) takes
+    those three schemes; anything else (socks4, a typo) is refused before a request is sent.
     """
     if proxy is None or proxy == "":
         return
@@ -303,10 +307,10 @@ def _check_proxy(proxy: Any, cluster: str) -> None:
         parts.port  # noqa: B018 - a port that is not a number raises here
     except ValueError:
         raise ConfigError(f"{where} is not a URL") from None
-    if parts.scheme not in ("http", "https"):
+    if parts.scheme not in PROXY_SCHEMES:
         raise ConfigError(
             f'{where}: unsupported proxy scheme "{parts.scheme}" (kubectl spark sends through '
-            "http and https proxies; SOCKS is not supported)"
+            "http, https and socks5 proxies, as kubectl does)"
         )
     if not parts.hostname:
         raise ConfigError(f"{where} has no host")

@@ -20,7 +20,7 @@ from kubectl_spark import errors
 from kubectl_spark.cli.main import main
 from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer
 from kubectl_spark.kube.client import Connection, connect
-from tests.forwardproxy import ForwardProxy
+from tests.forwardproxy import ForwardProxy, Socks5Proxy
 
 SECRET = "kst-RECOGNISABLE-secret-token-0123456789"
 
@@ -176,9 +176,29 @@ def test_proxy_url_is_honoured(
         assert proxy.tunnels[target] >= 1, proxy.tunnels
 
 
-def test_a_socks_proxy_url_is_refused_in_one_line(
+def test_a_socks5_proxy_url_is_honoured_and_resolves_the_host_there(
+    emulator: EmbeddedApiServer,
+    kubeconfig: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """kubectl's ``socks5://`` (an ``ssh -D`` to a bastion): the API server's host name goes to
+    the proxy unresolved, as golang.org/x/net/proxy sends it (issue 49, point 5)."""
+    with Socks5Proxy() as proxy:
+        port = emulator.url.rsplit(":", 1)[1]
+        through = edited(
+            kubeconfig,
+            tmp_path,
+            cluster={"proxy-url": proxy.url, "server": f"https://localhost:{port}"},
+        )
+        code, out, err = run(capsys, through, "ls", "-o", "json")
+        assert code == 0 and out.startswith("{"), err
+        assert proxy.tunnels[f"localhost:{port}"] >= 1, proxy.tunnels
+
+
+def test_another_proxy_scheme_is_refused_in_one_line(
     kubeconfig: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    through = edited(kubeconfig, tmp_path, cluster={"proxy-url": "socks5://127.0.0.1:1080"})
+    through = edited(kubeconfig, tmp_path, cluster={"proxy-url": "socks4://127.0.0.1:1080"})
     code, _, err = run(capsys, through, "ls")
-    assert 'unsupported proxy scheme "socks5"' in one_line_error(code, err)
+    assert 'unsupported proxy scheme "socks4"' in one_line_error(code, err)

@@ -31,6 +31,9 @@ from kubectl_spark.errors import KubectlSparkError
 
 API_VERSION = "kubectl-spark/v1"
 KINDS = ("pods", "events")
+# A request's whole head must arrive within this: a client that sends half of one (a slow
+# loris) holds a thread this long, no longer.
+REQUEST_SECONDS = 10.0
 
 
 class RecorderServer:
@@ -41,6 +44,8 @@ class RecorderServer:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
+            timeout = REQUEST_SECONDS  # the socket's timeout for every read (StreamRequestHandler)
+
             def do_GET(self) -> None:
                 owner.answer(self)
 

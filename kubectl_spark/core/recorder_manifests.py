@@ -9,7 +9,18 @@ The RBAC is read off what the recorder requests (``RULES`` is checked against it
 trace by the tests): the lists and watches of ``kube.resources.ALL``, a get of a pod by name (a
 client-mode driver its executors name), pods/log (the last lines of a stopped container),
 pods/proxy (Spark's own executor list from a running driver) and, in its own namespace only,
-its Lease. Nothing that writes but the Lease.
+its Lease. Nothing that writes but the Lease. ``pods/proxy`` is cluster-wide because Spark's
+drivers are: Spark's own executor list (``/api/v1/applications/<id>/allexecutors`` on a
+driver's UI, the words Spark wrote for each loss) is reachable only through it; the
+ClusterRole says so in an annotation, where a review reads it.
+
+A security review's checks (issue 49): the pod runs at the ``restricted`` Pod Security level
+(non-root, seccomp RuntimeDefault, read-only root, no capabilities, no privilege escalation),
+has liveness and readiness probes on ``/healthz``, a PodDisruptionBudget keeps one recorder
+through a drain, and a NetworkPolicy admits to its port only the API server (its service
+proxy: the addresses of the ``kubernetes`` Service's endpoints, or ``--apiserver-cidr``) and
+Prometheus' pods (``app.kubernetes.io/name=prometheus``, the Prometheus Operator's label).
+The image is pinned by digest when one is given.
 
 The two replicas share the store's volume, a ReadWriteOnce claim, so a required pod affinity
 keeps them on one node: leader election then guards the store against two writers and covers
@@ -28,6 +39,14 @@ STORE_MOUNT = "/var/lib/kubectl-spark"
 PORT = 9090
 PORT_NAME = "http"  # the Service's port the plugin asks the service proxy for
 IMAGE = "ghcr.io/kubectl-spark/recorder:{version}"
+UID = 65532  # the image's non-root user (Dockerfile)
+# Prometheus' pods, as the Prometheus Operator labels them, in any namespace.
+PROMETHEUS_LABELS = {"app.kubernetes.io/name": "prometheus"}
+WHY_PODS_PROXY = (
+    "pods/proxy: Spark's own executor list, with the loss reason Spark wrote for each "
+    "executor, is served by each running driver's UI (/api/v1/applications/<id>/allexecutors) "
+    "and reached through the API server's pod proxy; drivers run in any namespace."
+)
 
 # (apiGroups, resources, verbs), cluster-wide.
 RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
@@ -53,6 +72,13 @@ class RecorderOptions:
     storage: str = "1Gi"
     storage_class: str = ""
     access_mode: str = "ReadWriteOnce"
+    image_digest: str = ""  # sha256:...: the image pinned by it
+    apiserver_cidrs: tuple[str, ...] = ()  # where the API server's proxy connects from
+
+    @property
+    def image_reference(self) -> str:
+        """``image@digest`` when a digest is given (a tag then only informs)."""
+        return f"{self.image}@{self.image_digest}" if self.image_digest else self.image
 
 
 def _rules(
@@ -78,11 +104,17 @@ def manifests(opts: RecorderOptions) -> list[dict[str, Any]]:
         claim["storageClassName"] = opts.storage_class
     pod_spec: dict[str, Any] = {
         "serviceAccountName": NAME,
-        "securityContext": {"runAsNonRoot": True, "runAsUser": 65532, "fsGroup": 65532},
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": UID,
+            "runAsGroup": UID,
+            "fsGroup": UID,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
         "containers": [
             {
                 "name": "recorder",
-                "image": opts.image,
+                "image": opts.image_reference,
                 "args": [
                     "record",
                     "--in-cluster",
@@ -97,7 +129,16 @@ def manifests(opts: RecorderOptions) -> list[dict[str, Any]]:
                     {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
                 ],
                 "ports": [{"name": PORT_NAME, "containerPort": PORT}],
-                "readinessProbe": {"httpGet": {"path": "/healthz", "port": PORT_NAME}},
+                "readinessProbe": {
+                    "httpGet": {"path": "/healthz", "port": PORT_NAME},
+                    "periodSeconds": 10,
+                },
+                "livenessProbe": {
+                    "httpGet": {"path": "/healthz", "port": PORT_NAME},
+                    "periodSeconds": 20,
+                    "timeoutSeconds": 5,
+                    "failureThreshold": 3,
+                },
                 "resources": {
                     "requests": {"cpu": "100m", "memory": "256Mi"},
                     "limits": {"memory": "1Gi"},
@@ -105,14 +146,28 @@ def manifests(opts: RecorderOptions) -> list[dict[str, Any]]:
                 "securityContext": {
                     "allowPrivilegeEscalation": False,
                     "readOnlyRootFilesystem": True,
+                    "runAsNonRoot": True,
                     "capabilities": {"drop": ["ALL"]},
+                    "seccompProfile": {"type": "RuntimeDefault"},
                 },
                 "volumeMounts": [{"name": "store", "mountPath": STORE_MOUNT}],
             }
         ],
         "volumes": [{"name": "store", "persistentVolumeClaim": {"claimName": NAME}}],
     }
+    if opts.access_mode != "ReadWriteOnce" and opts.replicas > 1:
+        # A shared store every node can mount: the replicas go to different nodes, so a lost
+        # node leaves the standby (ScheduleAnyway: a one-node cluster still runs both).
+        pod_spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": "kubernetes.io/hostname",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": dict(LABELS)},
+            }
+        ]
     if opts.access_mode == "ReadWriteOnce" and opts.replicas > 1:
+        # A claim one node mounts: the replicas must share that node (see the docstring).
         pod_spec["affinity"] = {
             "podAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": [
@@ -123,10 +178,11 @@ def manifests(opts: RecorderOptions) -> list[dict[str, Any]]:
                 ]
             }
         }
+    role_meta = {**cluster_meta, "annotations": {"kubectl-spark.io/why-pods-proxy": WHY_PODS_PROXY}}
     return [
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-         "metadata": cluster_meta, "rules": _rules(RULES)},
+         "metadata": role_meta, "rules": _rules(RULES)},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
          "metadata": cluster_meta,
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
@@ -141,8 +197,35 @@ def manifests(opts: RecorderOptions) -> list[dict[str, Any]]:
         {"apiVersion": "v1", "kind": "Service", "metadata": meta,
          "spec": {"selector": dict(LABELS),
                   "ports": [{"name": PORT_NAME, "port": PORT, "targetPort": PORT_NAME}]}},
+        network_policy(opts, meta),
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": meta,
+         "spec": {"maxUnavailable": 1,
+                  "selector": {"matchLabels": dict(LABELS)}}},
         {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
          "spec": {"replicas": opts.replicas, "selector": {"matchLabels": dict(LABELS)},
                   "strategy": {"type": "Recreate"},
                   "template": {"metadata": {"labels": dict(LABELS)}, "spec": pod_spec}}},
     ]  # fmt: skip
+
+
+def network_policy(opts: RecorderOptions, meta: dict[str, Any]) -> dict[str, Any]:
+    """Only the API server's proxy and Prometheus reach the port; nothing else does.
+
+    The API server is no pod: it is admitted by its addresses (``ipBlock``). Without any, the
+    policy admits Prometheus alone, and the plugin's reads through the proxy are refused: the
+    command that renders it asks for them (``--apiserver-cidr``) rather than guess.
+    """
+    sources: list[dict[str, Any]] = [{"ipBlock": {"cidr": cidr}} for cidr in opts.apiserver_cidrs]
+    sources.append(
+        {"namespaceSelector": {}, "podSelector": {"matchLabels": dict(PROMETHEUS_LABELS)}}
+    )
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": meta,
+        "spec": {
+            "podSelector": {"matchLabels": dict(LABELS)},
+            "policyTypes": ["Ingress"],
+            "ingress": [{"from": sources, "ports": [{"protocol": "TCP", "port": PORT_NAME}]}],
+        },
+    }

@@ -25,10 +25,12 @@ COMMANDS = [
     "version",
     "completion",
     "demo",
+    "warm",
     "nonsense",
     "",
 ]
 WORDS = [
+    "status",
     "--recorder",
     "--history-server",
     "none",

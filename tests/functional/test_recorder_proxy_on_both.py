@@ -39,7 +39,8 @@ PROXY = f"/api/v1/namespaces/{NS}/services/{NAME}:{PORT_NAME}/proxy"
 def _recorder(s: Stage, port: int, db: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "kubectl_spark.cli.main", "--kubeconfig", str(s.kubeconfig),
-         "record", "-A", "-q", "--port", str(port), "--history-db", str(db)],
+         "record", "-A", "-q", "--port", str(port), "--address", "0.0.0.0",
+         "--history-db", str(db)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
 

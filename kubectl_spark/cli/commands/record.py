@@ -50,6 +50,12 @@ def run(
         help="Serve on this port: Prometheus metrics (/metrics), and what was kept, which "
         "the plugin reads through the API server's service proxy (docs/recorder.md); 0: none.",
     ),
+    address: str = typer.Option(
+        "",
+        "--address",
+        help="The address to serve on (default: 127.0.0.1; with --in-cluster every address, "
+        "as the Service's endpoint is the pod's IP).",
+    ),
     lease_duration: int = typer.Option(
         15,
         "--lease-duration",
@@ -93,7 +99,7 @@ def run(
         )
         session.me = me
     if port:
-        session.serve(port)
+        session.serve(port, address or ("0.0.0.0" if in_cluster else "127.0.0.1"))  # noqa: S104
     try:
         session.run()
     finally:
@@ -121,7 +127,7 @@ class _Session:
         if not self.quiet:
             print(text, file=sys.stderr, flush=True)
 
-    def serve(self, port: int) -> None:
+    def serve(self, port: int, address: str) -> None:
         from kubectl_spark.app.metrics import RecorderMetrics
         from kubectl_spark.app.recorder_http import RecorderServer
         from kubectl_spark.core.incremental import LiveAnalysis
@@ -129,10 +135,11 @@ class _Session:
         self.metrics = RecorderMetrics()
         self.tracker = LiveAnalysis()
         try:
-            # Every address: in a pod, the Service's endpoint is the pod's IP.
-            self.server = RecorderServer(self.path, self.scope, self.metrics, port, "0.0.0.0")  # noqa: S104
+            self.server = RecorderServer(self.path, self.scope, self.metrics, port, address)
         except OSError as exc:
-            raise UsageError(f"cannot serve on port {port}: {exc.strerror}") from exc
+            raise UsageError(f"cannot serve on {address} port {port}: {exc.strerror}") from exc
+        except (OverflowError, UnicodeError, ValueError) as exc:  # not an address at all
+            raise UsageError(f'invalid --address "{address[:80]}": {exc}') from exc
 
     def run(self) -> None:
         from kubectl_spark.history.store import HistoryStore

@@ -7,7 +7,10 @@ with a plan, as the actions' (shown, confirmed, permissions checked first).
 
 from __future__ import annotations
 
+import ipaddress
+import re
 import sys
+from typing import Any
 
 import typer
 
@@ -27,8 +30,14 @@ PLURALS = {
     "RoleBinding": "rolebindings",
     "PersistentVolumeClaim": "persistentvolumeclaims",
     "Service": "services",
+    "NetworkPolicy": "networkpolicies",
+    "PodDisruptionBudget": "poddisruptionbudgets",
     "Deployment": "deployments",
 }
+DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+# kube-apiserver keeps its own addresses in the default namespace's ``kubernetes`` Endpoints
+# (its endpoint reconciler, pkg/controlplane/reconcilers): where its proxy connects from.
+APISERVER_ENDPOINTS = "/api/v1/namespaces/default/endpoints/kubernetes"
 CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding"}
 
 
@@ -46,6 +55,15 @@ def run(
         "--access-mode",
         help="The store's access mode: ReadWriteOnce keeps the replicas on one node.",
     ),
+    image_digest: str = typer.Option(
+        "", "--image-digest", help="Pin the image by this digest (sha256:...), as reviews ask."
+    ),
+    apiserver_cidr: list[str] = typer.Option(
+        [],
+        "--apiserver-cidr",
+        help="Where the API server's proxy connects from, for the NetworkPolicy (repeatable); "
+        "default: the addresses of the default namespace's kubernetes Endpoints.",
+    ),
     dry_run: DryRun = "none",
     yes: Yes = False,
     output: CreatedOutput = "",
@@ -54,9 +72,21 @@ def run(
     mode = act.check_dry_run(dry_run)
     if access_mode not in ("ReadWriteOnce", "ReadWriteMany"):
         raise UsageError(f'invalid --access-mode "{access_mode}": ReadWriteOnce or ReadWriteMany')
+    if image_digest and not DIGEST.fullmatch(image_digest):
+        raise UsageError(f'invalid --image-digest "{image_digest[:80]}": sha256: and 64 hex digits')
+    cidrs = tuple(_cidr(c) for c in apiserver_cidr) or _apiserver_cidrs()
     namespace = common.connection().namespace or "kubectl-spark"
     objects = manifests(
-        RecorderOptions(namespace, image, replicas, storage, storage_class, access_mode)
+        RecorderOptions(
+            namespace,
+            image,
+            replicas,
+            storage,
+            storage_class,
+            access_mode,
+            image_digest=image_digest,
+            apiserver_cidrs=cidrs,
+        )
     )
     if mode == "client" and render.is_document(output):
         sys.stdout.write(
@@ -86,3 +116,36 @@ def run(
             )
         plan = Plan("recorder", namespace, NAME, None, operations=operations)
         act.execute(api, plan, dry_run=mode, yes=yes, output=output)
+
+
+def _cidr(text: str) -> str:
+    try:
+        return str(ipaddress.ip_network(text, strict=False))
+    except ValueError:
+        raise UsageError(f'invalid --apiserver-cidr "{text[:80]}": an address or CIDR') from None
+
+
+def _apiserver_cidrs() -> tuple[str, ...]:
+    """The API server's own addresses (each a /32 or /128), read from the cluster."""
+    with common.connect() as api:
+        try:
+            endpoints: Any = api.request(
+                "GET", APISERVER_ENDPOINTS, what="get the API server's endpoints"
+            )
+        except NotFound:
+            endpoints = {}
+    found = sorted(
+        {
+            str(ipaddress.ip_network(address["ip"]))
+            for subset in (endpoints or {}).get("subsets") or []
+            for address in subset.get("addresses") or []
+            if isinstance(address, dict) and address.get("ip")
+        }
+    )
+    if not found:
+        raise UsageError(
+            "the API server's addresses are not in the default namespace's kubernetes Endpoints",
+            hint="pass --apiserver-cidr with where its proxy connects from (the NetworkPolicy "
+            "admits only it and Prometheus)",
+        )
+    return tuple(found)

@@ -135,12 +135,28 @@ def forward(args: list[str]) -> int | None:
 
 def _differs() -> str | None:
     """Why this command would not run in the server as it runs here, if it would not."""
-    for key, value in os.environ.items():
+    for key, value in _own_environment().items():
         if value and key.startswith(LOADER_ENV_PREFIX):
             return f"{key} is set (the dynamic loader reads it when a process starts)"
         if value and key.startswith("PYTHON") and key not in REPRODUCED_PYTHON_ENV:
             return f"{key} is set (Python reads it when it starts)"
     return None
+
+
+def _own_environment() -> dict[str, str]:
+    """The environment as the person set it.
+
+    A PyInstaller binary (the krew archive) runs under a bootloader that sets
+    ``LD_LIBRARY_PATH`` to its own folder and keeps the person's value, if any, in
+    ``LD_LIBRARY_PATH_ORIG``: that one is theirs.
+    """
+    env = dict(os.environ)
+    if getattr(sys, "frozen", False):
+        env.pop("LD_LIBRARY_PATH", None)
+        original = env.pop("LD_LIBRARY_PATH_ORIG", None)
+        if original:
+            env["LD_LIBRARY_PATH"] = original
+    return env
 
 
 def _peer(sock: _socket.socket, folder: int, name: str) -> str | None:

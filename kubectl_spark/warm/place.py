@@ -117,6 +117,11 @@ def open_folder(path: str, *, create: bool = False) -> int:
         for part in [p for p in parent.split("/") if p]:
             where = os.path.join(where, part)
             try:
+                if create:  # a fresh home has no ~/.cache yet: made as private as the folder
+                    try:  # noqa: SIM105 - contextlib is 4 ms of a warm command's start
+                        os.mkdir(part, 0o700, dir_fd=fd)
+                    except FileExistsError:
+                        pass
                 step = os.open(part, _DIRECTORY, dir_fd=fd)
             except OSError as exc:
                 raise Untrusted(f"cannot open {where}: {exc.strerror}") from exc

@@ -290,6 +290,9 @@ def hanging(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # a process group of its own in this session, as a shell's job: never an orphaned
+            # one (a runner's), where the kernel drops Ctrl-Z (SIGTSTP), warm or cold
+            process_group=0,
         )
         try:
             assert proc.stderr is not None

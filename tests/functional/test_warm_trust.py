@@ -421,3 +421,30 @@ def test_the_parent_path_is_checked_step_by_step(tmp_path: Path) -> None:
     loose.mkdir(mode=0o755)
     with pytest.raises(place.Untrusted, match="not this user's alone"):
         place.open_folder(str(loose))
+
+
+def test_a_frozen_binary_s_own_library_path_is_not_the_person_s(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PyInstaller's bootloader (the krew archive) sets LD_LIBRARY_PATH itself and keeps the
+    person's in LD_LIBRARY_PATH_ORIG: only the person's runs cold."""
+    for key in list(os.environ):
+        if key.startswith(("LD_", "PYTHON")):
+            monkeypatch.delenv(key)
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/tmp/_MEI123456")
+    assert client._differs() is None
+    monkeypatch.setenv("LD_LIBRARY_PATH_ORIG", "/opt/vendor/lib")
+    assert client._differs() == (
+        "LD_LIBRARY_PATH is set (the dynamic loader reads it when a process starts)"
+    )
+
+
+def test_a_fresh_home_gets_its_cache_folder(tmp_path: Path) -> None:
+    """No ~/.cache yet (a new user, krew's first run): made private, then the folder in it."""
+    folder = tmp_path / "home" / ".cache" / "kubectl-spark-warm"
+    (tmp_path / "home").mkdir(mode=0o755)
+    with pytest.raises(place.Untrusted, match="cannot open"):
+        place.open_folder(str(folder))
+    os.close(place.open_folder(str(folder), create=True))
+    assert (folder.parent.stat().st_mode & 0o777) == 0o700

@@ -41,35 +41,51 @@ def find(api: Any, wanted: str, discovery: incluster.Discovery | None = None) ->
     return incluster.first(api, found, "--recorder", "recorder")
 
 
+# Pages asked of a recorder in one read: 500,000 rows (the store's cap) at the recorder's
+# 4 MiB a page are far fewer; a recorder that never ends its list is cut off here.
+MAX_PAGES = 2_000
+
+
 def kept(
     api: Any, ref: RecorderRef, kind: str, namespace: str | None
 ) -> list[tuple[dict[str, Any], str, str | None]]:
     """(object, seen at, deleted at) of one kind the recorder kept, as the local store's ``load``.
 
-    Raises ``KubectlSparkError`` when the recorder does not answer (the caller warns).
+    Read a page at a time (``limit``/``continue``, as a list from the API server), so that no
+    answer is larger than the recorder's page (app/recorder_http.py). Raises
+    ``KubectlSparkError`` when the recorder does not answer (the caller warns).
     """
-    query: list[tuple[str, Any]] = [("kind", kind)]
-    if namespace:
-        query.append(("namespace", namespace))
-    answer = api.request(
-        "GET",
-        ref.path("v1/kept"),
-        query=query,
-        what=f"read what the recorder {ref} kept",
-        timeout=incluster.PROXIED_TIMEOUT,
-        retry=False,  # a recorder not ready now is a warning, not a wait
-    )
-    if not isinstance(answer, dict) or answer.get("kind") != "KeptList":
-        raise errors.KubectlSparkError(
-            f"the recorder {ref} answered something else than a KeptList"
+    rows: list[tuple[dict[str, Any], str, str | None]] = []
+    token = ""
+    for _ in range(MAX_PAGES):
+        query: list[tuple[str, Any]] = [("kind", kind)]
+        if namespace:
+            query.append(("namespace", namespace))
+        if token:
+            query.append(("continue", token))
+        answer = api.request(
+            "GET",
+            ref.path("v1/kept"),
+            query=query,
+            what=f"read what the recorder {ref} kept",
+            timeout=incluster.PROXIED_TIMEOUT,
+            retry=False,  # a recorder not ready now is a warning, not a wait
         )
-    rows = []
-    for item in answer.get("items") or []:
-        obj = item.get("object") if isinstance(item, dict) else None
-        if isinstance(obj, dict):
-            deleted = item.get("deletedAt")
-            rows.append((obj, str(item.get("seenAt") or ""), str(deleted) if deleted else None))
-    return rows
+        if not isinstance(answer, dict) or answer.get("kind") != "KeptList":
+            raise errors.KubectlSparkError(
+                f"the recorder {ref} answered something else than a KeptList"
+            )
+        for item in answer.get("items") or []:
+            obj = item.get("object") if isinstance(item, dict) else None
+            if isinstance(obj, dict):
+                deleted = item.get("deletedAt")
+                rows.append((obj, str(item.get("seenAt") or ""), str(deleted) if deleted else None))
+        token = str((answer.get("metadata") or {}).get("continue") or "")
+        if not token:
+            return rows
+    raise errors.KubectlSparkError(
+        f"the recorder {ref} kept answering more pages of {kind} than any store holds ({MAX_PAGES})"
+    )
 
 
 def log_tail(

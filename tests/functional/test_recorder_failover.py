@@ -34,6 +34,11 @@ LEASE = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases/kubectl-spark-reco
 REQUEST = re.compile(r"\] (GET|POST|PUT|PATCH|DELETE) https?://[^/]+(/\S*) (\d{3})")
 
 
+# The test plane runs without kube-apiserver's endpoint reconciler (it listens on loopback):
+# the NetworkPolicy's API server address is given, as on a managed control plane.
+APISERVER = ("--apiserver-cidr", "192.0.2.10")
+
+
 def _apply_rbac(here: Any, tmp_path: Path) -> list[str]:
     """`kubectl spark recorder` applies its manifests with a plan (the namespace first); the
     recorders here are processes, so its Deployment's pods only stand by. Returns the
@@ -43,7 +48,7 @@ def _apply_rbac(here: Any, tmp_path: Path) -> list[str]:
     kubeconfig = str(here.write_kubeconfig(tmp_path / "admin-kubeconfig"))
     out = subprocess.run(
         [sys.executable, "-m", "kubectl_spark.cli.main", "--kubeconfig", kubeconfig, "recorder",
-         "-n", NS, "--dry-run"],
+         "-n", NS, "--dry-run", *APISERVER],
         capture_output=True, text=True, check=True, env={**os.environ, "HOME": str(tmp_path)},
     ).stdout.splitlines()  # fmt: skip
     assert out[0] == f"Plan: recorder {NAME} in namespace {NS}"
@@ -52,7 +57,7 @@ def _apply_rbac(here: Any, tmp_path: Path) -> list[str]:
     # namespace it would create could not be checked (a dry run stores no namespace).
     dry = subprocess.run(
         [sys.executable, "-m", "kubectl_spark.cli.main", "--kubeconfig", kubeconfig, "recorder",
-         "-n", NS, "--dry-run=server"],
+         "-n", NS, "--dry-run=server", *APISERVER],
         capture_output=True, text=True, check=False, env={**os.environ, "HOME": str(tmp_path)},
     )  # fmt: skip
     assert dry.returncode == 0, dry.stdout + dry.stderr
@@ -64,8 +69,25 @@ def _apply_rbac(here: Any, tmp_path: Path) -> list[str]:
         assert probe.get(f"/api/v1/namespaces/{NS}") is None
     finally:
         probe.close()
-    assert main(["--kubeconfig", kubeconfig, "recorder", "-n", NS, "--replicas", "1", "--yes"]) == 0
-    assert main(["--kubeconfig", kubeconfig, "recorder", "-n", NS, "--yes"]) != 0  # exists
+    assert (
+        main(
+            [
+                "--kubeconfig",
+                kubeconfig,
+                "recorder",
+                "-n",
+                NS,
+                "--replicas",
+                "1",
+                "--yes",
+                *APISERVER,
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(["--kubeconfig", kubeconfig, "recorder", "-n", NS, "--yes", *APISERVER]) != 0
+    )  # exists
     client = Client(here.url, here.token, here.ca_pem)
     made = client.get(f"/apis/apps/v1/namespaces/{NS}/deployments/{NAME}")
     client.close()

@@ -14,9 +14,11 @@ from collections import Counter
 from tests.loopserver import LoopServer
 
 
-class ForwardProxy(LoopServer):
+class _Tunnels(LoopServer):
+    """A listener on loopback whose ``_client`` opens tunnels, counted by target."""
+
     def __init__(self) -> None:
-        self.tunnels: Counter[str] = Counter()  # "host:port" → CONNECTs
+        self.tunnels: Counter[str] = Counter()  # "host:port" → tunnels opened
         self._server: asyncio.Server | None = None
         self._open_loop()
 
@@ -28,6 +30,11 @@ class ForwardProxy(LoopServer):
         if self._server is not None:
             self._server.close()
 
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
+
+
+class ForwardProxy(_Tunnels):
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             head = await reader.readuntil(b"\r\n\r\n")
@@ -60,26 +67,13 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
             writer.close()
 
 
-class Socks5Proxy(LoopServer):
+class Socks5Proxy(_Tunnels):
     """RFC 1928, no authentication, CONNECT only: ``tunnels`` counts targets as the client
     named them (a host name when the client left the resolving to the proxy)."""
-
-    def __init__(self) -> None:
-        self.tunnels: Counter[str] = Counter()
-        self._server: asyncio.Server | None = None
-        self._open_loop()
 
     @property
     def url(self) -> str:
         return f"socks5://127.0.0.1:{self.port}"
-
-    async def _start(self) -> None:
-        self._server = await asyncio.start_server(self._client, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def _close(self) -> None:
-        if self._server is not None:
-            self._server.close()
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

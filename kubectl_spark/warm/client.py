@@ -36,11 +36,13 @@ PROTOCOL = 2
 # What the server sends, each an 8-byte message: a kind and a signed value. A worker that died
 # before it ran anything sends no PID, only its EXIT: the client runs the command itself.
 PID, EXIT, REFUSED = 1, 2, 3
+# A REFUSED message's value: why the server will not run the command (the client runs it).
+OTHER_INSTALL, CWD_UNREACHABLE, BUSY, BAD_REQUEST = 1, 2, 3, 4
 REFUSALS = {
-    1: "the warm process runs another install or environment",
-    2: "the warm process cannot enter this working directory",
-    3: "the warm process is busy (its connection cap)",
-    4: "the warm process could not read the request",
+    OTHER_INSTALL: "the warm process runs another install or environment",
+    CWD_UNREACHABLE: "the warm process cannot enter this working directory",
+    BUSY: "the warm process is busy (its connection cap)",
+    BAD_REQUEST: "the warm process could not read the request",
 }
 FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
 # A fork and a few system calls: a server that has not answered by then is stopped or stuck,
@@ -166,12 +168,10 @@ def _peer(sock: _socket.socket, folder: int, name: str) -> str | None:
     server wrote beside its socket. Then its namespaces: the same network, mounts, pids and
     users as this process, or the command would be answered from another world.
     """
-    option = getattr(_socket, "SO_PEERCRED", None)
-    if option is None:
+    creds = place.peer(sock)
+    if creds is None:
         return None  # not Linux: the folder's checks stand alone (place.open_folder)
-    creds = sock.getsockopt(_socket.SOL_SOCKET, option, 12)
-    pid = int.from_bytes(creds[0:4], sys.byteorder, signed=True)
-    uid = int.from_bytes(creds[4:8], sys.byteorder, signed=False)
+    pid, uid = creds
     if uid != os.getuid():
         return f"it runs as uid {uid}, not {os.getuid()}"
     expected = place.read_pid(folder, name)

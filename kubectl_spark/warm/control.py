@@ -12,7 +12,6 @@ import contextlib
 import os
 import signal
 import socket
-import struct
 import time
 from dataclasses import dataclass
 
@@ -80,15 +79,15 @@ def _answering_pid(folder: int, name: str) -> int | None:
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         place.within(folder, name, probe.connect)
-        option = getattr(socket, "SO_PEERCRED", None)
-        expected = place.read_pid(folder, name)
-        if option is None:
-            return expected
-        pid, uid, _gid = struct.unpack("3i", probe.getsockopt(socket.SOL_SOCKET, option, 12))
+        creds = place.peer(probe)
     except OSError:
         return None
     finally:
         probe.close()
+    expected = place.read_pid(folder, name)
+    if creds is None:
+        return expected
+    pid, uid = creds
     return pid if uid == os.getuid() and pid == expected else None
 
 

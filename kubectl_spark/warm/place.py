@@ -86,10 +86,6 @@ def socket_name(ident: str) -> str:
     return f"w-{zlib.crc32(ident.encode()):08x}.sock"
 
 
-def socket_path(ident: str) -> str:
-    return os.path.join(directory(), socket_name(ident))
-
-
 class Untrusted(Exception):
     """Why the folder is not used: the command runs cold, and ``-v=6`` prints this."""
 
@@ -157,13 +153,18 @@ def _check_parent(st: os.stat_result, where: str, me: int) -> None:
         raise Untrusted(f"{where} is writable by other users (mode {st.st_mode & 0o777:o})")
 
 
-def private(path: str) -> bool:
-    """The folder and every directory on its way are safe (``open_folder``)."""
-    try:
-        os.close(open_folder(path))
-    except (Untrusted, OSError):
-        return False
-    return True
+def peer(sock: _socket.socket) -> tuple[int, int] | None:
+    """The (pid, uid) of the process at the other end of a Unix socket.
+
+    As the kernel gives them (``SO_PEERCRED``: at connect, or at ``listen`` for a server);
+    None where there is no such option (not Linux: the folder's checks stand alone).
+    """
+    option = getattr(_socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    creds = sock.getsockopt(_socket.SOL_SOCKET, option, 12)
+    pid = int.from_bytes(creds[0:4], sys.byteorder, signed=True)
+    return pid, int.from_bytes(creds[4:8], sys.byteorder, signed=False)
 
 
 def in_folder(folder: int, name: str) -> str:

@@ -24,14 +24,23 @@ import os
 import select
 import signal
 import socket
-import struct
 import sys
 import time
 from typing import Any
 
 from kubectl_spark.memory import end_without_freeing
 from kubectl_spark.warm import IDLE_SECONDS, TITLE, place
-from kubectl_spark.warm.client import EXIT, HAND_OVER_SECONDS, PID, PROTOCOL, REFUSED
+from kubectl_spark.warm.client import (
+    BAD_REQUEST,
+    BUSY,
+    CWD_UNREACHABLE,
+    EXIT,
+    HAND_OVER_SECONDS,
+    OTHER_INSTALL,
+    PID,
+    PROTOCOL,
+    REFUSED,
+)
 
 # What the reading commands import on their way (``ls``'s import set, and the few modules
 # ``describe``, ``history``, ``events``, ``logs`` and ``doctor`` add). None of them reads the
@@ -60,8 +69,6 @@ MAX_REQUEST = 4 << 20
 # Requests served at once: each holds a monitor and a worker. Beyond it the client runs the
 # command itself, so a flood of idle connections costs processes up to here, no further.
 MAX_CONNECTIONS = 16
-# The refusal reasons (client.REFUSALS words them).
-OTHER_INSTALL, CWD_UNREACHABLE, BUSY, BAD_REQUEST = 1, 2, 3, 4
 
 
 def serve() -> int:
@@ -174,11 +181,8 @@ def _remove(folder: int, name: str, inode: int) -> None:
 
 
 def _same_user(conn: socket.socket) -> bool:
-    peercred = getattr(socket, "SO_PEERCRED", None)
-    if peercred is None:
-        return True  # not Linux: the directory is private to this user (place.open_folder)
-    _pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, peercred, 12))
-    return bool(uid == os.getuid())
+    creds = place.peer(conn)
+    return creds is None or creds[1] == os.getuid()  # None: not Linux, the folder is private
 
 
 def _message(kind: int, value: int) -> bytes:

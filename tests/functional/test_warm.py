@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from kubectl_spark.errors import UsageError
-from kubectl_spark.warm import ENV, client, place, server
+from kubectl_spark.warm import ENV, client, place
 from tests.stages import Stage
 
 BIN = Path(sys.executable).parent / "kubectl-spark"
@@ -234,7 +234,7 @@ def test_a_changed_install_is_another_server(warm_on: Warm) -> None:
     with sock:
         data = client.request("not this install")
         sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, bytes(12))])
-        assert _message(sock) == (client.REFUSED, server.OTHER_INSTALL)
+        assert _message(sock) == (client.REFUSED, client.OTHER_INSTALL)
 
 
 def test_the_identity_changes_with_any_file_of_the_package(tmp_path: Path) -> None:

@@ -300,8 +300,8 @@ def test_a_working_directory_the_server_cannot_enter_is_refused(warm_on: Warm) -
     with sock:
         data = _request_with(_identity(warm_on), cwd="/nonexistent/where/the/client/is")
         sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, bytes(12))])
-        assert _message(sock) == (client.REFUSED, server.CWD_UNREACHABLE)
-    assert "working directory" in client.REFUSALS[server.CWD_UNREACHABLE]
+        assert _message(sock) == (client.REFUSED, client.CWD_UNREACHABLE)
+    assert "working directory" in client.REFUSALS[client.CWD_UNREACHABLE]
 
 
 def test_idle_connections_are_capped_and_time_out(warm_on: Warm) -> None:
@@ -319,7 +319,7 @@ def test_idle_connections_are_capped_and_time_out(warm_on: Warm) -> None:
         extra = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         place.reach(extra, str(path))
         with extra:
-            assert _message(extra) == (client.REFUSED, server.BUSY)
+            assert _message(extra) == (client.REFUSED, client.BUSY)
         deadline = time.monotonic() + 30  # the idle ones end after HAND_OVER_SECONDS
         while not warm_on.served_warm("ls", "-A"):
             assert time.monotonic() < deadline, "idle connections held the server"

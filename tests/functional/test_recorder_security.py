@@ -197,3 +197,18 @@ def test_a_half_sent_request_does_not_hold_the_port(
         assert _healthy("127.0.0.1", server.port)
     finally:
         server.close()
+
+
+def test_with_its_addresses_given_the_recorder_renders_without_a_cluster(
+    kubeconfig: Path, tmp_path: Path
+) -> None:
+    """For a GitOps repository: nothing to read, so nothing is asked (the server is down)."""
+    down = tmp_path / "down"
+    port = free_port()
+    down.write_text(
+        kubeconfig.read_text().replace(
+            kubeconfig.read_text().split("server: ")[1].split()[0], f"https://127.0.0.1:{port}"
+        )
+    )
+    objects = _rendered(down, "--apiserver-cidr", "192.0.2.7")
+    assert {"NetworkPolicy", "Deployment"} <= {o["kind"] for o in objects}

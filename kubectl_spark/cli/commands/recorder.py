@@ -74,38 +74,43 @@ def run(
         raise UsageError(f'invalid --access-mode "{access_mode}": ReadWriteOnce or ReadWriteMany')
     if image_digest and not DIGEST.fullmatch(image_digest):
         raise UsageError(f'invalid --image-digest "{image_digest[:80]}": sha256: and 64 hex digits')
-    cidrs = tuple(_cidr(c) for c in apiserver_cidr) or _apiserver_cidrs()
+    given = tuple(_cidr(c) for c in apiserver_cidr)
     namespace = common.connection().namespace or "kubectl-spark"
-    objects = manifests(
-        RecorderOptions(
-            namespace,
-            image,
-            replicas,
-            storage,
-            storage_class,
-            access_mode,
-            image_digest=image_digest,
-            apiserver_cidrs=cidrs,
+
+    def objects(cidrs: tuple[str, ...]) -> list[dict[str, Any]]:
+        return manifests(
+            RecorderOptions(
+                namespace,
+                image,
+                replicas,
+                storage,
+                storage_class,
+                access_mode,
+                image_digest=image_digest,
+                apiserver_cidrs=cidrs,
+            )
         )
-    )
-    if mode == "client" and render.is_document(output):
-        sys.stdout.write(
-            render.document({"apiVersion": "v1", "kind": "List", "items": objects}, output)
-        )
+
+    if mode == "client" and render.is_document(output) and given:
+        _print(objects(given), output)  # rendered offline, for a GitOps repository
         return
-    operations = tuple(
-        Operation(
-            "create",
-            str(obj["apiVersion"]),
-            PLURALS[str(obj["kind"])],
-            None if obj["kind"] in CLUSTER_SCOPED else namespace,
-            str(obj["metadata"]["name"]),
-            f"the recorder's {obj['kind']}",
-            obj,
-        )
-        for obj in objects
-    )
     with common.connect() as api:
+        rendered = objects(given or _apiserver_cidrs(api))
+        if mode == "client" and render.is_document(output):
+            _print(rendered, output)
+            return
+        operations = tuple(
+            Operation(
+                "create",
+                str(obj["apiVersion"]),
+                PLURALS[str(obj["kind"])],
+                None if obj["kind"] in CLUSTER_SCOPED else namespace,
+                str(obj["metadata"]["name"]),
+                f"the recorder's {obj['kind']}",
+                obj,
+            )
+            for obj in rendered
+        )
         try:
             api.request("GET", f"/api/v1/namespaces/{namespace}", what=f"get namespace {namespace}")
         except NotFound:
@@ -118,6 +123,12 @@ def run(
         act.execute(api, plan, dry_run=mode, yes=yes, output=output)
 
 
+def _print(objects: list[dict[str, Any]], output: str) -> None:
+    sys.stdout.write(
+        render.document({"apiVersion": "v1", "kind": "List", "items": objects}, output)
+    )
+
+
 def _cidr(text: str) -> str:
     try:
         return str(ipaddress.ip_network(text, strict=False))
@@ -125,15 +136,14 @@ def _cidr(text: str) -> str:
         raise UsageError(f'invalid --apiserver-cidr "{text[:80]}": an address or CIDR') from None
 
 
-def _apiserver_cidrs() -> tuple[str, ...]:
+def _apiserver_cidrs(api: Any) -> tuple[str, ...]:
     """The API server's own addresses (each a /32 or /128), read from the cluster."""
-    with common.connect() as api:
-        try:
-            endpoints: Any = api.request(
-                "GET", APISERVER_ENDPOINTS, what="get the API server's endpoints"
-            )
-        except NotFound:
-            endpoints = {}
+    try:
+        endpoints: Any = api.request(
+            "GET", APISERVER_ENDPOINTS, what="get the API server's endpoints"
+        )
+    except NotFound:
+        endpoints = {}
     found = sorted(
         {
             str(ipaddress.ip_network(address["ip"]))

@@ -110,10 +110,19 @@ def stop() -> list[Server]:
 
 
 def _alive(pid: int) -> bool:
+    """Running, not ended.
+
+    A zombie (an ended server whose new parent, perhaps a container's init, has not reaped it
+    yet) has ended.
+    """
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True

@@ -92,7 +92,7 @@ def _answering_pid(folder: int, name: str) -> int | None:
 
 
 def stop() -> list[Server]:
-    """End every answering server (SIGTERM, then wait) and remove sockets nobody answers."""
+    """End every answering server (SIGTERM, SIGKILL after a grace period); remove dead sockets."""
     found = servers()
     for server in found:
         if server.pid is not None:
@@ -100,8 +100,16 @@ def stop() -> list[Server]:
                 os.kill(server.pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_SECONDS
     for server in found:
-        while server.pid is not None and _alive(server.pid) and time.monotonic() < deadline:
+        while server.pid is not None and running(server.pid) and time.monotonic() < deadline:
             time.sleep(0.02)
+    for server in found:
+        # As the kubelet ends a container after its grace period: a server stuck past it
+        # (a hung import, a debugger) is killed, so "stopped" is true when this returns.
+        if server.pid is not None and running(server.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(server.pid, signal.SIGKILL)
+            while running(server.pid) and time.monotonic() < deadline + STOP_SECONDS:
+                time.sleep(0.02)
         if server.pid is None:
             for path in (server.socket, f"{server.socket}.pid"):
                 with contextlib.suppress(OSError):
@@ -109,11 +117,11 @@ def stop() -> list[Server]:
     return found
 
 
-def _alive(pid: int) -> bool:
+def running(pid: int) -> bool:
     """Running, not ended.
 
     A zombie (an ended server whose new parent, perhaps a container's init, has not reaped it
-    yet) has ended.
+    yet) has ended; so has one reaped between the two reads below (its /proc entry gone).
     """
     try:
         os.kill(pid, 0)
@@ -124,5 +132,7 @@ def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
             return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except FileNotFoundError:
+        return False
     except (OSError, IndexError):
         return True

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from kubectl_spark.errors import UsageError
-from kubectl_spark.warm import ENV, client, place
+from kubectl_spark.warm import ENV, client, control, place
 from tests.stages import Stage
 
 BIN = Path(sys.executable).parent / "kubectl-spark"
@@ -113,10 +113,7 @@ def _alive(pid: int) -> bool:
         return done == 0
     except ChildProcessError:
         pass
-    try:  # nor one that another parent (a container's init) has not reaped yet
-        return Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return True
+    return control.running(pid)  # nor one that another parent (a container's init) has not reaped
 
 
 def _answers(path: Path) -> bool:

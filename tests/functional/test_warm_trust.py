@@ -9,6 +9,7 @@ cases need root (a second uid, namespaces): the suite runs as root in CI; elsewh
 
 from __future__ import annotations
 
+import contextlib
 import json
 import marshal
 import os
@@ -386,6 +387,19 @@ def test_warm_status_and_stop(warm_on: Warm) -> None:
     assert stopped.returncode == 0 and stopped.stdout == "stopped 1 warm server(s)\n"
     assert not _alive(pid)
     assert "No warm server running" in warm_on.spark("warm", "status").stderr
+
+
+def test_warm_stop_kills_a_server_that_does_not_end_in_its_grace_period(warm_on: Warm) -> None:
+    warm_on.started()
+    (pid,) = warm_on.pids()
+    os.kill(pid, signal.SIGSTOP)  # SIGTERM stays pending: it cannot end by itself
+    try:
+        stopped = warm_on.spark("warm", "stop")
+        assert stopped.returncode == 0 and stopped.stdout == "stopped 1 warm server(s)\n"
+        assert not _alive(pid)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_the_identity_changes_with_an_edit_that_keeps_the_mtime(tmp_path: Path) -> None:

@@ -213,6 +213,20 @@ def _remove_objects(client: Client) -> None:
         "/api/v1/nodes",
         "/api/v1/persistentvolumes",
     ]
+    # An APIService whose server is gone fails discovery, and a namespace is then never
+    # deleted (the namespace controller must know every resource to empty it).
+    for item in client.list("/apis/apiregistration.k8s.io/v1/apiservices"):
+        if (item.get("spec") or {}).get("service"):
+            client.delete(f"/apis/apiregistration.k8s.io/v1/apiservices/{item['metadata']['name']}")
+    # What `kubectl spark recorder` makes outside its namespace (cluster-wide RBAC, the front
+    # proxy's trust reader in kube-system), by the manifests' label.
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    for path in (f"{rbac}/clusterroles", f"{rbac}/clusterrolebindings",
+                 f"{rbac}/namespaces/kube-system/rolebindings"):  # fmt: skip
+        for item in client.list(
+            path, labelSelector="app.kubernetes.io/name=kubectl-spark-recorder"
+        ):
+            client.delete(f"{path}/{item['metadata']['name']}")
     policies = 0
     for path in paths:
         for item in client.list(path):

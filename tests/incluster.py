@@ -93,3 +93,49 @@ def expose(stage: Any, service: dict[str, Any], port: int) -> None:
             .get("subsets") or []
         ),
     )  # fmt: skip
+
+
+def register(stage: Any, namespace: str, port: int) -> None:
+    """The recorder's APIService (as rendered) on ``port``, and wait until it answers.
+
+    kube-aggregator marks it Available once its discovery answers through the endpoint.
+    """
+    from kubectl_spark.core.recorder_manifests import API_PATH, api_service
+
+    client = stage.world.client
+    client.create("/apis/apiregistration.k8s.io/v1/apiservices", api_service(namespace, port))
+
+    def served() -> bool:
+        try:
+            return client.get(API_PATH) is not None
+        except SimApiError:
+            return False
+
+    deadline = time.monotonic() + 60
+    while not served():
+        if time.monotonic() > deadline:
+            pytest.fail(f"the recorder's APIService never answered at {API_PATH}")
+        time.sleep(0.3)
+
+
+def token_of(kubeconfig: Any) -> str:
+    """The bearer token a test kubeconfig carries (the admin's)."""
+    from pathlib import Path
+
+    import yaml
+
+    document = yaml.safe_load(Path(kubeconfig).read_text())
+    return str(document["users"][0]["user"]["token"])
+
+
+def start_recorder(kubeconfig: Any, port: int, db: Any) -> Any:
+    """``record -A`` serving ``port`` on every address, as the Service's endpoint reaches it."""
+    import subprocess
+    import sys
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "kubectl_spark.cli.main", "--kubeconfig", str(kubeconfig),
+         "record", "-A", "-q", "--port", str(port), "--address", "0.0.0.0",
+         "--history-db", str(db)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip

@@ -1,44 +1,58 @@
 """What an in-cluster recorder serves on its port: its metrics, and what it kept, for the plugin.
 
-The plugin reaches it through the API server's service proxy
-(``/api/v1/namespaces/<ns>/services/<name>:http/proxy/v1/...``, ``kube/recorder_api.py``), so a
-person needs no credentials beyond their kubeconfig's and no port-forward:
+An aggregated API (``recorder.kubectl-spark.io/v1alpha1``, registered by the manifests'
+APIService) over TLS: the plugin asks kube-apiserver, which authenticates the person, checks
+RBAC for these resources and passes the user on with its front-proxy certificate; the recorder
+then asks the API server whether that user may read what was asked (``kube/delegation.py``).
+Issue 49: before, anyone who reached the port read every namespace's pods and kept log lines.
 
-- ``/metrics``: Prometheus' text format (``app/metrics.py``);
-- ``/healthz``: ``ok``;
-- ``/v1/kept?kind=pods|events[&namespace=NS][&app=APP][&limit=N][&continue=TOKEN]``: the kept
-  states (``KeptList``), a page at a time as the API server pages a list: at most ``limit``
-  items and ``MAX_ANSWER_BYTES`` of them, ``metadata.continue`` naming where the next page
-  starts (issue 49: one unpaged read of 500,000 Events answered 434 MB and took the process to
-  2.4 GiB); ``app`` keeps the pods of one application (its name or app id label);
-- ``/v1/logs?namespace=NS&uid=UID[&previous=true]``: a gone container's last lines, 404 if none.
+- ``/healthz``, ``/livez``, ``/readyz``: ``ok``, to anyone (the kubelet's probes);
+- ``/metrics``: Prometheus' text format (``app/metrics.py``), to a caller allowed
+  ``get`` on the non-resource URL ``/metrics`` (Prometheus' service account token, reviewed);
+- ``/apis/recorder.kubectl-spark.io/v1alpha1``: discovery, to any authenticated caller;
+- ``…/[namespaces/NS/]keptpods|keptevents[?app=APP][&limit=N][&continue=TOKEN]``: the kept
+  states (``KeptList``) to a caller who may ``list`` pods (or events) there, a page at a time as
+  the API server pages a list: at most ``limit`` items and ``MAX_ANSWER_BYTES`` of them,
+  ``metadata.continue`` naming where the next page starts (one unpaged read of 500,000 Events
+  answered 434 MB and took the process to 2.4 GiB); ``app`` keeps one application's pods;
+- ``…/namespaces/NS/keptlogs/UID[?previous=true]``: a gone container's last lines, to a caller
+  who may ``get pods/log`` in NS; 404 if none.
 
-Pods are served as ``core.slim`` keeps them: what the analysis reads, without the containers'
-environment (where Spark configurations carry credentials) or volumes. Kept log lines are served
-as kept: whoever can reach the port reads them, as whoever may ``get pods/log`` could before the
-pod went (docs/recorder.md says how to fence the port with a NetworkPolicy). The store is opened
-read-only per request: the recording thread keeps its own connection.
+Nothing else answers: 401 without a caller, 403 (with kube-apiserver's wording) without the
+right. Pods are served as ``core.slim`` keeps them: without the containers' environment (where
+Spark configurations carry credentials) or volumes. The store is opened read-only per request:
+the recording thread keeps its own connection.
 """
 
 from __future__ import annotations
 
 import base64
+import re
+import ssl
 import threading
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 import orjson
 
+from kubectl_spark.core.recorder_manifests import (
+    API_GROUP,
+    API_PATH,
+    API_VERSION,
+    KEPT_RESOURCES,
+    LOGS_RESOURCE,
+)
 from kubectl_spark.core.slim import slim
 from kubectl_spark.errors import KubectlSparkError
 from kubectl_spark.knowledge.labels import APACHE_APP, APP_ID, APP_NAME, OPERATOR_APP
+from kubectl_spark.kube.delegation import Caller, FrontProxyTrust
 
-API_VERSION = "kubectl-spark/v1"
-KINDS = ("pods", "events")
-# A request's whole head must arrive within this: a client that sends half of one (a slow
-# loris) holds a thread this long, no longer.
+LIST_KIND_VERSION = f"{API_GROUP}/{API_VERSION}"
+# A request's whole head (and its TLS handshake) must arrive within this: a client that sends
+# half of one (a slow loris) holds a thread this long, no longer.
 REQUEST_SECONDS = 10.0
 # An answer's items stop at this many bytes (at least one item): what one request costs the
 # recorder is a page, never the store. The plugin pages through (kube/recorder_api.py).
@@ -46,17 +60,58 @@ MAX_ANSWER_BYTES = 4 << 20
 MAX_LIMIT = 10_000
 BATCH = 1_000  # rows read from the store at a time while a page fills
 APP_LABELS = (APP_NAME, APP_ID, OPERATOR_APP, APACHE_APP)
+OPEN_PATHS = ("/healthz", "/livez", "/readyz")
+KIND_OF = {resource: kind for kind, resource in KEPT_RESOURCES.items()}
+_RESOURCE_PATH = re.compile(
+    rf"^{re.escape(API_PATH)}(?:/namespaces/(?P<ns>[a-z0-9]([-a-z0-9]*[a-z0-9])?))?"
+    r"/(?P<resource>[a-z]+)(?:/(?P<name>[^/]+))?/?$"
+)
+
+
+class Deciding(Protocol):
+    """The API server's answers the recorder needs (``kube.delegation.Delegation``)."""
+
+    def token_caller(self, token: str) -> Caller | None: ...
+
+    def allows(self, caller: Caller, attributes: dict[str, str], *, resource: bool) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Access:
+    """How the port knows its callers.
+
+    The TLS context serves the recorder's certificate and verifies a client certificate, when
+    one is presented, against the front-proxy CA; ``trust`` says whose users to believe.
+    """
+
+    tls: ssl.SSLContext
+    trust: FrontProxyTrust
+    deciding: Deciding
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, *_: Any) -> None:
+        return None  # a failed handshake or a dropped client is that client's business
 
 
 class RecorderServer:
-    """The recorder's HTTP port, served from a daemon thread until ``close``."""
+    """The recorder's HTTPS port, served from a daemon thread until ``close``."""
 
-    def __init__(self, path: Path, scope: Any, metrics: Any, port: int, address: str) -> None:
-        self.path, self.scope, self.metrics = path, scope, metrics
+    def __init__(
+        self, path: Path, scope: Any, metrics: Any, port: int, address: str, access: Access
+    ) -> None:
+        self.path, self.scope, self.metrics, self.access = path, scope, metrics, access
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
             timeout = REQUEST_SECONDS  # the socket's timeout for every read (StreamRequestHandler)
+
+            def setup(self) -> None:
+                self.request.settimeout(REQUEST_SECONDS)
+                self.request.do_handshake()  # here, in this request's thread, within the timeout
+                super().setup()
 
             def do_GET(self) -> None:
                 owner.answer(self)
@@ -64,8 +119,10 @@ class RecorderServer:
             def log_message(self, *_: Any) -> None:
                 return None  # the recorder's own lines say what matters
 
-        self.httpd = ThreadingHTTPServer((address, port), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = _Server((address, port), Handler)
+        self.httpd.socket = access.tls.wrap_socket(
+            self.httpd.socket, server_side=True, do_handshake_on_connect=False
+        )
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
@@ -81,44 +138,77 @@ class RecorderServer:
         url = urlsplit(handler.path)
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         try:
-            status, content_type, body = self._route(url.path, query)
+            status, content_type, body = self._route(handler, url.path, query)
         except KubectlSparkError as exc:
-            status, content_type, body = 503, "text/plain", f"{exc.message}\n".encode()
+            status, content_type, body = _status(503, "ServiceUnavailable", exc.message)
         handler.send_response(status)
         handler.send_header("Content-Type", content_type)
         handler.send_header("Content-Length", str(len(body)))
         handler.end_headers()
         handler.wfile.write(body)
 
-    def _route(self, path: str, query: dict[str, str]) -> tuple[int, str, bytes]:
+    def caller(self, handler: BaseHTTPRequestHandler) -> Caller | None:
+        """The API server's user over its front-proxy certificate, else a reviewed token."""
+        trust = self.access.trust
+        cert = handler.request.getpeercert() if isinstance(handler.request, ssl.SSLSocket) else None
+        if cert:  # verified against the front-proxy CA by the handshake
+            subject: Any = cert.get("subject", ())
+            names = [v for rdn in subject for k, v in rdn if k == "commonName"]
+            if names and trust.admits(names[-1]):
+                return trust.caller(handler.headers)
+            return None
+        scheme, _, token = str(handler.headers.get("Authorization") or "").partition(" ")
+        if scheme.lower() == "bearer" and token.strip():
+            return self.access.deciding.token_caller(token.strip())
+        return None
+
+    def _route(
+        self, handler: BaseHTTPRequestHandler, path: str, query: dict[str, str]
+    ) -> tuple[int, str, bytes]:
+        if path in OPEN_PATHS:
+            return 200, "text/plain", b"ok\n"
+        who = self.caller(handler)
+        if who is None:
+            return _status(401, "Unauthorized", "Unauthorized")
+        deciding = self.access.deciding
         if path == "/metrics":
+            if not deciding.allows(who, {"verb": "get", "path": path}, resource=False):
+                return _status(
+                    403, "Forbidden", f'forbidden: User "{who.name}" cannot get path "{path}"'
+                )
             from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
             return 200, CONTENT_TYPE_LATEST, generate_latest(self.metrics.registry)
-        if path == "/healthz":
-            return 200, "text/plain", b"ok\n"
-        if path == "/v1/kept":
-            kind = query.get("kind", "")
-            if kind not in KINDS:
-                return 400, "text/plain", f"kind must be one of {', '.join(KINDS)}\n".encode()
+        if path.rstrip("/") == API_PATH:
+            return 200, "application/json", _discovery()
+        found = _RESOURCE_PATH.match(path)
+        if found is None:
+            return _status(404, "NotFound", "the server could not find the requested resource")
+        namespace, resource, name = found["ns"] or "", found["resource"], found["name"]
+        if resource in KIND_OF and not name:
+            kind = KIND_OF[resource]
+            wanted = {"verb": "list", "resource": kind, "namespace": namespace}
+            if not deciding.allows(who, wanted, resource=True):
+                return _forbidden(who, wanted)
             try:
                 limit = _limit(query.get("limit", ""))
                 after = _after(query.get("continue", ""))
             except ValueError as exc:
-                return 400, "text/plain", f"{exc}\n".encode()
+                return _status(400, "BadRequest", str(exc))
             if query.get("app") and kind != "pods":
-                return 400, "text/plain", b"app selects pods only\n"
-            page = self._kept(kind, query.get("namespace"), query.get("app"), limit, after)
+                return _status(400, "BadRequest", "app selects pods only")
+            page = self._kept(kind, namespace, query.get("app"), limit, after)
             return 200, "application/json", page
-        if path == "/v1/logs":
-            namespace, uid = query.get("namespace", ""), query.get("uid", "")
-            if not namespace or not uid:
-                return 400, "text/plain", b"namespace and uid are required\n"
-            kept = self._tail(namespace, uid, previous=query.get("previous") == "true")
+        if resource == LOGS_RESOURCE and namespace and name:
+            wanted = {"verb": "get", "resource": "pods", "subresource": "log"}
+            wanted["namespace"] = namespace
+            if not deciding.allows(who, wanted, resource=True):
+                return _forbidden(who, wanted)
+            kept = self._tail(namespace, name, previous=query.get("previous") == "true")
             if kept is None:
-                return 404, "text/plain", b"no lines kept for this pod\n"
+                return _status(404, "NotFound", "no lines kept for this pod")
             return 200, "application/json", orjson.dumps(kept)
-        return 404, "text/plain", b"not found\n"
+        return _status(404, "NotFound", "the server could not find the requested resource")
 
     def _kept(
         self, kind: str, namespace: str | None, app: str | None, limit: int, after: int
@@ -152,7 +242,7 @@ class RecorderServer:
                     size += len(item) + 1
                     sent_last = rowid
         head = orjson.dumps(
-            {"apiVersion": API_VERSION, "kind": "KeptList", "context": self.scope.context}
+            {"apiVersion": LIST_KIND_VERSION, "kind": "KeptList", "context": self.scope.context}
         )
         meta = orjson.dumps({"continue": _token(sent_last)} if more else {})
         return b"".join((head[:-1], b',"metadata":', meta, b',"items":[', b",".join(items), b"]}"))
@@ -193,3 +283,53 @@ def _after(token: str) -> int:
 def _of_app(obj: dict[str, Any], app: str) -> bool:
     labels = (obj.get("metadata") or {}).get("labels") or {}
     return any(labels.get(key) == app for key in APP_LABELS)
+
+
+def _status(code: int, reason: str, message: str) -> tuple[int, str, bytes]:
+    """A Kubernetes Status, as kube-apiserver passes an aggregated server's answer on."""
+    body: dict[str, object] = {"kind": "Status", "apiVersion": "v1", "metadata": {}}
+    body |= {"status": "Failure", "message": message, "reason": reason, "code": code}
+    return code, "application/json", orjson.dumps(body)
+
+
+def _forbidden(who: Caller, wanted: dict[str, str]) -> tuple[int, str, bytes]:
+    """kube-apiserver's wording (apiserver/pkg/endpoints/handlers/responsewriters/errors.go)."""
+    resource = wanted["resource"]
+    shown = f"{resource}/{wanted['subresource']}" if wanted.get("subresource") else resource
+    where = (
+        f'in the namespace "{wanted["namespace"]}"'
+        if wanted.get("namespace")
+        else "at the cluster scope"
+    )
+    return _status(
+        403,
+        "Forbidden",
+        f'{shown} is forbidden: User "{who.name}" cannot {wanted["verb"]} resource "{shown}" '
+        f'in API group "" {where}',
+    )
+
+
+def _discovery() -> bytes:
+    """The APIResourceList the aggregator's availability check and discovery read."""
+    resources = [
+        {
+            "name": name,
+            "singularName": "",
+            "namespaced": True,
+            "kind": "KeptList",
+            "verbs": ["list"],
+        }
+        for name in KEPT_RESOURCES.values()
+    ]
+    resources.append(
+        {"name": LOGS_RESOURCE, "singularName": "", "namespaced": True, "kind": "KeptLog",
+         "verbs": ["get"]}
+    )  # fmt: skip
+    return orjson.dumps(
+        {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": LIST_KIND_VERSION,
+            "resources": resources,
+        }
+    )

@@ -3,7 +3,7 @@
 ``ls``, ``describe``, ``history``, the actions and the TUI's first paint all load it here, with
 the same sources in the same order: the cluster's objects, what the local history store kept
 (``kubectl spark record``, or a TUI that was open) and an in-cluster recorder kept (``kubectl
-spark recorder``, read through the API server's service proxy), and Spark's own executor lists from the
+spark recorder``, read through the API server as an aggregated API), and Spark's own executor lists from the
 running drivers. Reading the same sources is what makes their answers the same.
 """
 
@@ -202,8 +202,13 @@ def _local_kept(api: Api, namespace: str | None, history: Path) -> Kept:
 
 
 def _recorder_silent(api: Api, ref: object, exc: KubectlSparkError) -> None:
+    from kubectl_spark.errors import Forbidden
+
+    # A refusal is the cluster's RBAC speaking (the recorder answers only what its caller
+    # may read: kube/delegation.py), not a recorder that is down.
+    told = "refused you" if isinstance(exc, Forbidden) else "did not answer"
     api.note(
-        f"the recorder {ref} did not answer ({exc.message}): what it kept is not shown "
+        f"the recorder {ref} {told} ({exc.message}): what it kept is not shown "
         "(--recorder none skips it)"
     )
 
@@ -239,7 +244,7 @@ def _recorder_kept(
     if api.verbosity >= trace.REQUESTS:
         trace.line(
             "view.py",
-            f"recorder {ref} (service proxy): {len(pods)} pod state(s) and {len(events)} "
+            f"recorder {ref} (aggregated API): {len(pods)} pod state(s) and {len(events)} "
             "Event(s) kept",
         )
     return pods, events

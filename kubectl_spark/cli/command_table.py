@@ -83,6 +83,8 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
             "--leader-elect",
             "--port",
             "--metrics-port",
+            "--tls-cert-file",
+            "--tls-private-key-file",
             "--address",
             "--lease-duration",
             "--identity",

@@ -2,8 +2,10 @@
 
 A Deployment of two replicas of ``kubectl-spark record --in-cluster --leader-elect -A`` (one
 records, the other stands by watching), its ServiceAccount, the least RBAC it needs, a Service
-for its port (its metrics, and what it kept, which the plugin reads through the API server's
-service proxy: ``kube/recorder_api.py``), and a claim for its store.
+for its HTTPS port (its metrics, and what it kept), the APIService that makes that port the
+aggregated API ``recorder.kubectl-spark.io`` (the plugin reads it through the API server, each
+caller authenticated and authorised: ``kube/recorder_api.py``, ``kube/delegation.py``) with
+the bindings an aggregated server needs, and a claim for its store.
 
 The RBAC is read off what the recorder requests (``RULES`` is checked against its ``-v=6``
 trace by the tests): the lists and watches of ``kube.resources.ALL``, a get of a pod by name (a
@@ -17,8 +19,8 @@ ClusterRole says so in an annotation, where a review reads it.
 A security review's checks (issue 49): the pod runs at the ``restricted`` Pod Security level
 (non-root, seccomp RuntimeDefault, read-only root, no capabilities, no privilege escalation),
 has liveness and readiness probes on ``/healthz``, a PodDisruptionBudget keeps one recorder
-through a drain, and a NetworkPolicy admits to its port only the API server (its service
-proxy: the addresses of the ``kubernetes`` Service's endpoints, or ``--apiserver-cidr``) and
+through a drain, and a NetworkPolicy admits to its port only the API server (its aggregation
+layer: the addresses of the ``kubernetes`` Service's endpoints, or ``--apiserver-cidr``) and
 Prometheus' pods (``app.kubernetes.io/name=prometheus``, the Prometheus Operator's label).
 The image is pinned by digest when one is given.
 
@@ -36,8 +38,18 @@ from typing import Any
 NAME = "kubectl-spark-recorder"
 LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/component": "recorder"}
 STORE_MOUNT = "/var/lib/kubectl-spark"
-PORT = 9090
-PORT_NAME = "http"  # the Service's port the plugin asks the service proxy for
+PORT = 9443
+PORT_NAME = "https"  # the Service's port the APIService names (the aggregator speaks TLS)
+SERVICE_PORT = 443  # an APIService's default port
+# The recorder is an aggregated API (as metrics-server's metrics.k8s.io): kube-apiserver
+# authenticates the person, checks RBAC for these resources, and passes the user on
+# (kube/delegation.py); the recorder then asks whether they may read the pods themselves.
+API_GROUP = "recorder.kubectl-spark.io"
+API_VERSION = "v1alpha1"
+API_PATH = f"/apis/{API_GROUP}/{API_VERSION}"
+# What the recorder kept, by the kind it kept: lists, in a namespace or across all.
+KEPT_RESOURCES = {"pods": "keptpods", "events": "keptevents"}
+LOGS_RESOURCE = "keptlogs"  # a gone container's last lines, by its pod's uid
 IMAGE = "ghcr.io/kubectl-spark/recorder:{version}"
 UID = 65532  # the image's non-root user (Dockerfile)
 # Prometheus' pods, as the Prometheus Operator labels them, in any namespace.
@@ -61,6 +73,15 @@ RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
 # In its own namespace: its Lease.
 LEASE_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
     (("coordination.k8s.io",), ("leases",), ("get", "create", "update")),
+)
+
+# What the two bindings every aggregated API server has grant it, as the recorder uses them:
+# its front-proxy trust (``extension-apiserver-authentication-reader``, kube-system) and the
+# API server's answers about its callers (``system:auth-delegator``): kube/delegation.py.
+DELEGATION_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
+    (("",), ("configmaps",), ("get",)),
+    (("authentication.k8s.io",), ("tokenreviews",), ("create",)),
+    (("authorization.k8s.io",), ("subjectaccessreviews",), ("create",)),
 )
 
 
@@ -130,11 +151,11 @@ def manifests(opts: RecorderOptions) -> list[dict[str, Any]]:
                 ],
                 "ports": [{"name": PORT_NAME, "containerPort": PORT}],
                 "readinessProbe": {
-                    "httpGet": {"path": "/healthz", "port": PORT_NAME},
+                    "httpGet": {"path": "/healthz", "port": PORT_NAME, "scheme": "HTTPS"},
                     "periodSeconds": 10,
                 },
                 "livenessProbe": {
-                    "httpGet": {"path": "/healthz", "port": PORT_NAME},
+                    "httpGet": {"path": "/healthz", "port": PORT_NAME, "scheme": "HTTPS"},
                     "periodSeconds": 20,
                     "timeoutSeconds": 5,
                     "failureThreshold": 3,
@@ -193,10 +214,12 @@ def manifests(opts: RecorderOptions) -> list[dict[str, Any]]:
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": meta,
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": NAME},
          "subjects": subject},
+        *_delegation(ns, cluster_meta, subject),
         {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": claim},
         {"apiVersion": "v1", "kind": "Service", "metadata": meta,
          "spec": {"selector": dict(LABELS),
-                  "ports": [{"name": PORT_NAME, "port": PORT, "targetPort": PORT_NAME}]}},
+                  "ports": [{"name": PORT_NAME, "port": SERVICE_PORT,
+                             "targetPort": PORT_NAME}]}},
         network_policy(opts, meta),
         {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": meta,
          "spec": {"maxUnavailable": 1,
@@ -205,6 +228,65 @@ def manifests(opts: RecorderOptions) -> list[dict[str, Any]]:
          "spec": {"replicas": opts.replicas, "selector": {"matchLabels": dict(LABELS)},
                   "strategy": {"type": "Recreate"},
                   "template": {"metadata": {"labels": dict(LABELS)}, "spec": pod_spec}}},
+        api_service(ns),
+    ]  # fmt: skip
+
+
+def api_service(namespace: str, port: int = 0) -> dict[str, Any]:
+    """The recorder registered as ``recorder.kubectl-spark.io/v1alpha1``.
+
+    Its serving certificate is self-signed (``app/recorder_tls.py``), so, as metrics-server's
+    own manifests do, the API server does not verify it; what the recorder verifies is the API
+    server's front-proxy certificate, which is what carries the caller.
+    """
+    return {
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "kind": "APIService",
+        "metadata": {"name": f"{API_VERSION}.{API_GROUP}", "labels": dict(LABELS)},
+        "spec": {
+            "group": API_GROUP,
+            "version": API_VERSION,
+            "service": {"namespace": namespace, "name": NAME, "port": port or SERVICE_PORT},
+            "groupPriorityMinimum": 100,
+            "versionPriority": 100,
+            "insecureSkipTLSVerify": True,
+        },
+    }
+
+
+def _delegation(
+    ns: str, cluster_meta: dict[str, Any], subject: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """What an aggregated API server needs, and who may read it.
+
+    The recorder asks the API server who a caller is and what they may read
+    (``system:auth-delegator``: TokenReviews and SubjectAccessReviews) and reads its front-proxy
+    trust (``extension-apiserver-authentication-reader`` in kube-system), as metrics-server
+    does. Readers: the kept resources join the ``view``, ``edit`` and ``admin`` roles by
+    aggregation, so whoever may view a namespace may ask the recorder about it; the recorder
+    then checks that they may read its pods (or Events, or logs) themselves.
+    """
+    rbac = "rbac.authorization.k8s.io"
+    reader_labels = dict(LABELS) | {
+        f"rbac.authorization.k8s.io/aggregate-to-{role}": "true"
+        for role in ("view", "edit", "admin")
+    }
+    return [
+        {"apiVersion": f"{rbac}/v1", "kind": "ClusterRoleBinding",
+         "metadata": {**cluster_meta, "name": f"{cluster_meta['name']}:auth-delegator"},
+         "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": "system:auth-delegator"},
+         "subjects": subject},
+        {"apiVersion": f"{rbac}/v1", "kind": "RoleBinding",
+         "metadata": {"name": f"{NAME}-{ns}:auth-reader", "namespace": "kube-system",
+                      "labels": dict(LABELS)},
+         "roleRef": {"apiGroup": rbac, "kind": "Role",
+                     "name": "extension-apiserver-authentication-reader"},
+         "subjects": subject},
+        {"apiVersion": f"{rbac}/v1", "kind": "ClusterRole",
+         "metadata": {"name": f"{NAME}:reader", "labels": reader_labels},
+         "rules": [{"apiGroups": [API_GROUP], "resources": list(KEPT_RESOURCES.values()),
+                    "verbs": ["list"]},
+                   {"apiGroups": [API_GROUP], "resources": [LOGS_RESOURCE], "verbs": ["get"]}]},
     ]  # fmt: skip
 
 

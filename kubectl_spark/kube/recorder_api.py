@@ -1,15 +1,17 @@
-"""An in-cluster recorder, read through the API server's service proxy.
+"""An in-cluster recorder, read as the aggregated API it serves through the API server.
 
-``kubectl spark recorder`` deploys one (``core/recorder_manifests.py``); it serves what it kept
-on its Service's ``http`` port (``app/recorder_http.py``). The plugin asks the API server for
-``/api/v1/namespaces/<ns>/services/<name>:http/proxy/v1/...``: the person's own credentials
-(RBAC ``get`` on ``services/proxy`` in the recorder's namespace), no port-forward, no address
-to know. Which recorder: ``--recorder NAMESPACE/NAME`` (or ``$KUBECTL_SPARK_RECORDER``), else
-the Service labelled as the manifests label it (``kube/incluster.py``); ``--recorder none``
-asks nothing.
+``kubectl spark recorder`` deploys one (``core/recorder_manifests.py``) and registers it as
+``recorder.kubectl-spark.io/v1alpha1`` (an APIService, as metrics-server registers
+``metrics.k8s.io``): the plugin asks kube-apiserver for
+``/apis/recorder.kubectl-spark.io/v1alpha1/namespaces/<ns>/keptpods``, with the person's own
+credentials, whatever kind they are; the API server authenticates them, checks RBAC for the
+resource and passes the user on, and the recorder answers only what that user may read in the
+cluster (``kube/delegation.py``). Which recorder: ``--recorder NAMESPACE/NAME`` (or
+``$KUBECTL_SPARK_RECORDER``), else the Service labelled as the manifests label it
+(``kube/incluster.py``); ``--recorder none`` asks nothing.
 
 What fails here never fails a command: a recorder that cannot be found is not used (``-v=6``
-says why), and one that is found but does not answer is a warning.
+says why), and one that is found but does not answer, or refuses, is a warning.
 """
 
 from __future__ import annotations
@@ -17,7 +19,13 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_spark import errors
-from kubectl_spark.core.recorder_manifests import LABELS, PORT_NAME
+from kubectl_spark.core.recorder_manifests import (
+    API_PATH,
+    KEPT_RESOURCES,
+    LABELS,
+    LOGS_RESOURCE,
+    PORT_NAME,
+)
 
 from . import incluster
 
@@ -58,14 +66,11 @@ def kept(
     rows: list[tuple[dict[str, Any], str, str | None]] = []
     token = ""
     for _ in range(MAX_PAGES):
-        query: list[tuple[str, Any]] = [("kind", kind)]
-        if namespace:
-            query.append(("namespace", namespace))
-        if token:
-            query.append(("continue", token))
+        query: list[tuple[str, Any]] = [("continue", token)] if token else []
+        where = f"/namespaces/{namespace}" if namespace else ""
         answer = api.request(
             "GET",
-            ref.path("v1/kept"),
+            f"{API_PATH}{where}/{KEPT_RESOURCES[kind]}",
             query=query,
             what=f"read what the recorder {ref} kept",
             timeout=incluster.PROXIED_TIMEOUT,
@@ -92,13 +97,11 @@ def log_tail(
     api: Any, ref: RecorderRef, namespace: str, uid: str, *, previous: bool
 ) -> dict[str, Any] | None:
     """A gone container's last lines the recorder kept (``kube/logtails.kept_tail``'s shape)."""
-    query: list[tuple[str, Any]] = [("namespace", namespace), ("uid", uid)]
-    if previous:
-        query.append(("previous", "true"))
+    query: list[tuple[str, Any]] = [("previous", "true")] if previous else []
     try:
         answer = api.request(
             "GET",
-            ref.path("v1/logs"),
+            f"{API_PATH}/namespaces/{namespace}/{LOGS_RESOURCE}/{uid}",
             query=query,
             what=f"read the lines the recorder {ref} kept",
             timeout=incluster.PROXIED_TIMEOUT,

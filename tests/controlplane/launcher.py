@@ -49,6 +49,7 @@ CONTEXT_NAME = "kubectl-spark-controlplane"
 # Users with a token but no role: permission tests bind them to what they need.
 RESTRICTED_USERS = ("alice", "bob", "viewer", "operator")
 SERVICE_CIDR = "10.96.0.0/16"
+PROXY_CLIENT = "front-proxy-client"
 
 
 @dataclass
@@ -98,6 +99,9 @@ class ControlPlane:
         self.token = secrets.token_urlsafe(32)
         self.user_tokens = {name: secrets.token_urlsafe(24) for name in RESTRICTED_USERS}
         self._ca = trustme.CA(organization_name="kubectl-spark test bed")
+        # The aggregation layer's: kube-apiserver reaches an APIService (the recorder) with a
+        # certificate of this CA, which the aggregated server verifies.
+        self._front_proxy_ca = trustme.CA(organization_name="kubectl-spark test bed front proxy")
 
     # ------------------------------------------------------------------------- addresses
     @property
@@ -157,6 +161,10 @@ class ControlPlane:
         rows = [f'{self.token},{ADMIN_USER},{ADMIN_USER},"system:masters"']
         rows += [f"{token},{name},{name}" for name, token in self.user_tokens.items()]
         (d / "tokens.csv").write_text("\n".join(rows) + "\n")
+        self._front_proxy_ca.cert_pem.write_to_path(str(d / "front-proxy-ca.crt"))
+        proxy_client = self._front_proxy_ca.issue_cert(PROXY_CLIENT, common_name=PROXY_CLIENT)
+        proxy_client.private_key_pem.write_to_path(str(d / "front-proxy-client.key"))
+        proxy_client.cert_chain_pems[0].write_to_path(str(d / "front-proxy-client.crt"))
         (d / "tokens.csv").chmod(0o600)
 
     def _spawn(self, name: str, args: list[str]) -> None:
@@ -253,6 +261,16 @@ class ControlPlane:
                 # The loopback address cannot back the kubernetes Service's endpoints.
                 "--endpoint-reconciler-type=none",
                 "--allow-privileged=true",
+                # The aggregation layer, as kubeadm configures it; routing to the endpoint,
+                # not the cluster IP, as no kube-proxy runs here.
+                f"--requestheader-client-ca-file={d / 'front-proxy-ca.crt'}",
+                f"--requestheader-allowed-names={PROXY_CLIENT}",
+                "--requestheader-username-headers=X-Remote-User",
+                "--requestheader-group-headers=X-Remote-Group",
+                "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+                f"--proxy-client-cert-file={d / 'front-proxy-client.crt'}",
+                f"--proxy-client-key-file={d / 'front-proxy-client.key'}",
+                "--enable-aggregator-routing=true",
                 "--profiling=false",
                 "--v=0",
                 *o.extra_apiserver_flags,

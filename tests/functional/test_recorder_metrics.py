@@ -1,7 +1,8 @@
 """The recorder's /metrics, scraped while S4 and S2 play: losses by reason, the SplitBrain gauge.
 
 A recorder process (``record --metrics-port``) watches the emulator; the scrape is Prometheus's
-text format, read as Prometheus would (prometheus_client's own parser).
+text format, read as Prometheus would (prometheus_client's own parser), over TLS with a bearer
+token the recorder has the API server review.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from kubectl_spark.cli.main import main
+from tests.incluster import token_of
+from tests.recorder_access import read_recorder
 
 pytestmark = pytest.mark.slow
 
@@ -30,16 +32,21 @@ def _free_port() -> int:
 
 
 def _samples(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """As Prometheus scrapes: over TLS, with a token (the recorder reviews it)."""
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
-            text = answer.read().decode()
+        status, text = read_recorder(port, "/metrics", SCRAPER[port])
     except OSError:
+        return {}
+    if status != 200:
         return {}
     return {
         (s.name, tuple(sorted(s.labels.items()))): s.value
         for family in text_string_to_metric_families(text)
         for s in family.samples
     }
+
+
+SCRAPER: dict[int, str] = {}  # the token each recorder's scrape carries, by port
 
 
 def _until(what: str, predicate: Callable[[], bool], seconds: float = 30) -> None:
@@ -56,6 +63,7 @@ def recorder(tmp_path: Path) -> Iterator[Callable[[Path], int]]:
 
     def start(kubeconfig: Path) -> int:
         port = _free_port()
+        SCRAPER[port] = token_of(kubeconfig)
         procs.append(
             subprocess.Popen(
                 [

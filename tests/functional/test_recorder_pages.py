@@ -8,9 +8,11 @@ recorder to 2.4 GiB, over the 1 GiB its manifests give it. Now every answer is a
 from __future__ import annotations
 
 import json
+import ssl
 import subprocess
 import sys
 import textwrap
+import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -20,9 +22,11 @@ import orjson
 import pytest
 
 from kubectl_spark.app import recorder_http
+from kubectl_spark.core.recorder_manifests import API_PATH, KEPT_RESOURCES
 from kubectl_spark.history.store import MAX_ROWS, HistoryStore, Scope
 from kubectl_spark.kube import recorder_api
 from kubectl_spark.kube.incluster import ServiceRef
+from tests.recorder_access import ADMIN_TOKEN, access, read_recorder
 
 SCOPE = Scope("https://cluster.example:6443", "prod")
 MIB = 1 << 20
@@ -85,16 +89,33 @@ SERVE = textwrap.dedent(
     from pathlib import Path
     from kubectl_spark.app.recorder_http import RecorderServer
     from kubectl_spark.history.store import Scope
-    server = RecorderServer(Path(sys.argv[1]), Scope(sys.argv[2], sys.argv[3]), None, 0, "127.0.0.1")
+    from tests.recorder_access import access
+    server = RecorderServer(
+        Path(sys.argv[1]), Scope(sys.argv[2], sys.argv[3]), None, 0, "127.0.0.1", access()
+    )
     print(server.port, flush=True)
     threading.Event().wait()
     """
 )
 
 
+def _path(query: dict[str, str]) -> str:
+    """The recorder's path for ``kind`` (and ``namespace``) with the rest as its query."""
+    rest = dict(query)
+    kind, namespace = rest.pop("kind"), rest.pop("namespace", "")
+    where = f"/namespaces/{namespace}" if namespace else ""
+    return f"{API_PATH}{where}/{KEPT_RESOURCES[kind]}?{urllib.parse.urlencode(rest)}"
+
+
 def _get(port: int, query: dict[str, str]) -> tuple[dict[str, Any], int]:
-    url = f"http://127.0.0.1:{port}/v1/kept?{urllib.parse.urlencode(query)}"
-    with urllib.request.urlopen(url, timeout=120) as answer:
+    """A page (and its size in bytes) as the admin asks it; raises on anything but 200."""
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    request = urllib.request.Request(
+        f"https://127.0.0.1:{port}{_path(query)}",
+        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+    )
+    with urllib.request.urlopen(request, timeout=120, context=context) as answer:
         body = answer.read()
     page: dict[str, Any] = json.loads(body)
     return page, len(body)
@@ -146,17 +167,21 @@ def test_500000_kept_events_are_read_in_pages_under_the_memory_limit(tmp_path: P
 
 
 class _Proxyless:
-    """The plugin's API handle, reaching the recorder's port directly over real HTTP (the API
-    server's service proxy stands between them in a cluster: test_recorder_proxy_on_both)."""
+    """The plugin's API handle, reaching the recorder's port directly over real HTTPS (the API
+    server's aggregation layer stands between them in a cluster: test_recorder_proxy_on_both)."""
 
     def __init__(self, port: int) -> None:
         self.port = port
         self.asked: list[dict[str, str]] = []
 
     def request(self, method: str, path: str, *, query: list[tuple[str, Any]], **_: Any) -> Any:
-        assert method == "GET" and path.endswith("/v1/kept")
+        assert method == "GET" and path.startswith(API_PATH)
         self.asked.append(dict(query))
-        return _get(self.port, dict(query))[0]
+        status, page = read_recorder(
+            self.port, f"{path}?{urllib.parse.urlencode(query)}", ADMIN_TOKEN
+        )
+        assert status == 200, page
+        return page
 
 
 def test_the_plugin_follows_continue_to_the_last_page(
@@ -165,7 +190,7 @@ def test_the_plugin_follows_continue_to_the_last_page(
     db = tmp_path / "recorder.db"
     _fill(db, 3_000)
     monkeypatch.setattr(recorder_http, "MAX_ANSWER_BYTES", 64 * 1024)
-    server = recorder_http.RecorderServer(db, SCOPE, None, 0, "127.0.0.1")
+    server = recorder_http.RecorderServer(db, SCOPE, None, 0, "127.0.0.1", access())
     try:
         api = _Proxyless(server.port)
         ref = ServiceRef("kubectl-spark", "kubectl-spark-recorder", "http")
@@ -191,7 +216,7 @@ def test_the_plugin_follows_continue_to_the_last_page(
 def test_bad_page_requests_are_400(tmp_path: Path, query: dict[str, str], message: str) -> None:
     db = tmp_path / "recorder.db"
     _fill(db, 10)
-    server = recorder_http.RecorderServer(db, SCOPE, None, 0, "127.0.0.1")
+    server = recorder_http.RecorderServer(db, SCOPE, None, 0, "127.0.0.1", access())
     try:
         with pytest.raises(urllib.error.HTTPError) as refused:
             _get(server.port, query)
@@ -210,7 +235,7 @@ def test_limit_and_app_select_what_a_page_holds(tmp_path: Path) -> None:
             for n in range(10)
         ]  # fmt: skip
         store.record(SCOPE, "pods", pods)
-    server = recorder_http.RecorderServer(db, SCOPE, None, 0, "127.0.0.1")
+    server = recorder_http.RecorderServer(db, SCOPE, None, 0, "127.0.0.1", access())
     try:
         page, _ = _get(server.port, {"kind": "pods", "app": "wanted", "limit": "2"})
         assert [i["object"]["metadata"]["name"] for i in page["items"]] == ["p1", "p3"]

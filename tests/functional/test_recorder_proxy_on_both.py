@@ -1,10 +1,14 @@
-"""The plugin reads an in-cluster recorder through the API server's service proxy, on both backends.
+"""The plugin reads an in-cluster recorder through the API server, on both backends.
+
+As an aggregated API (its APIService registered as the manifests render it): the API server
+passes the person on with its front-proxy certificate and the recorder asks it what they may
+read (the refusals are tested in test_recorder_auth.py).
 
 The recorder is a process (``record -A --port P``) standing for the rendered Deployment's pod:
 a host network pod carrying the manifests' labels and port runs on a node whose InternalIP is
 this machine's own address (not loopback: kube-apiserver refuses one in an Endpoints), so the Service's endpoint (written by kube-controller-manager's
 endpoint controller on the real control plane, by the simulator's stand-in on the emulator) is
-the process's address, and kube-apiserver's service proxy (or the emulator's) reaches it. S9's
+the process's address, and kube-apiserver's aggregation layer (or the emulator's) reaches it. S9's
 losses leave no pod behind; the person's own store is empty: ``describe``, ``history``,
 ``logs`` and the TUI's source explain them from the recorder alone, and ``-v=6`` says so.
 """
@@ -13,36 +17,25 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kubectl_spark.core.recorder_manifests import (
+    API_PATH,
     NAME,
-    PORT_NAME,
     RecorderOptions,
     manifests,
 )
 from kubectl_spark.knowledge.labels import SOURCE
-from tests.incluster import expose, free_port
+from tests.incluster import expose, free_port, register, start_recorder, token_of
+from tests.recorder_access import read_recorder
 from tests.stages import Stage
 
 pytestmark = pytest.mark.slow
 NS = "kubectl-spark"
-PROXY = f"/api/v1/namespaces/{NS}/services/{NAME}:{PORT_NAME}/proxy"
-
-
-def _recorder(s: Stage, port: int, db: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "kubectl_spark.cli.main", "--kubeconfig", str(s.kubeconfig),
-         "record", "-A", "-q", "--port", str(port), "--address", "0.0.0.0",
-         "--history-db", str(db)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
 
 
 def _kept_by_recorder(s: Stage, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
@@ -59,33 +52,34 @@ def test_describe_history_logs_and_the_tui_read_the_recorder_through_the_service
     port = free_port()
     (service,) = [m for m in manifests(RecorderOptions(NS, "unused")) if m["kind"] == "Service"]
     expose(s, service, port)
-    recorder = _recorder(s, port, tmp_path / "recorder.db")
+    recorder = start_recorder(s.kubeconfig, port, tmp_path / "recorder.db")
     try:
-        _play_and_read(s, capsys, port)
+        register(s, NS, port)
+        _play_and_read(s, capsys, port, token_of(s.kubeconfig))
     finally:
         recorder.terminate()
         recorder.wait(20)
 
 
-def _kept_names(port: int) -> set[str]:
+def _kept_names(port: int, token: str) -> set[str]:
     """What the recorder kept, asked of its port directly (the test's view, not the plugin's)."""
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/kept?kind=pods", timeout=5) as r:
-            return {i["object"]["metadata"]["name"] for i in json.loads(r.read())["items"]}
+        status, answer = read_recorder(port, f"{API_PATH}/keptpods", token)
     except OSError:
         return set()
+    assert status == 200, answer
+    return {i["object"]["metadata"]["name"] for i in answer["items"]}
 
 
-def _kept_log(port: int, uid: str) -> bool:
-    url = f"http://127.0.0.1:{port}/v1/logs?namespace=default&uid={uid}"
+def _kept_log(port: int, uid: str, token: str) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=5) as answer:
-            return bool(json.loads(answer.read()).get("text"))
+        status, answer = read_recorder(port, f"{API_PATH}/namespaces/default/keptlogs/{uid}", token)
     except OSError:
         return False
+    return status == 200 and bool(answer.get("text"))
 
 
-def _play_and_read(s: Stage, capsys: pytest.CaptureFixture[str], port: int) -> None:
+def _play_and_read(s: Stage, capsys: pytest.CaptureFixture[str], port: int, token: str) -> None:
     s.do("submit", "vanishing")
     s.until(
         "four executors running",
@@ -95,9 +89,9 @@ def _play_and_read(s: Stage, capsys: pytest.CaptureFixture[str], port: int) -> N
     # The emulator's clock runs faster than a process starts: the losses wait for the recorder.
     running = {p["metadata"]["name"] for p in s.running(spark_app_name="vanishing")}
     deadline = time.monotonic() + 30
-    while not running <= _kept_names(port):
+    while not running <= _kept_names(port, token):
         if time.monotonic() > deadline:
-            pytest.fail(f"the recorder never kept the running pods: {_kept_names(port)}")
+            pytest.fail(f"the recorder never kept the running pods: {_kept_names(port, token)}")
         time.sleep(0.3)
     (first,) = [
         p for p in s.pods(spark_app_name="vanishing") if p["metadata"]["name"].endswith("-exec-1")
@@ -109,7 +103,7 @@ def _play_and_read(s: Stage, capsys: pytest.CaptureFixture[str], port: int) -> N
         "executor 1's end", lambda: not s.running(spark_app_name="vanishing", spark_exec_id="1")
     )
     deadline = time.monotonic() + 30
-    while not _kept_log(port, first["metadata"]["uid"]):
+    while not _kept_log(port, first["metadata"]["uid"], token):
         if time.monotonic() > deadline:
             pytest.fail("the recorder never kept executor 1's last lines")
         time.sleep(0.3)
@@ -140,8 +134,8 @@ def _play_and_read(s: Stage, capsys: pytest.CaptureFixture[str], port: int) -> N
     assert code == 0, err
     lost = {h["executor"] for h in json.loads(out)["items"] if h["kind"] == "ExecutorLost"}
     assert {"1", "2"} <= lost
-    assert f"GET {PROXY}/v1/kept" in err.replace("%3A", ":") or f"{PROXY}/v1/kept" in err, err
-    assert f"recorder {NS}/{NAME} (service proxy): " in err, err
+    assert f"{API_PATH}/namespaces/default/keptpods 200 OK" in err, err
+    assert f"recorder {NS}/{NAME} (aggregated API): " in err, err
 
     # logs of a gone executor: the lines the recorder kept
     code, out, err = s.cli(capsys, "logs", "vanishing/exec-1", "-n", "default")
@@ -183,16 +177,18 @@ def _play_and_read(s: Stage, capsys: pytest.CaptureFixture[str], port: int) -> N
         source.stop()
         use(Globals())
 
-    # the real kubectl reaches the same port through the same proxy
+    # the real kubectl reads the same API through the same API server
     from tests.conftest import kubectl_binary
 
     binary = kubectl_binary()
     if binary is not None:
         out = subprocess.run(
-            [binary, "--kubeconfig", str(s.kubeconfig), "get", "--raw", f"{PROXY}/healthz"],
+            [binary, "--kubeconfig", str(s.kubeconfig), "get", "--raw",
+             f"{API_PATH}/namespaces/default/keptpods?limit=1"],
             capture_output=True, text=True, check=False, timeout=30,
         )  # fmt: skip
-        assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout)["kind"] == "KeptList"
 
 
 def _uid_of(app: dict[str, Any], exec_id: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -23,6 +24,7 @@ import pytest
 from kubectl_spark.app import recorder_http
 from kubectl_spark.sim.client import Client, SimApiError
 from tests.incluster import free_port, machine_address
+from tests.recorder_access import access
 
 NS = "recorder-restricted"
 RESTRICTED = {
@@ -52,8 +54,9 @@ def _create(admin: Client, obj: dict[str, Any]) -> None:
         "PersistentVolumeClaim": "persistentvolumeclaims",
         "ServiceAccount": "serviceaccounts",
     }.get(str(obj["kind"]), str(obj["kind"]).lower() + "s")
-    scoped = obj["kind"] not in ("ClusterRole", "ClusterRoleBinding")
-    path = f"{base}/namespaces/{NS}/{plural}" if scoped else f"{base}/{plural}"
+    scoped = obj["kind"] not in ("ClusterRole", "ClusterRoleBinding", "APIService")
+    namespace = obj["metadata"].get("namespace", NS)  # the trust reader's is kube-system
+    path = f"{base}/namespaces/{namespace}/{plural}" if scoped else f"{base}/{plural}"
     admin.request("POST", path, obj, query={"dryRun": "All"})
 
 
@@ -155,8 +158,12 @@ def test_without_the_apiserver_s_endpoints_it_asks_for_them(kubeconfig: Path) ->
 
 
 def _healthy(host: str, port: int) -> bool:
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE  # self-signed
     try:
-        with urllib.request.urlopen(f"http://{host}:{port}/healthz", timeout=2) as answer:
+        with urllib.request.urlopen(
+            f"https://{host}:{port}/healthz", timeout=2, context=context
+        ) as answer:
             return bool(answer.status == 200)
     except OSError:
         return False
@@ -186,12 +193,23 @@ def test_a_half_sent_request_does_not_hold_the_port(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr(recorder_http, "REQUEST_SECONDS", 0.5)
-    server = recorder_http.RecorderServer(tmp_path / "h.db", None, None, 0, "127.0.0.1")
+    server = recorder_http.RecorderServer(tmp_path / "h.db", None, None, 0, "127.0.0.1", access())
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
     try:
-        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as slow:
-            slow.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # never the blank line
+        # a handshake never begun, then a request never ended: each closed by the server
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as silent:
             started = time.monotonic()
             with contextlib.suppress(ConnectionResetError):
+                assert silent.recv(1024) == b""
+            assert time.monotonic() - started < 8
+        with (
+            socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw,
+            context.wrap_socket(raw) as slow,
+        ):
+            slow.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # never the blank line
+            started = time.monotonic()
+            with contextlib.suppress(ConnectionResetError, ssl.SSLError):
                 assert slow.recv(1024) == b""  # closed by the server
             assert time.monotonic() - started < 8
         assert _healthy("127.0.0.1", server.port)

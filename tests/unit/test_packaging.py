@@ -119,7 +119,9 @@ def test_the_recorder_image_runs_the_console_script_the_manifests_name() -> None
     assert 'ENTRYPOINT ["kubectl-spark"]' in docker and "kubectl-spark" in scripts
     for copied in ("pyproject.toml", "README.md", "kubectl_spark", "tui"):
         assert (root / copied).exists()
-    deployment = manifests(RecorderOptions("ns", "img"))[-1]
+    (deployment,) = [
+        m for m in manifests(RecorderOptions("ns", "img")) if m["kind"] == "Deployment"
+    ]
     args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
     assert 'CMD ["record", "--in-cluster", "--leader-elect", "--all-namespaces"]' in docker
     assert args[:4] == ["record", "--in-cluster", "--leader-elect", "--all-namespaces"]

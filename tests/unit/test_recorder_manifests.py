@@ -9,7 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_spark.core.recorder_manifests import (
+    API_GROUP,
+    API_VERSION,
     LABELS,
+    NAME,
     PORT_NAME,
     PROMETHEUS_LABELS,
     RecorderOptions,
@@ -39,7 +42,9 @@ def test_the_pod_is_at_the_restricted_pod_security_level() -> None:
     assert context["capabilities"] == {"drop": ["ALL"]}
     assert not pod.get("hostNetwork") and not container.get("ports", [{}])[0].get("hostPort")
     for probe in ("livenessProbe", "readinessProbe"):
-        assert container[probe]["httpGet"] == {"path": "/healthz", "port": PORT_NAME}
+        assert container[probe]["httpGet"] == {
+            "path": "/healthz", "port": PORT_NAME, "scheme": "HTTPS"
+        }  # fmt: skip
 
 
 def test_a_network_policy_admits_only_the_api_server_and_prometheus() -> None:
@@ -77,10 +82,40 @@ def test_the_image_is_pinned_by_digest_when_given_one() -> None:
 
 
 def test_cluster_wide_pod_proxy_says_why() -> None:
-    role = _by_kind(RecorderOptions("ns", "img"))["ClusterRole"]
+    named = {(m["kind"], m["metadata"]["name"]): m for m in manifests(RecorderOptions("ns", "img"))}
+    role = named[("ClusterRole", f"{NAME}-ns")]
     proxy_rules = [r for r in role["rules"] if "pods/proxy" in r["resources"]]
     assert proxy_rules and proxy_rules[0]["verbs"] == ["get"]
     why = role["metadata"]["annotations"]["kubectl-spark.io/why-pods-proxy"]
     assert "allexecutors" in why
     writes = {"create", "update", "patch", "delete", "deletecollection"}
     assert not [r for r in role["rules"] if writes & set(r["verbs"])]
+
+
+def test_the_recorder_is_an_aggregated_api_with_the_rights_one_needs() -> None:
+    """As metrics-server's manifests: APIService, auth-delegator, the trust reader, readers."""
+    objects = manifests(RecorderOptions("ns", "img"))
+    named = {(m["kind"], m["metadata"]["name"]): m for m in objects}
+    service = named[("APIService", f"{API_VERSION}.{API_GROUP}")]["spec"]
+    assert service["service"] == {"namespace": "ns", "name": NAME, "port": 443}
+    assert (service["group"], service["version"]) == (API_GROUP, API_VERSION)
+    (port,) = named[("Service", NAME)]["spec"]["ports"]
+    assert port == {"name": PORT_NAME, "port": 443, "targetPort": PORT_NAME}
+    delegator = named[("ClusterRoleBinding", f"{NAME}-ns:auth-delegator")]
+    assert delegator["roleRef"]["name"] == "system:auth-delegator"
+    trust = named[("RoleBinding", f"{NAME}-ns:auth-reader")]
+    assert trust["metadata"]["namespace"] == "kube-system"
+    assert trust["roleRef"]["name"] == "extension-apiserver-authentication-reader"
+    for binding in (delegator, trust):
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": NAME, "namespace": "ns"}]
+    reader = named[("ClusterRole", f"{NAME}:reader")]
+    assert {
+        k
+        for k, v in reader["metadata"]["labels"].items()
+        if k.endswith(("-view", "-edit", "-admin"))
+    } == {f"rbac.authorization.k8s.io/aggregate-to-{r}" for r in ("view", "edit", "admin")}
+    writes = {"create", "update", "patch", "delete", "deletecollection", "watch"}
+    assert all(
+        not writes & set(r["verbs"]) and r["apiGroups"] == [API_GROUP] for r in reader["rules"]
+    )
+    assert objects[-1]["kind"] == "APIService"  # registered once its pods are asked for

@@ -53,7 +53,7 @@ def _print_kept(
 ) -> bool:
     """Print the last lines a recorder kept of a gone pod; False if none kept any.
 
-    The local history store first, then an in-cluster recorder (through the service proxy).
+    The local history store first, then an in-cluster recorder (through the API server, as an aggregated API).
     With ``previous`` (``-p``), those of the run before the last.
     """
     from kubectl_spark.cli import globals as cli_globals
@@ -100,7 +100,7 @@ def _kept_in_cluster(
         warn(f"the recorder {ref} did not answer ({exc.message}): its kept lines are not shown")
         return None, ""
     if found is not None and loaded.api.verbosity >= trace.REQUESTS:
-        trace.line("logs.py", f"recorder {ref} (service proxy): the kept lines of pod {uid}")
+        trace.line("logs.py", f"recorder {ref} (aggregated API): the kept lines of pod {uid}")
     return found, f"the recorder {ref}"
 
 

@@ -16,6 +16,7 @@ import dataclasses
 import os
 import signal
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -25,7 +26,7 @@ import typer
 
 from kubectl_spark.cli import common
 from kubectl_spark.cli import globals as cli_globals
-from kubectl_spark.errors import Forbidden, UsageError
+from kubectl_spark.errors import Forbidden, KubectlSparkError, UsageError
 
 LEASE = "kubectl-spark-recorder"
 
@@ -47,8 +48,17 @@ def run(
         "--metrics-port",
         min=0,
         max=65535,
-        help="Serve on this port: Prometheus metrics (/metrics), and what was kept, which "
-        "the plugin reads through the API server's service proxy (docs/recorder.md); 0: none.",
+        help="Serve on this port (HTTPS): Prometheus metrics (/metrics), and what was kept, "
+        "which the plugin reads as an aggregated API through the API server, each caller "
+        "authenticated and authorised by it (docs/recorder.md); 0: none.",
+    ),
+    tls_cert_file: str = typer.Option(
+        "",
+        "--tls-cert-file",
+        help="The serving certificate (PEM) for --port; default: a self-signed one made at start.",
+    ),
+    tls_private_key_file: str = typer.Option(
+        "", "--tls-private-key-file", help="The key of --tls-cert-file (PEM)."
     ),
     address: str = typer.Option(
         "",
@@ -98,13 +108,22 @@ def run(
             renew_seconds=lease_duration / 3,
         )
         session.me = me
+    if tls_private_key_file and not tls_cert_file:
+        raise UsageError("--tls-private-key-file needs --tls-cert-file")
     if port:
-        session.serve(port, address or ("0.0.0.0" if in_cluster else "127.0.0.1"))  # noqa: S104
+        session.serve(
+            port,
+            address or ("0.0.0.0" if in_cluster else "127.0.0.1"),  # noqa: S104
+            (tls_cert_file, tls_private_key_file),
+            own_namespace,
+        )
     try:
         session.run()
     finally:
         if session.server is not None:
             session.server.close()
+        if session.deciding_api is not None:
+            session.deciding_api.close()
 
 
 class _Session:
@@ -119,6 +138,7 @@ class _Session:
         self.me = ""
         self.metrics: Any = None
         self.server: Any = None
+        self.deciding_api: Any = None
         self.tracker: Any = None
         self.leading = True
         self.asked = 0.0
@@ -127,15 +147,33 @@ class _Session:
         if not self.quiet:
             print(text, file=sys.stderr, flush=True)
 
-    def serve(self, port: int, address: str) -> None:
+    def serve(self, port: int, address: str, tls_files: tuple[str, str], namespace: str) -> None:
+        """Serve the port; its callers are who the API server says (app/recorder_http.py)."""
         from kubectl_spark.app.metrics import RecorderMetrics
-        from kubectl_spark.app.recorder_http import RecorderServer
+        from kubectl_spark.app.recorder_http import Access, RecorderServer
+        from kubectl_spark.app.recorder_tls import serving_context
         from kubectl_spark.core.incremental import LiveAnalysis
+        from kubectl_spark.core.recorder_manifests import NAME
+        from kubectl_spark.kube.client import connect
+        from kubectl_spark.kube.delegation import Delegation, FrontProxyTrust, read_trust
 
         self.metrics = RecorderMetrics()
         self.tracker = LiveAnalysis()
+        self.deciding_api = connect(self.conn)  # the request threads' one connection
         try:
-            self.server = RecorderServer(self.path, self.scope, self.metrics, port, address)
+            trust = read_trust(self.deciding_api)
+        except KubectlSparkError as exc:
+            trust = FrontProxyTrust("")
+            self.say(f"warning: callers through the API server are refused: {exc.message}")
+        names = [f"{NAME}.{namespace}.svc", f"{NAME}.{namespace}", NAME, "localhost"]
+        cert_file, key_file = tls_files
+        try:
+            tls = serving_context(trust, names, cert_file, key_file)
+        except (OSError, ssl.SSLError) as exc:
+            raise UsageError(f"cannot load --tls-cert-file {cert_file}: {exc}") from exc
+        access = Access(tls, trust, Delegation(self.deciding_api))
+        try:
+            self.server = RecorderServer(self.path, self.scope, self.metrics, port, address, access)
         except OSError as exc:
             raise UsageError(f"cannot serve on {address} port {port}: {exc.strerror}") from exc
         except (OverflowError, UnicodeError, ValueError) as exc:  # not an address at all

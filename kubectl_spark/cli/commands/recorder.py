@@ -33,12 +33,13 @@ PLURALS = {
     "NetworkPolicy": "networkpolicies",
     "PodDisruptionBudget": "poddisruptionbudgets",
     "Deployment": "deployments",
+    "APIService": "apiservices",
 }
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 # kube-apiserver keeps its own addresses in the default namespace's ``kubernetes`` Endpoints
 # (its endpoint reconciler, pkg/controlplane/reconcilers): where its proxy connects from.
 APISERVER_ENDPOINTS = "/api/v1/namespaces/default/endpoints/kubernetes"
-CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding"}
+CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "APIService"}
 
 
 def run(
@@ -68,7 +69,7 @@ def run(
     yes: Yes = False,
     output: CreatedOutput = "",
 ) -> None:
-    """Print or apply the in-cluster recorder: Deployment, ServiceAccount, least RBAC, Service, claim."""
+    """Print or apply the in-cluster recorder: Deployment, least RBAC, Service, APIService, claim."""
     mode = act.check_dry_run(dry_run)
     if access_mode not in ("ReadWriteOnce", "ReadWriteMany"):
         raise UsageError(f'invalid --access-mode "{access_mode}": ReadWriteOnce or ReadWriteMany')
@@ -104,7 +105,8 @@ def run(
                 "create",
                 str(obj["apiVersion"]),
                 PLURALS[str(obj["kind"])],
-                None if obj["kind"] in CLUSTER_SCOPED else namespace,
+                # the front-proxy trust's reader is bound in kube-system, where that Role is
+                None if obj["kind"] in CLUSTER_SCOPED else str(obj["metadata"]["namespace"]),
                 str(obj["metadata"]["name"]),
                 f"the recorder's {obj['kind']}",
                 obj,

@@ -73,6 +73,12 @@ class Attributes:
             who.impersonated_by,
         )
 
+    @classmethod
+    def reviewed(cls, who: Identity, asked: Mapping[str, Any]) -> Attributes:
+        """What an access review's ``resourceAttributes`` ask, for ``who``."""
+        keys = ("verb", "group", "resource", "subresource", "namespace", "name")
+        return cls.of(who, *(str(asked.get(key, "")) for key in keys))
+
     @property
     def resource_path(self) -> str:
         return f"{self.resource}/{self.subresource}" if self.subresource else self.resource
@@ -178,3 +184,13 @@ class AuditLog:
             and not e["dryRun"]
             and e["resource"] != "selfsubjectaccessreviews"
         ]
+
+
+def review_answer(body: Any, api_version: str, kind: str, status: dict[str, Any]) -> dict[str, Any]:
+    """A review (access or token) as created: what was sent, and the server's ``status``."""
+    out = dict(body or {})
+    out.setdefault("apiVersion", api_version)
+    out.setdefault("kind", kind)
+    out.setdefault("metadata", {})
+    out["status"] = status
+    return out

@@ -31,6 +31,7 @@ from aiohttp import web
 
 from kubectl_spark.knowledge.clock import Clock, SystemClock
 
+from .aggregation import Aggregator, publish_trust
 from .authz import Policy
 from .faults import PROFILES, FaultProfile
 from .resources import Registry
@@ -151,6 +152,8 @@ class EmbeddedApiServer:
                 *self.options.cert_names,
             )
             self.store.publish_root_ca(self._ca.cert_pem.bytes().decode())
+            self.api.aggregator = Aggregator()
+            publish_trust(self.api, self.api.aggregator)
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             cert.configure_cert(ctx)
             ctx.set_alpn_protocols(["http/1.1"])

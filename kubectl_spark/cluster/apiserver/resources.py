@@ -331,6 +331,36 @@ BUILTIN: tuple[ResourceType, ...] = (
         verbs=("create",),
         stored=False,
     ),
+    # What an aggregated API server asks (aggregation.py): may this user, who is this token.
+    ResourceType(
+        "authorization.k8s.io",
+        "v1",
+        "subjectaccessreviews",
+        "subjectaccessreview",
+        "SubjectAccessReview",
+        namespaced=False,
+        verbs=("create",),
+        stored=False,
+    ),
+    ResourceType(
+        "authentication.k8s.io",
+        "v1",
+        "tokenreviews",
+        "tokenreview",
+        "TokenReview",
+        namespaced=False,
+        verbs=("create",),
+        stored=False,
+    ),
+    ResourceType(
+        "apiregistration.k8s.io",
+        "v1",
+        "apiservices",
+        "apiservice",
+        "APIService",
+        namespaced=False,
+        subresources=(_status("APIService"),),
+    ),
 )
 
 # kube-apiserver lists groups in this order in /apis; kubectl resolves ambiguous short names
@@ -344,7 +374,9 @@ GROUP_ORDER = (
     "admissionregistration.k8s.io",
     "coordination.k8s.io",
     "events.k8s.io",
+    "authentication.k8s.io",
     "authorization.k8s.io",
+    "apiregistration.k8s.io",
     # CRD groups after the built-in ones, by name: "spark.apache.org" sorts before
     # "sparkoperator.k8s.io", so where both are installed kubectl's `sparkapp` and
     # `sparkapplications` mean the Apache operator's (as the real control plane answers).

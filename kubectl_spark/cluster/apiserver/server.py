@@ -20,9 +20,10 @@ from aiohttp import web
 from kubectl_spark.knowledge.clock import Clock
 from kubectl_spark.knowledge.podlogs import LogStore
 
-from . import admission, fieldvalidation, openapi, patching, protobuf, tables, tokens
+from . import admission, aggregation, fieldvalidation, openapi, patching, protobuf, tables, tokens
 from . import server_reads as _server_reads
 from . import server_subresources as _server_subresources
+from .aggregation import Aggregator
 from .authz import (
     ANONYMOUS,
     UNAUTHENTICATED,
@@ -46,7 +47,7 @@ from .impersonation import impersonated
 from .kinds import field_getters
 from .resources import Registry
 from .selectors import parse_field_selector, parse_label_selector
-from .service_proxy import service_proxy
+from .service_proxy import service_location, service_proxy
 from .serving import (
     ANONYMOUS_PATHS,
     JSON,
@@ -85,6 +86,7 @@ class ApiServer:
         self.unreachable_nodes: set[str] = set()
         self._streams: set[web.StreamResponse] = set()
         self.stopping = asyncio.Event()
+        self.aggregator: Aggregator | None = None  # set where the emulator serves TLS
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
@@ -164,14 +166,22 @@ class ApiServer:
             return Identity(ANONYMOUS, frozenset({UNAUTHENTICATED}))
         header = request.headers.get("Authorization", "")
         scheme, _, token = header.partition(" ")
-        token = token.strip()
-        if scheme.lower() == "bearer" and token in self.config.tokens:
-            return Identity(self.config.tokens[token])
-        bound = self.config.bound_tokens.get(token) if scheme.lower() == "bearer" else None
-        who = tokens.identity(self.store, self.clock, bound) if bound else None
+        who = self.token_identity(token.strip()) if scheme.lower() == "bearer" else None
         if who is not None:
             return who
         raise unauthorized()
+
+    def token_identity(self, token: str) -> Identity | None:
+        """Who a bearer token is: a request's, or a TokenReview's (aggregation.py)."""
+        if token in self.config.tokens:
+            return Identity(self.config.tokens[token])
+        bound = self.config.bound_tokens.get(token)
+        return tokens.identity(self.store, self.clock, bound) if bound else None
+
+    def service_endpoint(self, namespace: str, name: str, port: str) -> tuple[str, int]:
+        """An address and port of a Service's endpoints, as the service proxy resolves them."""
+        _, ip, number = service_location(self, namespace, f"https:{name}:{port}")
+        return ip, number
 
     async def _dispatch(self, request: web.Request, user: Identity) -> web.StreamResponse:
         parts = [p for p in request.path.split("/") if p]
@@ -196,20 +206,41 @@ class ApiServer:
                 return _json(self.registry.resource_list("", "v1"))
             return await self._resource(request, user, "", "v1", parts[2:])
         if head == "apis":
-            if len(parts) == 1:
-                return _json(self.registry.api_group_list())
-            if len(parts) == 2:
-                group_doc = self.registry.api_group(parts[1])
-                if group_doc is None:
-                    raise _no_resource()
-                return _json(group_doc)
-            if len(parts) == 3:
-                doc = self.registry.resource_list(parts[1], parts[2])
-                if doc is None:
-                    raise _no_resource()
-                return _json(doc)
-            return await self._resource(request, user, parts[1], parts[2], parts[3:])
+            return await self._apis(request, user, parts)
         raise _no_resource()
+
+    async def _apis(
+        self, request: web.Request, user: Identity, parts: list[str]
+    ) -> web.StreamResponse:
+        if len(parts) == 1:
+            return _json(self.registry.api_group_list())
+        if len(parts) == 2:
+            group_doc = self.registry.api_group(parts[1])
+            if group_doc is None:
+                raise _no_resource()
+            return _json(group_doc)
+        proxied = await self._aggregated(request, user, parts)
+        if proxied is not None:
+            return proxied
+        if len(parts) == 3:
+            doc = self.registry.resource_list(parts[1], parts[2])
+            if doc is None:
+                raise _no_resource()
+            return _json(doc)
+        return await self._resource(request, user, parts[1], parts[2], parts[3:])
+
+    async def _aggregated(
+        self, request: web.Request, user: Identity, parts: list[str]
+    ) -> web.StreamResponse | None:
+        """``/apis/<group>/<version>/...`` served by an APIService's Service; None: not one."""
+        if self.aggregator is None or len(parts) < 3:
+            return None
+        if self.registry.resource_list(parts[1], parts[2]) is not None:
+            return None
+        spec = Aggregator.registered(self, parts[1], parts[2])
+        if spec is None:
+            return None
+        return await self.aggregator.proxy(self, request, user, spec, parts[3:])
 
     # ---------------------------------------------------------------------------- routing
     def _route(self, group: str, version: str, rest: list[str]) -> Route:
@@ -353,6 +384,10 @@ class ApiServer:
                 return _json(self._evict(route, body), 201)
             if rt.plural == "selfsubjectaccessreviews":
                 return _json(self._review(body, user), 201)
+            if rt.plural == "subjectaccessreviews":
+                return _json(aggregation.review_access(self, body), 201)
+            if rt.plural == "tokenreviews":
+                return _json(aggregation.review_token(self, body), 201)
             if sub == "token":
                 token, bound, answer = tokens.issue(store, self.clock, ns, name, body)
                 if not dry_run:

@@ -15,6 +15,7 @@ from .authz import (
     Attributes,
     Identity,
     Policy,
+    review_answer,
 )
 from .errors import (
     ApiError,
@@ -175,24 +176,11 @@ def _review(self: ApiServer, body: Any, user: Identity) -> dict[str, Any]:
             "Invalid",
             'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified',
         )
-    attrs = Attributes.of(
-        user,
-        str(ra.get("verb", "")),
-        str(ra.get("group", "")),
-        str(ra.get("resource", "")),
-        str(ra.get("subresource", "")),
-        str(ra.get("namespace", "")),
-        str(ra.get("name", "")),
-    )
-    allowed = self.policy.allows(attrs)
+    allowed = self.policy.allows(Attributes.reviewed(user, ra))
     # Like RBAC: a refusal carries no reason (kubectl auth can-i then prints a bare "no").
-    status: dict[str, Any] = {"allowed": allowed}
-    out = dict(body)
-    out.setdefault("apiVersion", "authorization.k8s.io/v1")
-    out.setdefault("kind", "SelfSubjectAccessReview")
-    out.setdefault("metadata", {})
-    out["status"] = status
-    return out
+    return review_answer(
+        body, "authorization.k8s.io/v1", "SelfSubjectAccessReview", {"allowed": allowed}
+    )
 
 
 async def _logs(

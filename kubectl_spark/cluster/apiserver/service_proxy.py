@@ -12,7 +12,9 @@ is its node's InternalIP, see sim/kubelet_status.py).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import ssl
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp import web
@@ -47,13 +49,16 @@ def split_scheme_name_port(text: str) -> tuple[str, str, str] | None:
     return scheme or "http", name, port
 
 
-def _location(self: ApiServer, route: Route) -> tuple[str, str, int]:
-    split = split_scheme_name_port(route.name)
+def service_location(self: ApiServer, namespace: str, text: str) -> tuple[str, str, int]:
+    """(scheme, address, port) of ``text`` ("[scheme:]name[:port]") in ``namespace``."""
+    split = split_scheme_name_port(text)
     if split is None:
-        raise bad_request(f'invalid service request "{route.name}"')
+        raise bad_request(f'invalid service request "{text}"')
     scheme, name, port = split
+    services_type = self.registry.lookup("", "v1", "services")
+    assert services_type is not None
     if port.isdecimal():  # the Service is read only to name a port given by number
-        service = self.store.get(route.rt, route.namespace, name)
+        service = self.store.get(services_type, namespace, name)
         named = [
             str(p.get("name") or "")
             for p in (service.get("spec") or {}).get("ports") or []
@@ -66,7 +71,7 @@ def _location(self: ApiServer, route: Route) -> tuple[str, str, int]:
     pods_type = self.registry.lookup("", "v1", "pods")
     assert endpoints_type is not None
     assert pods_type is not None
-    found = self.store.lookup(endpoints_type, route.namespace, name)
+    found = self.store.lookup(endpoints_type, namespace, name)
     if found is None:
         raise not_found("endpoints", "", name)
     subsets = found.obj.get("subsets") or []
@@ -78,28 +83,39 @@ def _location(self: ApiServer, route: Route) -> tuple[str, str, int]:
                 continue
             for address in subset.get("addresses") or []:
                 ref = address.get("targetRef") or {}
-                if ref.get("namespace") != route.namespace:
+                if ref.get("namespace") != namespace:
                     continue
-                pod = self.store.lookup(pods_type, route.namespace, str(ref.get("name") or ""))
+                pod = self.store.lookup(pods_type, namespace, str(ref.get("name") or ""))
                 if pod is None:
                     continue
                 status = pod.obj.get("status") or {}
                 ips = {i.get("ip") for i in status.get("podIPs") or []} | {status.get("podIP")}
                 if address.get("ip") in ips:
                     return scheme, str(address["ip"]), int(ep_port.get("port") or 0)
-    raise _unavailable(f'no endpoints available for service "{route.name}"')
+    raise _unavailable(f'no endpoints available for service "{text}"')
 
 
 async def service_proxy(self: ApiServer, request: web.Request, route: Route) -> web.StreamResponse:
-    scheme, ip, port = _location(self, route)
+    scheme, ip, port = service_location(self, route.namespace, route.name)
     host = f"[{ip}]" if ":" in ip else ip
     url = f"{scheme}://{host}:{port}/{route.rest}"
-    body = await request.read() if request.can_read_body else None
-    headers: dict[str, Any] = {
-        k: v
+    headers = [
+        (k, v)
         for k, v in request.headers.items()
         if k.lower() not in HOP_BY_HOP and k.lower() not in ("authorization", "host")
-    }
+    ]
+    return await forward(request, url, headers)
+
+
+async def forward(
+    request: web.Request,
+    url: str,
+    headers: list[tuple[str, str]],
+    *,
+    tls: ssl.SSLContext | bool = True,
+) -> web.Response:
+    """``request`` sent on to ``url`` with ``headers``, and its answer returned as it came."""
+    body = await request.read() if request.can_read_body else None
     try:
         async with (
             aiohttp.ClientSession(timeout=TIMEOUT) as session,
@@ -109,6 +125,7 @@ async def service_proxy(self: ApiServer, request: web.Request, route: Route) -> 
                 params=request.query,
                 data=body,
                 headers=headers,
+                ssl=tls,
                 allow_redirects=False,
             ) as answer,  # fmt: skip
         ):
@@ -116,4 +133,5 @@ async def service_proxy(self: ApiServer, request: web.Request, route: Route) -> 
             kept = {k: v for k, v in answer.headers.items() if k.lower() not in HOP_BY_HOP}
             return web.Response(status=answer.status, body=content, headers=kept)
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        raise _unavailable(f"error trying to reach service: dial tcp {host}:{port}: {exc}") from exc
+        where = urlsplit(url).netloc
+        raise _unavailable(f"error trying to reach service: dial tcp {where}: {exc}") from exc

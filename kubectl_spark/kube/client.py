@@ -60,6 +60,11 @@ class Connection:
 
 
 READ_ATTEMPTS = 5
+# Without --request-timeout a request may wait for its answer as long as it takes (kubectl's
+# too), but not for a connection: client-go gives the TLS handshake 10 s
+# (k8s.io/client-go/transport/cache.go, TLSHandshakeTimeout) and kubectl then stops. urllib3
+# bounds the connect and the handshake together by its connect timeout: 10 s for both here.
+CONNECT_SECONDS = 10.0
 RETRIED = frozenset({429, 500, 502, 503, 504})
 LIST_RESTARTS = 3
 # A Date header is to the second: a smaller difference from this machine's clock is its rounding.
@@ -261,7 +266,7 @@ class Api:
             with translated(what):
                 # A stream has no deadline: a watch or a followed log ends when its server does.
                 raw = self._send(
-                    method, path, query or [], body, content_type, None if stream else budget
+                    method, path, query or [], body, content_type, None if stream else budget, what
                 )
                 if stream:
                     return raw
@@ -292,6 +297,7 @@ class Api:
         body: Any,
         content_type: str,
         request_timeout: float | None,
+        what: str,
     ) -> Any:
         """The client's raw response (headers read, body not); with -v=6 its line is printed.
 
@@ -299,6 +305,7 @@ class Api:
         """
         start = time.monotonic()
         status: int | None = None  # none: no answer came
+        bounded = request_timeout is not None
         try:
             response = self.client.call_api(
                 path,
@@ -308,11 +315,23 @@ class Api:
                 header_params={"Accept": "application/json", "Content-Type": content_type},
                 auth_settings=["BearerToken"],
                 _preload_content=False,
-                _request_timeout=request_timeout,
+                _request_timeout=request_timeout if bounded else (CONNECT_SECONDS, None),
             )
         except ApiException as exc:
             status = exc.status or None
             raise
+        except (urllib3.exceptions.TimeoutError, urllib3.exceptions.MaxRetryError) as exc:
+            if bounded or not _timed_out(exc):
+                raise
+            # With no read timeout set, only the connect or the TLS handshake can time out:
+            # nothing was sent, and asking again would wait as long again (kubectl stops too).
+            raise errors.ClusterUnreachable(
+                f"{what}: cannot reach the API server: no connection within "
+                f"{answers.seconds_text(CONNECT_SECONDS)} (the TCP connect or the TLS "
+                "handshake timed out)",
+                lasting=True,
+                unsent=True,
+            ) from exc
         else:
             raw = response[0] if isinstance(response, tuple) else response
             status = raw.status
@@ -441,6 +460,16 @@ class _Captured(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.messages.append(record.getMessage())
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """A timeout (not a refusal: urllib3's NewConnectionError is a ConnectTimeoutError too)."""
+    reason = (
+        getattr(exc, "reason", None) if isinstance(exc, urllib3.exceptions.MaxRetryError) else exc
+    )
+    return isinstance(reason, urllib3.exceptions.TimeoutError) and not isinstance(
+        reason, urllib3.exceptions.NewConnectionError
+    )
 
 
 def connect(conn: Connection) -> Api:

@@ -344,3 +344,60 @@ def test_ls_watch_keeps_going_past_a_bad_line(
         proc.terminate()
         _, err = proc.communicate(timeout=10)
     assert "Traceback" not in err and "JSONDecodeError" not in err and "KeyError" not in err
+
+
+class _Mute:
+    """A TCP server that accepts every connection and never says a word (no TLS hello back)."""
+
+    def __init__(self) -> None:
+        import socket
+
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        self.held: list[Any] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.held.append(conn)
+
+    def close(self) -> None:
+        self.listener.close()
+        for conn in self.held:
+            conn.close()
+
+
+def test_a_server_that_accepts_and_never_answers_ends_the_command(tmp_path: Path) -> None:
+    """As kubectl (client-go's 10 s TLS handshake timeout): one line, not a hang, no retries."""
+    from kubectl_spark.kube.client import CONNECT_SECONDS
+
+    mute = _Mute()
+    config = write_kubeconfig_file(
+        tmp_path / "mute",
+        kubeconfig_document(f"https://127.0.0.1:{mute.port}", b"", ADMIN_USER, "t", "default"),
+    )
+    command = [sys.executable, "-m", "kubectl_spark.cli.main", "--kubeconfig", str(config)]
+    try:
+        start = time.monotonic()
+        done = subprocess.run(
+            [*command, "ls"], capture_output=True, text=True, timeout=120, check=False
+        )
+        took = time.monotonic() - start
+        assert done.returncode == 1 and done.stdout == "", done.stderr
+        (line,) = done.stderr.splitlines()
+        assert "no connection within 10s (the TCP connect or the TLS handshake timed out)" in line
+        # not asked again and again (five tries would take 50 s): a Python start on top
+        assert CONNECT_SECONDS <= took < 3 * CONNECT_SECONDS, took
+        start = time.monotonic()
+        done = subprocess.run(
+            [*command, "--request-timeout", "2s", "ls"],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 1 and "--request-timeout" in done.stderr, done.stderr
+        assert time.monotonic() - start < CONNECT_SECONDS
+    finally:
+        mute.close()

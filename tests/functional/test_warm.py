@@ -333,9 +333,10 @@ def test_ctrl_c_reaches_the_command_and_the_exit_code_comes_back(
         proc.send_signal(signal.SIGINT)
         sent = time.monotonic()
         proc.wait(timeout=20)
-        # "within a second" (issue 49), with room for a loaded machine: without the fix the
-        # worker ignored SIGINT and the command ran on to its 60 s request timeout.
-        assert time.monotonic() - sent < 3.0
+        # "within a second" (issue 49): measured 0.01 s warm and 0.2 s cold with a full test
+        # run beside it; without the fix the worker ignored SIGINT and the command ran on to
+        # its connect timeout (10 s).
+        assert time.monotonic() - sent < 1.0
         assert proc.returncode == 130
         deadline = time.monotonic() + 10
         while _alive(worker):

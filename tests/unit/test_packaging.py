@@ -94,6 +94,11 @@ def test_readme_opens_with_the_two_commands_and_ci_runs_the_test_one() -> None:
     assert '"$VENV/bin/pytest"' in dev and "-m venv" in dev
 
 
+def test_the_readme_stays_a_front_page() -> None:
+    """Under 12 KB (issue 48): details belong in docs/, the README points at them."""
+    assert len((ROOT / "README.md").read_bytes()) < 12 * 1024
+
+
 def test_every_runtime_dependency_is_explained_in_the_readme() -> None:
     import tomllib
 

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,6 +49,15 @@ NARROW = 120  # columns
 SHORT = 20  # lines: below it the timeline gives its room to the tree
 LOW = 30  # lines: below it the alerts banner and the timeline take fewer
 MakeSource = Callable[[str | None, str | None, bool], Source]  # (namespace, context, -A)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What ``:ns`` or ``:ctx`` asks to show."""
+
+    namespace: str | None
+    context: str | None
+    all_namespaces: bool
 
 
 class SparkTUI(App[None]):
@@ -109,6 +119,7 @@ class SparkTUI(App[None]):
         self.full_next = True  # the first analysis, and the one after a failure, sees everything
         self.selected: str | None = None
         self.source: Source | None = None
+        self.switch_error = ""  # why the last :ns or :ctx left the view as it was
         self.ui_forwards: dict[tuple[str, str], Any] = {}  # (namespace, driver) → UiForward
 
     # ------------------------------------------------------------------------- layout
@@ -168,6 +179,11 @@ class SparkTUI(App[None]):
         return self.source
 
     def _start_source(self) -> None:
+        self._use(self.make_source(self.namespace, self.context, self.all_namespaces))
+        self._start_worker(self.connected())
+
+    def _use(self, source: Source) -> None:
+        """Show ``source`` from now on: the one before stops, the analysis starts again."""
         if self.source is not None:
             self.source.stop()
         self.seen_version = -1
@@ -175,8 +191,7 @@ class SparkTUI(App[None]):
         self.full_next = True
         self.live_analysis = LiveAnalysis()
         self.full_runs_seen = 0
-        self.source = self.make_source(self.namespace, self.context, self.all_namespaces)
-        self._start_worker(self.source)
+        self.source = source
 
     @work(thread=True, exclusive=True, group="source")
     def _start_worker(self, source: Source) -> None:
@@ -249,7 +264,7 @@ class SparkTUI(App[None]):
             last_event=source.last_event,
             apps=len(apps),
             alerts=sum(len(a.alerts) for a in apps),
-            error=source.error,
+            error=source.error or self.switch_error,
             marks=self._marks(),
             demo=self.demo,
         )
@@ -446,17 +461,43 @@ class SparkTUI(App[None]):
             self.notify(f"not a namespace name: {escape(shown(words[1]))}", severity="error")
             return
         if len(words) == 2 and words[0] == "ns":
-            self.all_namespaces = words[1] == "all"
-            self.namespace = None if self.all_namespaces else words[1]
+            everywhere = words[1] == "all"
+            target = Target(None if everywhere else words[1], self.context, everywhere)
         elif len(words) == 2 and words[0] == "ctx":
-            self.context = words[1]
+            target = Target(self.namespace, words[1], self.all_namespaces)
         else:
             self.notify(f"unknown command: {event.value}", severity="warning")
             return
+        # Tried first: a context or namespace that cannot be read leaves the view as it was,
+        # with the reason on the status bar (issue 48), rather than a failed, empty screen.
+        candidate = self.make_source(target.namespace, target.context, target.all_namespaces)
+        self._try_source(candidate, target, f":{' '.join(words)}")
+
+    @work(thread=True, exclusive=True, group="switch")
+    def _try_source(self, candidate: Source, target: Target, asked: str) -> None:
+        try:
+            candidate.start(on_change=self._wake)
+        except Exception as exc:  # noqa: BLE001 - shown, never fatal
+            failure = str(exc)
+        else:
+            failure = candidate.error if candidate.state == "failed" else ""
+        self.call_from_thread(self._switched, candidate, target, asked, failure)
+
+    def _switched(self, candidate: Source, target: Target, asked: str, failure: str) -> None:
+        if failure:
+            candidate.stop()
+            self.switch_error = f"{asked}: {failure}"
+            self.notify(escape(shown(self.switch_error, 200)), severity="error", timeout=10)
+            self._status()
+            return
+        self.switch_error = ""
+        self.namespace, self.context = target.namespace, target.context
+        self.all_namespaces = target.all_namespaces
+        self._use(candidate)
         self.selected = None
         self.analysis = Analysis()
-        self._start_source()
         self.apps_table.focus()
+        self._poll()
 
     def action_wide(self) -> None:
         """Every column of ``ls -o wide`` (the table scrolls sideways), or those that fit."""

@@ -110,11 +110,24 @@ def stop() -> list[Server]:
                 os.kill(server.pid, signal.SIGKILL)
             while running(server.pid) and time.monotonic() < deadline + STOP_SECONDS:
                 time.sleep(0.02)
-        if server.pid is None:
+        # What nobody answers any more goes: a server killed, or one that ended before it
+        # could remove its socket (a socket a newer server answers on stays).
+        if server.pid is None or not _answers(server.socket):
             for path in (server.socket, f"{server.socket}.pid"):
                 with contextlib.suppress(OSError):
                     os.unlink(path)
     return found
+
+
+def _answers(path: str) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(path)
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
 
 
 def running(pid: int) -> bool:

@@ -88,16 +88,22 @@ def serve() -> int:
         return 0
     with contextlib.suppress(FileNotFoundError):
         os.unlink(name, dir_fd=folder)
+    # Before the socket exists: a SIGTERM (warm stop) as soon as it answers must still end
+    # in the ``finally`` below that removes it, not in the default action that leaves it.
+    signal.signal(signal.SIGTERM, _stop)
     previous = os.umask(0o077)
     try:
         place.within(folder, name, listener.bind)
     finally:
         os.umask(previous)
-    listener.listen(64)
     inode = os.stat(name, dir_fd=folder, follow_symlinks=False).st_ino
-    _write_pid(folder, name)
+    try:
+        listener.listen(64)
+        _write_pid(folder, name)
+    except BaseException:
+        _remove(folder, name, inode)
+        raise
     me = os.getpid()
-    signal.signal(signal.SIGTERM, _stop)
     gc.collect()
     gc.freeze()  # the children share these pages: the collector must not touch them
     listener.settimeout(IDLE_SECONDS)

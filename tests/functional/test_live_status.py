@@ -131,11 +131,26 @@ async def status_after(kubeconfig: Path, command: str, said: str) -> str:
         ("ns nope", 'namespace "nope" not found'),  # as the CLI says it
     ],
 )
-async def test_an_unknown_context_or_namespace_is_an_error_on_screen(
+async def test_an_unknown_context_or_namespace_leaves_the_view_with_the_error_on_screen(
     emulator: EmbeddedApiServer, tmp_path: Path, command: str, said: str
 ) -> None:
+    """Issue 48: the view stays as it was (still live, the same context and namespace) and
+    the status bar says why the switch did not happen."""
     shown = await status_after(emulator.write_kubeconfig(tmp_path / "kubeconfig"), command, said)
-    assert "● failed" in shown
+    assert "● live" in shown and "● failed" not in shown, shown
+    assert f":{command}: " in shown
+    assert "context kubectl-spark-emulator  namespace default" in shown  # as it was
+
+
+async def test_a_known_namespace_is_switched_to(
+    emulator: EmbeddedApiServer, tmp_path: Path
+) -> None:
+    shown = await status_after(
+        emulator.write_kubeconfig(tmp_path / "kubeconfig"),
+        "ns kube-system",
+        "namespace kube-system",
+    )
+    assert "● failed" not in shown
 
 
 async def test_a_namespace_that_is_not_a_name_is_refused(

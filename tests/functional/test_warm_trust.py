@@ -397,6 +397,8 @@ def test_warm_stop_kills_a_server_that_does_not_end_in_its_grace_period(warm_on:
         stopped = warm_on.spark("warm", "stop")
         assert stopped.returncode == 0 and stopped.stdout == "stopped 1 warm server(s)\n"
         assert not _alive(pid)
+        # killed, it could not remove its socket: stop does, as nothing answers there
+        assert "No warm server running" in warm_on.spark("warm", "status").stderr
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)

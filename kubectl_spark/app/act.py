@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import itertools
 import os
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +31,16 @@ def now_text(api: Api) -> str:
     return str(api.now().strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
-def suffix() -> str:
-    return format(int(time.time() * 1000), "x")[-6:]
+def suffix(app: App) -> str:
+    """What a resubmit's new objects' names end with, the same for a dry run and the real run.
+
+    Issue 48: a dry run showed other names than the real run that followed it created. Made from the application as it is (its attempts and their drivers): once a resubmit has
+    made its attempt, the next one gets another suffix; asked twice from the same state (a
+    resubmit already in flight), the second's names exist and the API server refuses it.
+    """
+    state = [app.namespace, app.name, app.app_id]
+    state += [f"{a.number}:{a.driver_pod or ''}" for a in app.attempts]
+    return hashlib.sha256("/".join(state).encode()).hexdigest()[:6]
 
 
 def actor(api: Api) -> str:
@@ -310,7 +318,7 @@ def plan_resubmit(api: Api, snapshot: Snapshot, app: App, *, force: bool = False
         app,
         **resubmit_inputs(api, app, snapshot),
         force=force,
-        suffix=suffix(),
+        suffix=suffix(app),
         now=now_text(api),
         actor=actor(api),
     )

@@ -185,7 +185,13 @@ def _executor_entries(
 def _sparkapp_entries(owner: Any, index: Index) -> list[HistoryEntry]:
     entries = []
     for event in index.events_for(owner, "SparkApplication"):
-        if raw.text(event, "reason") in APP_EVENTS:
+        reason = raw.text(event, "reason")
+        if reason in ACTION_EVENTS:  # a resubmit's, on the SparkApplication it re-runs
+            message = raw.text(event, "message") or reason
+            entries.append(
+                HistoryEntry(_event_time(event), ACTION_EVENTS[reason], None, None, message)
+            )
+        elif reason in APP_EVENTS:
             first, suffix = _aggregated(event)
             message = f"{raw.text(event, 'reason')}: {raw.text(event, 'message')}{suffix}"
             entries.append(HistoryEntry(first, "Event", None, None, message))

@@ -50,10 +50,26 @@ def reconstruct_operator_attempts(app: AppGroup, index: Index) -> None:
     first = app.attempts[0]
     first.created = _first_time(submitted)
     first.ended = _first_time([e for e in events if raw.text(e, "reason") == "SparkDriverFailed"])
+    # Each run rebuilt here failed and was rerun: one SparkApplicationPendingRerun each, when as
+    # many are counted. Its first time is when the second run was decided, its last when the
+    # last rebuilt run ended; the runs between keep no time of their own (issue 48: they showed
+    # <unknown> where an Event gives one).
+    reruns = [e for e in events if raw.text(e, "reason") == "SparkApplicationPendingRerun"]
+    if missing >= 2 and sum(raw.number(e, "count") or 1 for e in reruns) == missing:
+        app.attempts[1].created = _first_time(reruns)
+        app.attempts[missing - 1].ended = _last_time(reruns)
 
 
 def _first_time(events: Sequence[Any]) -> str | None:
     return min((t for e in events if (t := _first_seen(e))), default=None)
+
+
+def _last_time(events: Sequence[Any]) -> str | None:
+    """When the last of (aggregated) ``events`` happened, in RFC 3339."""
+    return max(
+        (t for e in events if (t := times.rfc3339(times.parse(raw.text(e, "lastTimestamp"))))),
+        default=None,
+    )
 
 
 def _first_seen(event: Any) -> str | None:

@@ -386,12 +386,25 @@ def test_resubmit_a_bare_driver_pod_with_copies_and_a_new_prefix(cluster, capsys
         "default", driver["metadata"]["name"], 0
     )  # the driver finishes; its pod stays, Succeeded
     c.world.step(2)
+    code, out, err = run(capsys, c, "resubmit", "restarting-driver", "--dry-run", "-o", "json")
+    assert code == 0, err
+    planned = {  # what it would create, as kubectl's dry run prints it: a List
+        (f"{i['kind'].lower()}s", i["metadata"]["name"]) for i in json.loads(out)["items"]
+    }
     code, out, err = run(capsys, c, "resubmit", "restarting-driver", "--yes")
     assert code == 0, err
     assert "create configmaps" in out and "create services" in out
     c.world.step(8)
     app = app_of(capsys, c, "restarting-driver")
     new = app["attempts"][-1]
+    # issue 48: what the dry run showed is what the run created
+    assert ("pods", new["driverPod"]) in planned, (new["driverPod"], planned)
+    for resource in ("configmaps", "services"):
+        made = {
+            o["metadata"]["name"]
+            for o in c.world.client.list(f"/api/v1/namespaces/default/{resource}")
+        }
+        assert {n for r, n in planned if r == resource} <= made
     assert new["state"] == "Running" and new["driverPod"].rsplit("-r", 1)[0].endswith("-driver")
     prefixes = {e["pod"].rsplit("-exec-", 1)[0] for e in new["executors"]}
     assert (
@@ -439,6 +452,12 @@ def test_s5_resubmit_reruns_the_spark_application(cluster, capsys) -> None:
     c.world.step(10)
     app = app_of(capsys, c, "pi")
     assert app["state"] == "Running"
+    # issue 48: the operator resets its status on the re-run; the timeline keeps the resubmit,
+    # and its Event says what it replaced
+    code, out, err = run(capsys, c, "history", "pi", "-o", "json")
+    assert code == 0, err
+    (resubmitted,) = [h for h in json.loads(out)["items"] if h["kind"] == "Resubmitted"]
+    assert resubmitted["time"] and "after 3 attempts, the last Failed: " in resubmitted["message"]
     sparkapp = c.world.client.get(
         "/apis/sparkoperator.k8s.io/v1beta2/namespaces/default/sparkapplications/pi"
     )

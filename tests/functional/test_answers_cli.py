@@ -48,7 +48,16 @@ def test_ls_sort_by_an_unknown_path_is_an_error_and_created_at_sorts(played, cap
     created = [a["createdAt"] for a in doc["items"]]
     assert all(created) and created == sorted(created)
     code, out, err = run(capsys, c, "ls", "-A", "--sort-by", "{.createdAt}", "-o", "name")
-    assert code == 0 and out.count("sparkapp/") == len(created)
+    assert code == 0 and len(out.splitlines()) == len(created)
+    # each line as kubectl reads it: resource.group/name of what launched the application
+    expected = {
+        "job": "job.batch/", "sparkapplication": "sparkapplication.sparkoperator.k8s.io/",
+        "apache-operator": "sparkapplication.spark.apache.org/",
+        "spark-cluster": "sparkcluster.spark.apache.org/", "pod": "pod/",
+    }  # fmt: skip
+    for line, item in zip(out.splitlines(), doc["items"], strict=True):
+        assert line.startswith(expected[item["source"]]), (line, item["source"])
+    assert {i["source"] for i in doc["items"]} >= {"pod", "sparkapplication"}
     assert app_named(doc, doc["items"][0]["name"])["createdAt"] == created[0]
 
 

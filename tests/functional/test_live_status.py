@@ -188,3 +188,20 @@ def test_a_stop_that_waits_cuts_the_watches_and_leaves_no_thread_reading(
     live.stop(wait=5.0)
     assert [t.name for t in live.threads if t.is_alive()] == []
     assert time.monotonic() - started < 3.0  # cut, not waited out
+
+
+async def test_the_status_bar_counts_as_prose_does() -> None:
+    """ "1 app, 1 alert", not "1 apps, 1 alerts" (issue 48); large counts grouped."""
+    from textual.app import App, ComposeResult
+
+    class Bar(App[None]):
+        def compose(self) -> ComposeResult:
+            yield StatusBar()
+
+    async with Bar().run_test(size=SIZE) as pilot:
+        bar = pilot.app.query_one(StatusBar)
+        for apps, alerts, said in ((1, 1, "1 app, 1 alert"), (1204, 0, "1,204 apps, 0 alerts")):
+            bar.show(context="c", namespace="ns", state="live", last_event=None,
+                     apps=apps, alerts=alerts)  # fmt: skip
+            await pilot.pause()
+            assert said in str(bar.render())

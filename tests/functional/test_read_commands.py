@@ -194,7 +194,14 @@ def test_s5_operator_attempts_reconstructed(played, capsys) -> None:
         events["SparkApplicationSubmitted"]["firstTimestamp"],
         events["SparkDriverFailed"]["firstTimestamp"],
     )
-    assert app["attempts"][1]["createdAt"] is None  # a later run: no Event says when
+    # The second run was decided at the first rerun, and the last run rebuilt ended at the
+    # last one (issue 48: no <unknown> time where an Event gives one).
+    rerun = events["SparkApplicationPendingRerun"]
+    assert (app["attempts"][1]["createdAt"], app["attempts"][1]["endedAt"]) == (
+        rerun["firstTimestamp"],
+        rerun["lastTimestamp"],
+    )
+    assert all(h["time"] for h in app["history"]), app["history"]
     assert failed_entry["time"] == events["SparkDriverFailed"]["firstTimestamp"]
     assert failed_entry["message"].endswith(
         f"(x3, the last at {events['SparkDriverFailed']['lastTimestamp']})"
@@ -496,7 +503,8 @@ def test_events_logs_and_other_outputs(played, capsys) -> None:
     code, out, _ = run(capsys, c, "logs", "restarting-driver/latest/exec-1")
     assert code == 0
     code, out, _ = run(capsys, c, "ls", "-o", "name")
-    assert out == "sparkapp/restarting-driver\n"
+    newest = app_named(ls_json(capsys, c), "restarting-driver")["attempts"][-1]
+    assert out == f"pod/{newest['driverPod']}\n"  # spark-submit's: the driver, as kubectl reads it
     code, out, _ = run(capsys, c, "ls", "--no-headers")
     assert not out.startswith("APP")
     code, out, _ = run(capsys, c, "ls", "-o", "yaml")

@@ -42,7 +42,9 @@ class StatusBar(SteadyStatic):
         if error:
             text.append("  ")
             text.append_text(safe(error[:120], "red"))
-        text.append(f"  {apps} apps, {alerts} alerts", style="bold" if alerts else "")
+        text.append(
+            f"  {counted(apps, 'app')}, {counted(alerts, 'alert')}", style="bold" if alerts else ""
+        )
         for mark in marks:
             text.append("  ")
             text.append_text(safe(f"[{mark}]", "bold reverse"))
@@ -51,3 +53,8 @@ class StatusBar(SteadyStatic):
             since = timedelta(seconds=int(time.monotonic() - last_event))
             text.append(f"  last change {humanize.naturaltime(since)}")
         self.update(text)
+
+
+def counted(number: int, noun: str) -> str:
+    """A count as prose says it: "1 alert", "3 alerts", "1,204 apps" (humanize's grouping)."""
+    return f"{humanize.intcomma(number)} {noun}{'' if number == 1 else 's'}"

@@ -118,7 +118,7 @@ def render_analysis(
         doc = analysis_json(analysis, apps)
         return render.document(doc, output, no_headers=no_headers)
     if output == "name":
-        return "".join(f"sparkapp/{app.name}\n" for app in apps)
+        return "".join(f"{kubectl_name(app)}\n" for app in apps)
     wide = output == "wide"
     labels_by_uid = labels.index(pods)
     rows = [
@@ -378,3 +378,25 @@ def _reprint(
                 )
             )
         sys.stdout.flush()
+
+
+# The object kubectl reads each application as, by what launched it: ``-o name`` prints
+# ``resource.group/name`` as kubectl's does, so that ``kubectl get`` takes each line (a bare
+# ``sparkapp/`` is the Apache operator's short name where both operators are installed).
+KUBECTL_RESOURCES = {
+    "job": "job.batch",
+    "sparkapplication": "sparkapplication.sparkoperator.k8s.io",
+    "apache-operator": "sparkapplication.spark.apache.org",
+    "spark-cluster": "sparkcluster.spark.apache.org",
+}
+
+
+def kubectl_name(app: Any) -> str:
+    """The owner, else (spark-submit) the newest attempt's driver pod, else one of its pods."""
+    resource = KUBECTL_RESOURCES.get(app.source)
+    if resource is not None:
+        return f"{resource}/{app.owner or app.name}"
+    newest = app.attempts[-1] if app.attempts else None
+    pods = [newest.driver_pod] if newest is not None else []
+    pods += [e.pod for e in newest.executors] if newest is not None else []
+    return f"pod/{next((p for p in pods if p), app.name)}"

@@ -28,6 +28,20 @@ TERMINATED = ("COMPLETED", "FAILED")
 WAIT_SECONDS = 180
 
 
+def replaced(app: App) -> str:
+    """What the resubmit replaces, said in its Event.
+
+    The operator resets its status on a re-run and its pods keep their names, so the earlier
+    attempts are told nowhere else once it has re-run (issue 48).
+    """
+    if not app.attempts:
+        return ""
+    last = app.attempts[-1]
+    why = f": {last.reason.code} — {last.reason.message}" if last.reason is not None else ""
+    count = len(app.attempts)
+    return f", after {count} attempt{'s' if count != 1 else ''}, the last {last.state}{why}"
+
+
 def operator_resubmit(
     base: Plan, app: App, sparkapp: dict[str, Any], *, now: str, actor: str,
     stamp: dict[str, str],
@@ -36,7 +50,7 @@ def operator_resubmit(
     uid = raw.uid(sparkapp)
     event = event_on(
         app.namespace, "SparkApplication", API, app.name, uid, "Resubmitted",
-        f"{app.name} resubmitted by {actor}", now, actor,
+        f"{app.name} resubmitted by {actor}{replaced(app)}", now, actor,
     )  # fmt: skip
     fixed = raw.mapping(sparkapp, "spec", "sparkConf").get(PREFIX_CONF)
     warnings: tuple[str, ...] = ()

@@ -104,9 +104,26 @@ def fitting(widths: dict[str, int], width: int) -> tuple[str, ...]:
     return tuple(shown)
 
 
-def ordered(apps: list[App], summaries: dict[str, Summary], sort: SortKey | None) -> list[App]:
-    """``ls``'s order (alerts first, then namespace and name), or the chosen column's."""
-    default = sorted(apps, key=lambda a: (summaries[app_key(a)].severity, a.namespace, a.name))
+def ordered(
+    apps: list[App],
+    summaries: dict[str, Summary],
+    sort: SortKey | None,
+    *,
+    namespace_shown: bool = True,
+) -> list[App]:
+    """``ls``'s order (alerts first, then namespace and name), or the chosen column's.
+
+    Where the NAMESPACE column does not fit (80 columns), by name before namespace: an order by
+    a column nobody sees looked random (issue 48).
+    """
+
+    def place(a: App) -> tuple[int, str, str]:
+        severity = summaries[app_key(a)].severity
+        return (
+            (severity, a.namespace, a.name) if namespace_shown else (severity, a.name, a.namespace)
+        )
+
+    default = sorted(apps, key=place)
     if sort is None:
         return default
     value = SORTABLE[sort.column]
@@ -223,13 +240,14 @@ class AppsTable(DataTable[Text]):
                     changed.add(app_key(a))
             self._memo[id(a)] = known
         summaries = {app_key(a): self._memo[id(a)].summary for a in apps}  # once per application
-        shown = {app_key(a): self._memo[id(a)] for a in ordered(apps, summaries, self.sort_key)}
-        every = {key: row.cells for key, row in shown.items()}
         columns = (
             WIDE_COLUMNS
             if self.wide
-            else fitting(self._widths([row.widths for row in shown.values()]), width)
+            else fitting(self._widths([self._memo[id(a)].widths for a in apps]), width)
         )
+        in_order = ordered(apps, summaries, self.sort_key, namespace_shown="NAMESPACE" in columns)
+        shown = {app_key(a): self._memo[id(a)] for a in in_order}
+        every = {key: row.cells for key, row in shown.items()}
         if columns != self.shown_columns:
             self._rebuild(columns)
         for key in [str(k.value) for k in list(self.rows) if str(k.value) not in every]:

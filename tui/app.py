@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import astuple
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,7 +35,7 @@ from kubectl_spark.memory import freeze_long_lived
 from . import act_keys as _act_keys
 from . import pod_views as _pod_views
 from .screens.help import HelpScreen
-from .sources import Source
+from .sources import Source, Target, why_not_started
 from .widgets.apps_table import AppsTable, SortKey, app_key
 from .widgets.attempt_tree import AttemptTree
 from .widgets.banner import AlertsBanner
@@ -49,15 +49,6 @@ NARROW = 120  # columns
 SHORT = 20  # lines: below it the timeline gives its room to the tree
 LOW = 30  # lines: below it the alerts banner and the timeline take fewer
 MakeSource = Callable[[str | None, str | None, bool], Source]  # (namespace, context, -A)
-
-
-@dataclass(frozen=True)
-class Target:
-    """What ``:ns`` or ``:ctx`` asks to show."""
-
-    namespace: str | None
-    context: str | None
-    all_namespaces: bool
 
 
 class SparkTUI(App[None]):
@@ -195,12 +186,10 @@ class SparkTUI(App[None]):
 
     @work(thread=True, exclusive=True, group="source")
     def _start_worker(self, source: Source) -> None:
-        try:
-            source.start(on_change=self._wake)
-        except Exception as exc:  # noqa: BLE001 - shown, never fatal
-            self.call_from_thread(
-                self.notify, f"cannot connect: {exc}", severity="error", timeout=10
-            )
+        failure = why_not_started(source, self._wake)  # the status bar says it too
+        if failure:
+            said = escape(shown(f"cannot connect: {failure}", 200))
+            self.call_from_thread(self.notify, said, severity="error", timeout=10)
 
     def on_unmount(self) -> None:
         if self.source is not None:
@@ -271,16 +260,12 @@ class SparkTUI(App[None]):
 
     def _marks(self) -> tuple[str, ...]:
         """What narrows or reorders the list, named on the status bar while it is on."""
-        table = self.apps_table
+        text = self.filter_text.strip()
+        narrowing = [f"filter: {shown(text, 40)}"] if text else []
         return (
-            *(
-                [f"filter: {shown(self.filter_text.strip(), 40)}"]
-                if self.filter_text.strip()
-                else []
-            ),
+            *narrowing,
             *(["faults only"] if self.faults_only else []),
-            *([f"sort: {table.sort_key.shown()}"] if table.sort_key else []),
-            *(["wide"] if table.wide else []),
+            *self.apps_table.marks(),
         )
 
     def _show(self, snapshot: Any, result: Analysis) -> None:
@@ -460,13 +445,9 @@ class SparkTUI(App[None]):
             # It becomes part of every request path: "../../apis/x" must not.
             self.notify(f"not a namespace name: {escape(shown(words[1]))}", severity="error")
             return
-        if len(words) == 2 and words[0] == "ns":
-            everywhere = words[1] == "all"
-            target = Target(None if everywhere else words[1], self.context, everywhere)
-        elif len(words) == 2 and words[0] == "ctx":
-            target = Target(self.namespace, words[1], self.all_namespaces)
-        else:
-            self.notify(f"unknown command: {event.value}", severity="warning")
+        target = Target.asked(words, Target(self.namespace, self.context, self.all_namespaces))
+        if target is None:
+            self.notify(f"unknown command: {escape(shown(event.value))}", severity="warning")
             return
         # Tried first: a context or namespace that cannot be read leaves the view as it was,
         # with the reason on the status bar (issue 48), rather than a failed, empty screen.
@@ -475,24 +456,17 @@ class SparkTUI(App[None]):
 
     @work(thread=True, exclusive=True, group="switch")
     def _try_source(self, candidate: Source, target: Target, asked: str) -> None:
-        try:
-            candidate.start(on_change=self._wake)
-        except Exception as exc:  # noqa: BLE001 - shown, never fatal
-            failure = str(exc)
-        else:
-            failure = candidate.error if candidate.state == "failed" else ""
+        failure = why_not_started(candidate, self._wake)
         self.call_from_thread(self._switched, candidate, target, asked, failure)
 
     def _switched(self, candidate: Source, target: Target, asked: str, failure: str) -> None:
+        self.switch_error = f"{asked}: {failure}" if failure else ""
         if failure:
             candidate.stop()
-            self.switch_error = f"{asked}: {failure}"
             self.notify(escape(shown(self.switch_error, 200)), severity="error", timeout=10)
             self._status()
             return
-        self.switch_error = ""
-        self.namespace, self.context = target.namespace, target.context
-        self.all_namespaces = target.all_namespaces
+        self.namespace, self.context, self.all_namespaces = astuple(target)
         self._use(candidate)
         self.selected = None
         self.analysis = Analysis()

@@ -272,3 +272,31 @@ class LiveSource:
 
 
 Factory = Callable[[], Source]
+
+
+@dataclass(frozen=True)
+class Target:
+    """What ``:ns`` or ``:ctx`` asks to show."""
+
+    namespace: str | None
+    context: str | None
+    all_namespaces: bool
+
+    @classmethod
+    def asked(cls, words: list[str], now: Target) -> Target | None:
+        """What ``:ns NAME``, ``:ns all`` or ``:ctx NAME`` asks, from ``now``; None: neither."""
+        if len(words) == 2 and words[0] == "ns":
+            everywhere = words[1] == "all"
+            return cls(None if everywhere else words[1], now.context, everywhere)
+        if len(words) == 2 and words[0] == "ctx":
+            return cls(now.namespace, words[1], now.all_namespaces)
+        return None
+
+
+def why_not_started(source: Source, on_change: Callable[[], None]) -> str:
+    """Start ``source``; why it shows nothing (an unknown context, a namespace not found), or ""."""
+    try:
+        source.start(on_change=on_change)
+    except Exception as exc:  # noqa: BLE001 - said, never fatal
+        return str(exc)
+    return source.error if source.state == "failed" else ""

@@ -297,6 +297,13 @@ class AppsTable(DataTable[Text]):
                 wider = shown is None or value.cell_len > shown.content_width
                 self.update_cell(key, column, value, update_width=wider)
 
+    def marks(self) -> tuple[str, ...]:
+        """How the table reorders or widens the list, named on the status bar while on."""
+        return (
+            *([f"sort: {self.sort_key.shown()}"] if self.sort_key else []),
+            *(["wide"] if self.wide else []),
+        )
+
     def _order(self) -> list[str]:
         return [
             str(self.coordinate_to_cell_key(Coordinate(i, 0)).row_key.value)

@@ -170,7 +170,10 @@ class Delegation:
         self._reviews = _Answers()
 
     def token_caller(self, token: str) -> Caller | None:
-        return self._tokens.get(token, lambda: self._review_token(token), self.clock)  # type: ignore[no-any-return]
+        caller: Caller | None = self._tokens.get(
+            token, lambda: self._review_token(token), self.clock
+        )
+        return caller
 
     def allows(self, caller: Caller, attributes: Mapping[str, str], *, resource: bool) -> bool:
         """``attributes``: a SubjectAccessReview's resourceAttributes (or nonResourceAttributes)."""

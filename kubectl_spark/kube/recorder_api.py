@@ -68,13 +68,8 @@ def kept(
     for _ in range(MAX_PAGES):
         query: list[tuple[str, Any]] = [("continue", token)] if token else []
         where = f"/namespaces/{namespace}" if namespace else ""
-        answer = api.request(
-            "GET",
-            f"{API_PATH}{where}/{KEPT_RESOURCES[kind]}",
-            query=query,
-            what=f"read what the recorder {ref} kept",
-            timeout=incluster.PROXIED_TIMEOUT,
-            retry=False,  # a recorder not ready now is a warning, not a wait
+        answer = _ask(
+            api, f"{where}/{KEPT_RESOURCES[kind]}", query, f"read what the recorder {ref} kept"
         )
         if not isinstance(answer, dict) or answer.get("kind") != "KeptList":
             raise errors.KubectlSparkError(
@@ -99,14 +94,24 @@ def log_tail(
     """A gone container's last lines the recorder kept (``kube/logtails.kept_tail``'s shape)."""
     query: list[tuple[str, Any]] = [("previous", "true")] if previous else []
     try:
-        answer = api.request(
-            "GET",
-            f"{API_PATH}/namespaces/{namespace}/{LOGS_RESOURCE}/{uid}",
-            query=query,
-            what=f"read the lines the recorder {ref} kept",
-            timeout=incluster.PROXIED_TIMEOUT,
-            retry=False,
+        answer = _ask(
+            api,
+            f"/namespaces/{namespace}/{LOGS_RESOURCE}/{uid}",
+            query,
+            f"read the lines the recorder {ref} kept",
         )
     except errors.NotFound:
         return None
     return answer if isinstance(answer, dict) and isinstance(answer.get("text"), str) else None
+
+
+def _ask(api: Any, path: str, query: list[tuple[str, Any]], what: str) -> Any:
+    """One GET of the recorder's API: a recorder not ready now is a warning, not a wait."""
+    return api.request(
+        "GET",
+        f"{API_PATH}{path}",
+        query=query,
+        what=what,
+        timeout=incluster.PROXIED_TIMEOUT,
+        retry=False,
+    )

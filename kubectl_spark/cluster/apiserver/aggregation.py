@@ -12,8 +12,8 @@ What the plugin's in-cluster recorder needs of it, as kube-apiserver 1.33 behave
 - the front proxy's trust is published in ``kube-system/extension-apiserver-authentication``
   (kubernetes/pkg/controlplane/controller/clusterauthenticationtrust), where the aggregated
   server reads it;
-- SubjectAccessReviews are answered by the same policy as requests, TokenReviews by the same
-  tokens (``ApiServer``).
+- what the aggregated server then asks, SubjectAccessReviews and TokenReviews, is answered by
+  the same policy and tokens as requests (reviews.py).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import trustme
 from aiohttp import web
 
 from . import admission
-from .authz import Attributes, Identity, forbidden_message, review_answer
-from .errors import ApiError, forbidden
+from .authz import Attributes, Identity, forbidden_message
+from .errors import forbidden
 from .service_proxy import HOP_BY_HOP, forward
 
 if TYPE_CHECKING:
@@ -130,49 +130,6 @@ def _attributes(user: Identity, method: str, group: str, rest: list[str], query:
     else:
         verb = VERBS.get(method, method.lower())
     return Attributes.of(user, verb, group, resource, subresource, namespace, name)
-
-
-def review_access(server: ApiServer, body: Any) -> dict[str, Any]:
-    """A SubjectAccessReview: the policy's answer for the user the spec names."""
-    spec = (body or {}).get("spec") or {}
-    who = Identity(
-        str(spec.get("user") or ""),
-        frozenset(str(g) for g in spec.get("groups") or []),
-    )
-    ra = spec.get("resourceAttributes")
-    if isinstance(ra, dict):
-        allowed = server.policy.allows(Attributes.reviewed(who, ra))
-    elif isinstance(spec.get("nonResourceAttributes"), dict):
-        # The policy has no non-resource rules: what any authenticated user may get there
-        # on a real cluster (system:discovery, system:monitoring for admins) is not modelled;
-        # the emulator's admins may, others may not.
-        allowed = who.name in server.config.admin_users
-    else:
-        raise ApiError(
-            422,
-            "Invalid",
-            'SubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: '
-            "Required value: exactly one of nonResourceAttributes or resourceAttributes must "
-            "be specified",
-        )
-    return review_answer(
-        body, "authorization.k8s.io/v1", "SubjectAccessReview", {"allowed": allowed}
-    )
-
-
-def review_token(server: ApiServer, body: Any) -> dict[str, Any]:
-    """A TokenReview: who the token is, by the same tokens requests are authenticated with."""
-    token = str(((body or {}).get("spec") or {}).get("token") or "")
-    who = server.token_identity(token)
-    status: dict[str, Any] = {"authenticated": who is not None}
-    if who is not None:
-        status["user"] = {
-            "username": who.name,
-            "groups": sorted(who.groups),
-            **({"uid": who.uid} if who.uid else {}),
-            **({"extra": {k: list(v) for k, v in who.extra}} if who.extra else {}),
-        }
-    return review_answer(body, "authentication.k8s.io/v1", "TokenReview", status)
 
 
 def publish_trust(server: ApiServer, aggregator: Aggregator) -> None:

@@ -184,13 +184,3 @@ class AuditLog:
             and not e["dryRun"]
             and e["resource"] != "selfsubjectaccessreviews"
         ]
-
-
-def review_answer(body: Any, api_version: str, kind: str, status: dict[str, Any]) -> dict[str, Any]:
-    """A review (access or token) as created: what was sent, and the server's ``status``."""
-    out = dict(body or {})
-    out.setdefault("apiVersion", api_version)
-    out.setdefault("kind", kind)
-    out.setdefault("metadata", {})
-    out["status"] = status
-    return out

@@ -20,7 +20,7 @@ from aiohttp import web
 from kubectl_spark.knowledge.clock import Clock
 from kubectl_spark.knowledge.podlogs import LogStore
 
-from . import admission, aggregation, fieldvalidation, openapi, patching, protobuf, tables, tokens
+from . import admission, fieldvalidation, openapi, patching, protobuf, reviews, tables, tokens
 from . import server_reads as _server_reads
 from . import server_subresources as _server_subresources
 from .aggregation import Aggregator
@@ -235,10 +235,9 @@ class ApiServer:
         """``/apis/<group>/<version>/...`` served by an APIService's Service; None: not one."""
         if self.aggregator is None or len(parts) < 3:
             return None
-        if self.registry.resource_list(parts[1], parts[2]) is not None:
-            return None
+        # A dictionary lookup on every /apis request; the registry is asked only on a hit.
         spec = Aggregator.registered(self, parts[1], parts[2])
-        if spec is None:
+        if spec is None or self.registry.resource_list(parts[1], parts[2]) is not None:
             return None
         return await self.aggregator.proxy(self, request, user, spec, parts[3:])
 
@@ -383,11 +382,12 @@ class ApiServer:
             if sub == "eviction":
                 return _json(self._evict(route, body), 201)
             if rt.plural == "selfsubjectaccessreviews":
-                return _json(self._review(body, user), 201)
+                return _json(reviews.self_review(self.policy, body, user), 201)
             if rt.plural == "subjectaccessreviews":
-                return _json(aggregation.review_access(self, body), 201)
+                admins = self.config.admin_users
+                return _json(reviews.access_review(self.policy, admins, body), 201)
             if rt.plural == "tokenreviews":
-                return _json(aggregation.review_token(self, body), 201)
+                return _json(reviews.token_review(self.token_identity, body), 201)
             if sub == "token":
                 token, bound, answer = tokens.issue(store, self.clock, ns, name, body)
                 if not dry_run:
@@ -473,7 +473,6 @@ class ApiServer:
     _bind = _server_subresources._bind
     _evict = _server_subresources._evict
     _check_disruption_budget = _server_subresources._check_disruption_budget
-    _review = _server_subresources._review
     _logs = _server_subresources._logs
     _proxy = _server_subresources._proxy
     _admin = _server_subresources._admin

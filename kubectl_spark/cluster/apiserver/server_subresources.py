@@ -12,10 +12,8 @@ from kubectl_spark.knowledge.podlogs import LogQuery, PodLogs
 
 from . import admission
 from .authz import (
-    Attributes,
     Identity,
     Policy,
-    review_answer,
 )
 from .errors import (
     ApiError,
@@ -165,22 +163,6 @@ def _check_disruption_budget(self: ApiServer, namespace: str, pod: dict[str, Any
                 ]
             },
         )
-
-
-def _review(self: ApiServer, body: Any, user: Identity) -> dict[str, Any]:
-    spec = (body or {}).get("spec") or {}
-    ra = spec.get("resourceAttributes")
-    if not isinstance(ra, dict):
-        raise ApiError(
-            422,
-            "Invalid",
-            'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified',
-        )
-    allowed = self.policy.allows(Attributes.reviewed(user, ra))
-    # Like RBAC: a refusal carries no reason (kubectl auth can-i then prints a bare "no").
-    return review_answer(
-        body, "authorization.k8s.io/v1", "SelfSubjectAccessReview", {"allowed": allowed}
-    )
 
 
 async def _logs(

@@ -24,7 +24,7 @@ from .inputs import Snapshot
 from .losses import classify
 from .model import Attempt, Executor, Reason, in_id_order
 from .podfacts import KEPT
-from .reasons import PodContext, event_evidence
+from .reasons import PodContext, event_evidence, never_started
 
 _EXIT = re.compile(r"exited with exit code (-?\d+)")
 # The verdicts of a pod that never ran (reasons.never_started): with Spark's "Executor killed
@@ -309,7 +309,14 @@ def with_spark_view(
         if isinstance(s, Mapping) and str(s.get("id", "driver")) != "driver"
     ]
     if not summaries:  # the usual case: only the pods' own ids to count (they are sorted)
-        unknown = _unknown_losses({e.id for e in attempt.executors})
+        ids = {e.id for e in attempt.executors}
+        unknown = _unknown_losses(ids)
+        if unknown:
+            never_ran = _never_ran(attempt.executors, ids, events_of)
+            if never_ran:
+                explained = in_id_order([*attempt.executors, *never_ran])
+                unknown = _unknown_losses({e.id for e in explained})
+                return dataclasses.replace(attempt, executors=explained, unknown_losses=unknown)
         if unknown == attempt.unknown_losses:
             return attempt
         return dataclasses.replace(attempt, unknown_losses=unknown)
@@ -377,8 +384,92 @@ def with_spark_view(
                 source="spark",
             )
         )
-    unknown = _unknown_losses({e.id for e in executors} | {str(s.get("id", "")) for s in summaries})
+    ids = {e.id for e in executors} | {str(s.get("id", "")) for s in summaries}
+    if _unknown_losses(ids):
+        never_ran = _never_ran(attempt.executors, ids, events_of)
+        executors.extend(never_ran)
+        ids |= {e.id for e in never_ran}
+    unknown = _unknown_losses(ids)
     return dataclasses.replace(attempt, executors=in_id_order(executors), unknown_losses=unknown)
+
+
+# Spark's ids are given in order (ExecutorPodsAllocator's EXECUTOR_ID_COUNTER), so a gap is a pod
+# that existed. Its Events outlive it (kube-apiserver's --event-ttl, an hour by default): the
+# kubelet's "Started" says a container ran; without it, "Scheduled", "FailedScheduling",
+# "FailedMount" or "Failed"/"BackOff" (pkg/kubelet/events/event.go) say it waited and never ran.
+_SCHEDULED_ON = re.compile(r" to (\S+)$")
+MAX_GAPS_READ = 100_000  # a label claiming a far higher id than Spark gave is not read gap by gap
+
+
+def _never_ran(
+    executors: Sequence[Executor], ids: Collection[str], events_of: EventsOf | None
+) -> list[Executor]:
+    """The gaps in Spark's ids whose gone pods' own Events say they never ran: no loss.
+
+    Nothing ran, so nothing was lost: Spark's allocator deletes the pending executors it no
+    longer wants ("Deleting N excess pod requests": ExecutorPodsAllocator.onNewSnapshots, once
+    a pod is older than spark.dynamicAllocation.executorIdleTimeout) and counts no deleted pod,
+    the same verdict as a kept copy of such a pod (losses._never_ran). They are in none of
+    Spark's lists: an executor is listed once it has registered.
+    """
+    prefix = _gone_name(tuple(executors), "")
+    numbers = exec_numbers(ids)
+    if events_of is None or not prefix or max(numbers, default=0) - len(numbers) > MAX_GAPS_READ:
+        return []
+    found = []
+    for number in range(1, max(numbers, default=0)):
+        exec_id = str(number)
+        name = prefix + exec_id
+        events = events_of(name) if number not in numbers else ()
+        reason = never_ran_by_events(events)
+        if reason is None:
+            continue
+        scheduled = [raw.text(e, "message") for e in events if raw.text(e, "reason") == "Scheduled"]
+        node = next((m.group(1) for t in scheduled if (m := _SCHEDULED_ON.search(t))), None)
+        first = min((raw.text(e, "firstTimestamp") for e in events), default="") or None
+        found.append(
+            Executor(exec_id, name, "", node, "Unknown", "Gone", 0, reason, first, source="events")
+        )
+    return found
+
+
+def never_ran_by_events(events: Sequence[dict[str, Any]]) -> Reason | None:
+    """A gone executor pod's verdict from its Events alone, when they show it never ran."""
+    reasons = {raw.text(e, "reason") for e in events}
+    if not events or "Started" in reasons:
+        return None
+    told = [e for e in events if raw.text(e, "reason") != "Scheduled"]
+    waiting = "ContainerCreating"
+    for event in told:
+        message = raw.text(event, "message")
+        if raw.text(event, "reason") in ("Failed", "BackOff") and "image" in message.lower():
+            waiting = "ImagePullBackOff"
+        elif raw.text(event, "reason") == "Failed" and message.startswith("Error: "):
+            waiting = "CreateContainerConfigError"
+    unscheduled = "FailedScheduling" in reasons and "Scheduled" not in reasons
+    pod = {
+        "metadata": {},
+        "status": {
+            "phase": "Pending",
+            "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]
+            * unscheduled,
+        },
+    }
+    container = {"name": "", "state": {"waiting": {"reason": waiting}}}
+    waited = never_started(PodContext(pod, "executor", events=told), container)
+    why = f"; it was waiting: {waited.message}" if waited else ""
+    return Reason(
+        category="driver",
+        code="DeletedByDriver",
+        exit_code=None,
+        counts_as_failure=False,
+        message=f"deleted before it started (the driver gives back pending requests it no "
+        f"longer needs){why}",
+        evidence=(
+            "the pod is gone; its Events outlive it and show that no container started",
+            *(event_evidence(e) for e in told[-2:]),
+        ),
+    )
 
 
 def _text_or_none(value: object) -> str | None:

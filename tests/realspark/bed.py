@@ -47,8 +47,14 @@ IMAGE = f"apache/spark:{SPARK_VERSION}"
 REQUIRE = "KUBECTL_SPARK_REQUIRE_REALSPARK"
 # Small JVMs: two cores run a handful at once. Spark's floor for an executor is 450 MiB of heap
 # (UnifiedMemoryManager: 1.5 x the 300 MiB it reserves).
+#
+# A PySpark driver's pod runs two processes, the JVM and Python, under one memory limit: Spark's
+# default overhead (384 MiB over 512 MiB of heap) is what its docs warn is often too little for
+# non-JVM work, and a driver whose JVM grew over a run was OOM-killed in one CI run (its pod's
+# limit, as the OS kubelet enforces it). The overhead a PySpark user sets keeps it within.
 SMALL = {
     "spark.driver.memory": "512m",
+    "spark.driver.memoryOverhead": "768m",
     "spark.executor.memory": "512m",
     "spark.executor.cores": "1",
     "spark.ui.showConsoleProgress": "false",
@@ -261,8 +267,12 @@ class Cluster:
         A UI still starting, or busy, may answer with an error page for a moment: asked again
         for up to 20 s before that counts.
         """
-        address = self.kubelet.local_address(self.namespace, driver["metadata"]["name"])
-        assert address, f"{driver['metadata']['name']} runs nowhere"
+        name = driver["metadata"]["name"]
+        address = self.kubelet.local_address(self.namespace, name)
+        if not address:
+            now = self.client.get(f"/api/v1/namespaces/{self.namespace}/pods/{name}") or {}
+            status = json.dumps(now.get("status", {}).get("containerStatuses"))
+            raise AssertionError(f"{name} runs nowhere: {status}\n{self.log(driver)[-2000:]}")
         deadline = time.monotonic() + 20
         while True:
             try:

@@ -324,3 +324,64 @@ def test_churn_reads_sparks_rest_dates(removed: str, churn: bool) -> None:
     analysis = analyze(Snapshot(pods=_cluster(), now=NOW, spark_views={"uid-a-driver": view}))
     [app] = analysis.apps
     assert ("ExecutorChurn" in {a.type for a in app.alerts}) is churn
+
+
+def _pod_event(pod: str, reason: str, message: str, kind: str = "Warning") -> dict[str, object]:
+    return {
+        "metadata": {"name": f"{pod}.{reason}", "namespace": "ns", "uid": f"ev-{pod}-{reason}"},
+        "involvedObject": {"kind": "Pod", "name": pod, "namespace": "ns"},
+        "reason": reason,
+        "message": message,
+        "type": kind,
+        "count": 3,
+        "firstTimestamp": "2026-03-01T00:00:06Z",
+        "lastTimestamp": "2026-03-01T00:00:40Z",
+        "source": {"component": "kubelet"},
+    }
+
+
+# The kubelet's own words (pkg/kubelet/events/event.go; volume/util/operationexecutor for
+# FailedMount, images/image_manager.go for a pull, kuberuntime_container.go's "Error: %v") and
+# the scheduler's (FailedScheduling, Scheduled "Successfully assigned NS/POD to NODE").
+NEVER_RAN_EVENTS = {
+    "3": [
+        ("Scheduled", "Successfully assigned ns/a-x-exec-3 to n2", "Normal"),
+        ("FailedMount", 'MountVolume.SetUp failed for volume "conf" : secret "conf" not found'),
+    ],
+    "4": [
+        ("Scheduled", "Successfully assigned ns/a-x-exec-4 to n1", "Normal"),
+        ("Failed", 'Failed to pull image "apache/spark:9.9": not found'),
+        ("BackOff", 'Back-off pulling image "apache/spark:9.9"', "Normal"),
+    ],
+}
+
+
+def test_gaps_whose_events_show_they_never_ran_are_no_loss() -> None:
+    """Executors Spark deleted before they started (issue 50, point 5) left only Events.
+
+    ExecutorPodsAllocator.onNewSnapshots deletes the pending pods a scale-down leaves in excess
+    ("Deleting 2 excess pod requests (1,2)." in the real-Spark tier's driver log,
+    tests/realspark/test_never_started.py) and Spark's allexecutors never lists them. Their
+    pods' Events outlive them: an id whose Events show no container started is no loss; one
+    whose Events say a container started stays unexplained.
+    """
+    events = [
+        _pod_event(f"a-x-exec-{i}", *told) for i, said in NEVER_RAN_EVENTS.items() for told in said
+    ]
+    events.append(_pod_event("a-x-exec-2", "Started", "Started container x", "Normal"))
+    for view in ({"executors": []}, {"executors": [summary("5", "Executor killed by driver.")]}):
+        snapshot = Snapshot(
+            pods=_cluster(), events=events, now=NOW, spark_views={"uid-a-driver": view}
+        )
+        [app] = analyze(snapshot).apps
+        attempt = app.attempts[0]
+        by_id = {e.id: e for e in attempt.executors}
+        assert attempt.unknown_losses == 1  # 2 ran, and how it ended is told by nothing
+        for exec_id, why in (("3", 'secret "conf" not found'), ("4", "image pull failed")):
+            gone = by_id[exec_id]
+            assert (gone.source, gone.state, gone.pod) == ("events", "Gone", f"a-x-exec-{exec_id}")
+            assert gone.reason is not None and why in gone.reason.message, gone.reason
+            assert (gone.reason.code, gone.reason.category) == ("DeletedByDriver", "driver")
+            assert not gone.reason.counts_as_failure
+        assert by_id["3"].node == "n2"
+        assert "2" not in by_id

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from kubectl_spark.knowledge.labels import SEEN_AT, SOURCE
+from kubectl_spark.knowledge.labels import EXECUTOR_CONTAINER, SEEN_AT, SOURCE
 from kubectl_spark.knowledge.times import spark_time
 
 from . import raw
@@ -93,6 +93,30 @@ def _line(text: str, prefix: str) -> str:
         if line.strip().startswith(prefix):
             return line.strip()[len(prefix) :].strip()
     return ""
+
+
+def _termination_reason(text: str, exit_code: int) -> str:
+    """The termination reason of Spark's own container among those Spark's text describes.
+
+    ExecutorPodsLifecycleManager.containersDescription describes every container of the pod,
+    each from its "container name:" line, in the order of the pod's status: the kubelet sorts
+    it by name (status_manager.go normalizeStatus), so a helper or sidecar often comes first.
+    Spark's container is the executor's default name; under another template name, the one
+    that ended with the exit code Spark reports.
+    """
+    blocks: list[dict[str, str]] = []
+    for line in text.splitlines():
+        key, _, value = line.strip().partition(": ")
+        if key == "container name":
+            blocks.append({})
+        if blocks:
+            blocks[-1][key] = value.strip()
+    if not blocks:  # a text without container names: its one reason line, if any
+        return _line(text, "termination reason:")
+    mine = [b for b in blocks if b.get("container name") == EXECUTOR_CONTAINER] or [
+        b for b in blocks if b.get("exit code") == str(exit_code)
+    ]
+    return mine[0].get("termination reason", "") if mine else ""
 
 
 KILLED_BY_DRIVER = "Executor killed by driver"
@@ -196,13 +220,12 @@ def reason_from_spark(
         )
     code = int(match.group(1))
     terminated: dict[str, Any] = {"exitCode": code}
-    if _line(text, "termination reason:"):
-        terminated["reason"] = _line(text, "termination reason:")
+    said = _termination_reason(text, code)
+    if said:
+        terminated["reason"] = said
     status: dict[str, Any] = {
         "phase": "Succeeded" if code == 0 else "Failed",
-        "containerStatuses": [
-            {"name": "spark-kubernetes-executor", "state": {"terminated": terminated}}
-        ],
+        "containerStatuses": [{"name": EXECUTOR_CONTAINER, "state": {"terminated": terminated}}],
     }
     for key, prefix in (
         ("reason", "The API gave the following brief reason:"),

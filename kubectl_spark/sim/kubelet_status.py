@@ -119,6 +119,7 @@ def _report(self: Kubelet, item: dict[str, Any], proc: Process) -> None:
                 ready=True, started=True, state={"running": {"startedAt": rfc3339(c.started)}}
             )
         statuses.append(entry)
+    statuses = objects.in_status_order(statuses)
     policy = item["spec"].get("restartPolicy", "Always")
     all_done = all(c.terminated is not None for c in proc.containers.values())
     restarting = any(
@@ -222,7 +223,7 @@ def _report_evicted(self: Kubelet, item: dict[str, Any], proc: Process) -> None:
         "reason": "Evicted",
         "message": message,
         "conditions": conditions,
-        "containerStatuses": statuses,
+        "containerStatuses": objects.in_status_order(statuses),
     }
     self.world.recorder.event(item, "Evicted", message, type_="Warning", host=self.node.name)
     self.client.patch(pod(proc.namespace, proc.name) + "/status", {"status": status})

@@ -131,24 +131,36 @@ def tolerates(pod: Mapping[str, Any], taint: Mapping[str, Any]) -> tuple[bool, i
     return False, None
 
 
+def in_status_order(statuses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Container statuses as the kubelet writes them: sorted by name, not in the spec's order.
+
+    pkg/kubelet/status/status_manager.go (normalizeStatus) sorts them with
+    SortedContainerStatuses; Spark's loss text lists them in that order, so a sidecar named
+    before Spark's container comes first.
+    """
+    return sorted(statuses, key=lambda s: str(s.get("name", "")))
+
+
 def waiting_statuses(
     item: Mapping[str, Any], reason: str, message: str | None
 ) -> list[dict[str, Any]]:
     """Each container of a pod that has not started, waiting for ``reason`` (both kubelets)."""
     waiting: dict[str, Any] = {"reason": reason, **({"message": message} if message else {})}
-    return [
-        {
-            "name": c["name"],
-            "image": c.get("image"),
-            "imageID": "",
-            "ready": False,
-            "restartCount": 0,
-            "started": False,
-            "state": {"waiting": waiting},
-            "lastState": {},
-        }
-        for c in item["spec"]["containers"]
-    ]
+    return in_status_order(
+        [
+            {
+                "name": c["name"],
+                "image": c.get("image"),
+                "imageID": "",
+                "ready": False,
+                "restartCount": 0,
+                "started": False,
+                "state": {"waiting": waiting},
+                "lastState": {},
+            }
+            for c in item["spec"]["containers"]
+        ]
+    )
 
 
 def lost_status(item: Mapping[str, Any], now: str) -> dict[str, Any]:

@@ -385,3 +385,40 @@ def test_gaps_whose_events_show_they_never_ran_are_no_loss() -> None:
             assert not gone.reason.counts_as_failure
         assert by_id["3"].node == "n2"
         assert "2" not in by_id
+
+
+# Spark 4.1.1's text for an executor whose pod has a helper container besides Spark's: the
+# kubelet's status manager sorts containerStatuses by name (status_manager.go normalizeStatus),
+# and ExecutorPodsLifecycleManager.containersDescription lists them in that order, so a
+# "config-fetch" helper that finished (exit 0, Completed) comes before Spark's container.
+SPARK_41_WITH_HELPER = (
+    "\nThe executor with id 2 exited with exit code 137(SIGKILL, possible container OOM).\n"
+    "\n\n\nThe API gave the following container statuses:\n\n"
+    "\n\t container name: config-fetch"
+    "\n\t container image: busybox:1.36"
+    "\n\t container state: terminated"
+    "\n\t container started at: 2026-12-05T10:00:01Z"
+    "\n\t container finished at: 2026-12-05T10:00:02Z"
+    "\n\t exit code: 0"
+    "\n\t termination reason: Completed"
+    "\n\t container name: spark-kubernetes-executor"
+    "\n\t container image: apache/spark:4.1.1"
+    "\n\t container state: terminated"
+    "\n\t container started at: 2026-12-05T10:00:01Z"
+    "\n\t container finished at: 2026-12-05T10:00:40Z"
+    "\n\t exit code: 137"
+    "\n\t termination reason: OOMKilled\n      "
+)
+
+
+def test_sparks_text_is_read_for_sparks_container_not_a_helpers() -> None:
+    """Issue 50, point 4: with another container in the pod, Spark's container's reason counts.
+
+    Read by the first "termination reason:" line, the helper's Completed stood for Spark's
+    OOM kill.
+    """
+    found = reason_from_spark({"id": "2", "isActive": False, "removeReason": SPARK_41_WITH_HELPER})
+    assert (found.code, found.exit_code, found.category) == ("OOMKilled", 137, "app"), found
+    renamed = SPARK_41_WITH_HELPER.replace("spark-kubernetes-executor", "executor")
+    found = reason_from_spark({"id": "2", "isActive": False, "removeReason": renamed})
+    assert (found.code, found.exit_code) == ("OOMKilled", 137), found  # by its exit code

@@ -69,7 +69,9 @@ class StatusManager:
         }
 
     def report(self, item: dict[str, Any], run: PodRun) -> None:
-        statuses = [self.container_status(c) for c in run.containers.values()]
+        statuses = objects.in_status_order(
+            [self.container_status(c) for c in run.containers.values()]
+        )
         ended = [c.terminated for c in run.containers.values()]
         policy = item["spec"].get("restartPolicy", "Always")
         if all(t is not None for t in ended) and not any(

@@ -21,6 +21,7 @@ HASHED = "a-very-lo-fn2hdf4op6wf1d6wts1recbco4drr2oy41us"
 
 
 def test_the_operators_app_id_is_hashed_when_too_long() -> None:
+    """SparkAppSubmissionWorker.generateSparkAppId, run on Java 17 for this vector."""
     assert app_id_of("spark-prod", LONG, 0) == HASHED
     assert app_id_of("default", "short", 3) == "short-3"
 

@@ -59,6 +59,8 @@ DEADLINE = {
 def test_a_driver_stopped_by_its_jobs_deadline_is_not_deleted_by_a_person(
     conditions: tuple[dict[str, str], ...],
 ) -> None:
+    """job_controller.go: past activeDeadlineSeconds, FailureTarget (then Failed) with reason
+    DeadlineExceeded, and the active pods deleted (their containers end 143)."""
     stopped = driver(
         "wc-driver-a",
         "2026-03-01T00:00:01Z",

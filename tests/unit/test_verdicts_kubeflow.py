@@ -95,6 +95,8 @@ def test_an_executor_whose_pod_spark_deleted_does_not_vanish() -> None:
 def test_the_operators_transient_states_are_not_final(
     state: str, status: dict[str, Any], expected: str
 ) -> None:
+    """pkg/util/sparkapplication.go ShouldRetry: FAILING, SUCCEEDING and SUBMISSION_FAILED go
+    to PENDING_RERUN while retries remain; controller.go's SUSPENDING/SUSPENDED/RESUMING."""
     app = sparkapp(state, **status)
     driver = mk("pi-driver", "driver", "2026-03-01T00:05:00Z", labels=LABELS, phase="Failed")
     (result,) = analyze(Snapshot(pods=[driver], sparkapplications=[app], now=NOW)).apps

@@ -59,6 +59,9 @@ def test_an_oom_or_crash_is_not_owner_gone_when_the_driver_ended_about_then(
 
 @pytest.mark.parametrize("code", [1, 56])
 def test_the_exits_of_a_driver_going_away_stay_owner_gone(code: int) -> None:
+    """An executor ends 1 or 56 when its driver goes (CoarseGrainedExecutorBackend.onDisconnected
+    exits 1; SparkExitCode.HEARTBEAT_FAILURE, 56, after Executor.reportHeartBeat fails).
+    """
     found = verdict(ended(code, "Error"), owner_ended_at=DRIVER_END, **OWNER_GONE)
     assert (found.code, found.counts_as_failure) == ("OwnerGone", False)
 
@@ -91,6 +94,8 @@ def test_a_liveness_kill_ends_in_143_as_often_as_137(code: int) -> None:
 
 
 def test_a_startup_probe_kill_is_named() -> None:
+    """prober.go's "Startup probe failed" Unhealthy Event, then kuberuntime_manager.go's Killing
+    ("Container ... failed startup probe, will be restarted"): SIGTERM, exit 143."""
     found = verdict(ended(143, "Error"), events=probe_events("startup"))
     assert found.code == "StartupProbe"
     assert "startup probe failed" in found.message
@@ -112,6 +117,8 @@ def test_a_driver_killed_by_its_own_ui_liveness_probe_says_so() -> None:
 
 
 def test_a_bare_sigterm_is_from_outside_and_nobodys_fault_yet() -> None:
+    """143 with no Event or condition to say who sent it: Spark 4.1.1's
+    ExecutorPodsLifecycleManager writes "143(unexpected)"; a person, a controller or the node."""
     found = verdict(ended(143, "Error"))
     assert (found.code, found.category, found.counts_as_failure) == ("Sigterm", "unknown", True)
     assert "SIGTERM from outside" in found.message
@@ -146,6 +153,8 @@ def test_a_bare_sigterm_is_from_outside_and_nobodys_fault_yet() -> None:
 def test_kubelet_admission_rejections_by_their_reasons(
     why: str, message: str, category: str
 ) -> None:
+    """lifecycle/predicate.go (admission): the pod Failed with the admit handler's reason and
+    message, no container ever created; the reasons are each handler's own (cited per case)."""
     rejected = pod("Failed", reason=why, message=message)
     rejected["status"]["containerStatuses"] = []
     found = verdict(rejected)
@@ -173,6 +182,8 @@ def test_container_status_unknown_is_lost_state_not_a_lost_node() -> None:
 
 
 def test_oomkilled_is_worded_as_an_oom_kill_wherever_it_struck() -> None:
+    """kuberuntime (container status from the runtime): OOMKilled for a kill by the kernel's
+    OOM killer at the container's limit, the pod's cgroup limit or on a node out of memory."""
     found = verdict(ended(137, "OOMKilled"))
     assert found.message.startswith("OOM-killed")
     assert "pod's memory limit" in found.message and "node ran out" in found.message

@@ -14,6 +14,7 @@ import urllib.request
 from typing import Any
 
 import pytest
+from textual.widgets import Input
 
 from kubectl_spark.tui.app import SparkTUI
 from kubectl_spark.tui.screens.plan import PlanScreen
@@ -208,3 +209,34 @@ async def test_the_spark_ui_through_the_pod_proxy_and_the_drivers_owner(cluster:
         assert "kind: Job" in body_lines(app.screen)
         forwards = list(app.ui_forwards.values())
     assert forwards and not any(f.thread.is_alive() for f in forwards)  # closed with the TUI
+
+
+async def test_vi_keys_move_in_what_is_focused_and_type_in_the_filter() -> None:
+    """``j k g G`` as k9s has them (issue 48, point 1): on the table, on the tree, never in a text
+    field (the filter takes them as letters)."""
+    app: SparkTUI = static_app()
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        tree = app.query_one(AttemptTree)
+        await until(pilot, lambda: table.row_count == 2)
+        assert table.has_focus and table.cursor_row == 0
+        for key, row in (("j", 1), ("k", 0), ("G", 1), ("g", 0), ("pagedown", 1), ("pageup", 0)):
+            await pilot.press(key)
+            await until(pilot, lambda row=row: table.cursor_row == row, what=f"{key}: row {row}")
+        await pilot.press("enter")
+        await until(pilot, lambda: tree.has_focus)
+        await pilot.press("j")
+        await until(pilot, lambda: tree.cursor_line == 1, what="j: attempt 1")
+        await pilot.press("G")
+        await until(pilot, lambda: tree.cursor_line == tree.last_line > 1, what="G: the last")
+        await pilot.press("k")
+        await until(pilot, lambda: tree.cursor_line == tree.last_line - 1, what="k: one up")
+        await pilot.press("g")
+        await until(pilot, lambda: tree.cursor_line == 0, what="g: the root")
+        await pilot.press("pagedown")
+        await until(pilot, lambda: tree.cursor_line == tree.last_line, what="a page down")
+        await pilot.press("pageup")
+        await until(pilot, lambda: tree.cursor_line == 0, what="a page up")
+        await pilot.press("escape", "slash", "j", "k")
+        await until(pilot, lambda: app.query_one("#filter", Input).value == "jk", what="typed")
+        assert table.cursor_row == 0

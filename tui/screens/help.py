@@ -10,6 +10,7 @@ from textual.widgets import Static
 HELP = """kubectl spark — keys
 
   ↑ ↓ / j k   move in the table or tree     enter   open the app's tree
+  g G         first / last row or line      pgup pgdn  a page up / down
   tab         table ⇄ tree                  esc     back, clear the filter
   /           filter: text, -l key=val, ! to invert
   ctrl+z      only applications with faults (alerts or losses)

@@ -15,6 +15,7 @@ from typing import Any
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
@@ -146,6 +147,15 @@ def _measured(by_column: dict[str, Text]) -> dict[str, int]:
 
 
 class AppsTable(DataTable[Text]):
+    # k9s's and vi's keys beside the arrows: bound on the table, so they move what is focused
+    # and a text field (the filter) still takes the letters.
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+        Binding("g", "scroll_top", "First", show=False),
+        Binding("G", "scroll_bottom", "Last", show=False),
+    ]
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.wide = False

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -81,6 +82,13 @@ def _lines(app: App) -> list[tuple[Key, Line]]:
 
 class AttemptTree(Tree[Key]):
     """Updated in place while the application keeps its shape, so the cursor and scroll stay."""
+
+    BINDINGS = [  # as the apps table's (AppsTable.BINDINGS)
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+        Binding("g", "scroll_home", "First", show=False),
+        Binding("G", "scroll_end", "Last", show=False),
+    ]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

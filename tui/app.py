@@ -381,11 +381,11 @@ class SparkTUI(App[None]):
         self.detail_pane.show(self.current_app(), event.node.data)
 
     def selection(self) -> tuple[SparkApp | None, Attempt | None, str | None]:
-        """The app, attempt and executor id the cursor is on (attempt: the latest by default)."""
+        """What keys act on: the tree's line while it is focused, else the latest attempt."""
         app = self.current_app()
         if app is None or not app.attempts:
             return app, None, None
-        node = self.attempt_tree.cursor_node
+        node = self.attempt_tree.cursor_node if self.attempt_tree.has_focus else None
         data = node.data if node is not None else None
         if data:
             attempt = next((a for a in app.attempts if a.number == data[1]), app.attempts[-1])

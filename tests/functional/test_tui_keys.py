@@ -240,3 +240,38 @@ async def test_vi_keys_move_in_what_is_focused_and_type_in_the_filter() -> None:
         await pilot.press("escape", "slash", "j", "k")
         await until(pilot, lambda: app.query_one("#filter", Input).value == "jk", what="typed")
         assert table.cursor_row == 0
+
+
+async def test_keys_act_on_what_is_focused_and_focus_returns_after_a_dialog(cluster) -> None:
+    """Issue 48, point 1: after a plan is closed the tree keeps focus and its line, so the next
+    key acts on the same attempt; from the apps table ``y`` is the app's current driver, never
+    the line the tree's cursor was left on."""
+    c = cluster("s2-partition")
+    c.player.play()
+    app = live_app(c)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(AppsTable)
+        tree = app.query_one(AttemptTree)
+        await until(pilot, lambda: table.row_count == 1)
+        await until(pilot, lambda: len(app.selection()[0].attempts) == 2)  # type: ignore[union-attr]
+        await to_first_attempt(pilot, app)
+        await pilot.press("K")
+        await until(pilot, lambda: isinstance(app.screen, PlanScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, PlanScreen))
+        assert tree.has_focus and tree.cursor_node is not None
+        assert tree.cursor_node.data == ("attempt", 1, "")
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, PlanScreen))
+        assert "fence networkwordcount/1" in text_of(app.screen.query_one("#plan-text"))
+        await pilot.press("escape")
+        await until(pilot, lambda: tree.has_focus)
+        await pilot.press("j")  # from attempt 1 to its first executor
+        await until(pilot, lambda: tree.cursor_node.data == ("executor", 1, "1"))  # type: ignore[union-attr]
+        await pilot.press("escape")
+        await until(pilot, lambda: table.has_focus)
+        current = app.selection()[1]
+        assert current is not None and current.number == 2
+        await pilot.press("y")
+        await until(pilot, lambda: isinstance(app.screen, TextScreen))
+        assert f"pod default/{current.driver_pod}" in app.screen.title_text  # type: ignore[attr-defined]

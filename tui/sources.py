@@ -120,12 +120,13 @@ class LiveSource:
         from kubectl_spark.kube.client import connect, history_scope
         from kubectl_spark.kube.incluster import Discovery
         from kubectl_spark.kube.live import LiveCluster
-        from kubectl_spark.kube.snapshot import check_namespace
+        from kubectl_spark.kube.snapshot import check_credentials, check_namespace
 
         try:
             with connect(self.connection) as api:
                 self.context = api.resolved.context
                 self.namespace = None if self.all_namespaces else api.namespace
+                check_credentials(api, self.namespace)
                 scope = self.scope = history_scope(api)
                 if self.namespace is not None:
                     check_namespace(api, self.namespace)  # as `ls -n` says it, not an empty list

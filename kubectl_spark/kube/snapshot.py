@@ -31,6 +31,21 @@ def _path(group: str, version: str, plural: str, namespace: str | None) -> str:
     return f"{base}/namespaces/{namespace}/{plural}" if namespace else f"{base}/{plural}"
 
 
+def check_credentials(api: Api, namespace: str | None) -> None:
+    """List one pod, the read every view needs, before any optional lookup.
+
+    Credentials the API server rejects (401) are then named by that read ("list pods in NS"),
+    not by whichever lookup (the history scope, the recorder's Service) came first. A 403
+    passes: the watches say what they may not read, and the rest is still shown.
+    """
+    where = f"in {namespace}" if namespace else "in all namespaces"
+    path = f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods"
+    try:
+        api.request("GET", path, query=[("limit", 1)], what=f"list pods {where}")
+    except errors.Forbidden:
+        return
+
+
 def check_namespace(api: Api, namespace: str) -> None:
     """kube-apiserver lists an unknown namespace as empty; kubectl spark says it does not exist."""
     try:

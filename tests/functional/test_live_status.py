@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from kubectl_spark.cluster.apiserver.embedded import (
     ADMIN_USER,
@@ -205,3 +206,28 @@ async def test_the_status_bar_counts_as_prose_does() -> None:
                      apps=apps, alerts=alerts)  # fmt: skip
             await pilot.pause()
             assert said in str(bar.render())
+
+
+async def test_rejected_credentials_are_named_by_the_first_required_read(
+    emulator: EmbeddedApiServer, tmp_path: Path
+) -> None:
+    """Issue 48, point 4: with a token the API server rejects, the status bar says that listing
+    pods was refused (401), not that an optional lookup (the history scope, the in-cluster
+    recorder's Service) failed."""
+    doc = yaml.safe_load(emulator.write_kubeconfig(tmp_path / "kubeconfig").read_text())
+    doc["users"][0]["user"] = {"token": "not-a-token-the-server-knows"}
+    bad = tmp_path / "bad-kubeconfig"
+    bad.write_text(yaml.safe_dump(doc))
+    for everywhere, where in ((False, "default"), (True, "all namespaces")):
+        app = SparkTUI(
+            lambda namespace, context, _, everywhere=everywhere: LiveSource(
+                Connection(kubeconfig=str(bad), context=context, namespace=namespace),
+                all_namespaces=everywhere,
+            )
+        )
+        async with app.run_test(size=SIZE) as pilot:
+            status = app.query_one(StatusBar)
+            await until(pilot, lambda bar=status: "● failed" in str(bar.render()), what="failed")
+            shown = str(status.render())
+        assert f"list pods in {where}: the server rejected the credentials" in shown, shown
+        assert "401 Unauthorized" in shown, shown

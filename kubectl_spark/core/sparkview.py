@@ -444,7 +444,7 @@ def _never_ran(
         exec_id = str(number)
         name = prefix + exec_id
         events = events_of(name) if number not in numbers else ()
-        reason = never_ran_by_events(events)
+        reason = _verdict_by_events(events)
         if reason is None:
             continue
         scheduled = [raw.text(e, "message") for e in events if raw.text(e, "reason") == "Scheduled"]
@@ -456,7 +456,7 @@ def _never_ran(
     return found
 
 
-def never_ran_by_events(events: Sequence[dict[str, Any]]) -> Reason | None:
+def _verdict_by_events(events: Sequence[dict[str, Any]]) -> Reason | None:
     """A gone executor pod's verdict from its Events alone, when they show it never ran."""
     reasons = {raw.text(e, "reason") for e in events}
     if not events or "Started" in reasons:

@@ -480,6 +480,23 @@ def _init_failed(r: _Read) -> Verdict:
     return init_reason(status, init_term, "state", counts=True, extra=r.extra)
 
 
+def given_back(waited: Reason | None, evidence: tuple[str, ...]) -> Reason:
+    """An executor deleted before it started: no loss, and why it had waited, if known.
+
+    Nothing ran, so nothing was lost: Spark's allocator deletes the pending executors it no
+    longer wants (a scale-down's excess requests, first; ExecutorPodsAllocator) and never
+    counts a deleted pod (PodDeleted). Read from a kept copy of the pod, or from the Events a
+    gone pod left (sparkview).
+    """
+    why = f"; it was waiting: {waited.message}" if waited else ""
+    return _reason(
+        "driver",
+        "DeletedByDriver",
+        f"deleted before it started (the driver gives back pending requests it no longer needs){why}",
+        evidence,
+    )
+
+
 def _never_ran(r: _Read) -> Verdict:
     """Pending and not running: still waiting (not lost), or deleted before it started."""
     if r.phase != "Pending" or raw.text(r.container, "state", "running"):
@@ -492,16 +509,7 @@ def _never_ran(r: _Read) -> Verdict:
     if r.ctx.role == "executor":
         if raw.annotation_map(r.pod).get(ACTION_ANNOTATION) or r.ctx.owner_gone:
             return NEXT  # kubectl spark's action, or its driver went: _deleted says which
-        # Nothing ran, so nothing was lost: Spark's allocator deletes the pending executors it
-        # no longer wants (a scale-down's excess requests, first; ExecutorPodsAllocator) and
-        # never counts a deleted pod (PodDeleted). Why it had not started stays said.
-        return _reason(
-            "driver",
-            "DeletedByDriver",
-            f"deleted before it started (the driver gives back pending requests it no longer "
-            f"needs); it was waiting: {waited.message}",
-            (*waited.evidence, "metadata.deletionTimestamp set", *r.extra),
-        )
+        return given_back(waited, (*waited.evidence, "metadata.deletionTimestamp set", *r.extra))
     return _reason(
         waited.category,
         waited.code,

@@ -21,7 +21,7 @@ from kubectl_spark.knowledge.times import spark_time
 
 from . import raw
 from .inputs import Snapshot
-from .losses import classify
+from .losses import classify, given_back
 from .model import Attempt, Executor, Reason, in_id_order
 from .podfacts import KEPT
 from .reasons import PodContext, event_evidence, never_started
@@ -432,7 +432,7 @@ def _never_ran(
     Nothing ran, so nothing was lost: Spark's allocator deletes the pending executors it no
     longer wants ("Deleting N excess pod requests": ExecutorPodsAllocator.onNewSnapshots, once
     a pod is older than spark.dynamicAllocation.executorIdleTimeout) and counts no deleted pod,
-    the same verdict as a kept copy of such a pod (losses._never_ran). They are in none of
+    the same verdict as a kept copy of such a pod (losses.given_back). They are in none of
     Spark's lists: an executor is listed once it has registered.
     """
     prefix = _gone_name(tuple(executors), "")
@@ -479,16 +479,9 @@ def _verdict_by_events(events: Sequence[dict[str, Any]]) -> Reason | None:
         },
     }
     container = {"name": "", "state": {"waiting": {"reason": waiting}}}
-    waited = never_started(PodContext(pod, "executor", events=told), container)
-    why = f"; it was waiting: {waited.message}" if waited else ""
-    return Reason(
-        category="driver",
-        code="DeletedByDriver",
-        exit_code=None,
-        counts_as_failure=False,
-        message=f"deleted before it started (the driver gives back pending requests it no "
-        f"longer needs){why}",
-        evidence=(
+    return given_back(
+        never_started(PodContext(pod, "executor", events=told), container),
+        (
             "the pod is gone; its Events outlive it and show that no container started",
             *(event_evidence(e) for e in told[-2:]),
         ),

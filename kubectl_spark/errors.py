@@ -46,6 +46,21 @@ class OutcomeUnknown(ClusterUnreachable):
     """
 
 
+class ContextsFailed(KubectlSparkError):
+    """Some of several contexts did not answer (``--context a,b``).
+
+    The others' answer was printed; each failure is named, and the exit is not zero, as
+    kubectl's is for a partial list.
+    """
+
+    @classmethod
+    def of(cls, failed: list[tuple[str, str]], of_total: int) -> ContextsFailed:
+        said = "; ".join(f'context "{name}": {why}' for name, why in failed)
+        if of_total == 1:
+            return cls(said)
+        return cls(f"{len(failed)} of {of_total} contexts did not answer: {said}")
+
+
 class ApiRequestError(KubectlSparkError):
     """The API server answered with an error status."""
 

@@ -37,7 +37,7 @@ def _plan(
     if chosen is None or self.readonly:
         return
     try:
-        with self.connected().connect() as api:
+        with self.source_of(chosen).connect() as api:
             snap, app, attempt = act.reread(api, chosen, chosen_attempt)
             if action == "fence" and attempt is not None:
                 plan = act.plan_fence(api, snap, app, attempt)
@@ -53,17 +53,17 @@ def _plan(
 
     def decided(confirmed: bool | None) -> None:
         if confirmed:
-            self._apply(plan)
+            self._apply(plan, chosen)
 
     self.call_from_thread(self.push_screen, PlanScreen(plan), decided)
 
 
 @work(thread=True, exclusive=True, group="action")
-def _apply(self: SparkTUI, plan: Any) -> None:
+def _apply(self: SparkTUI, plan: Any, chosen: SparkApp) -> None:
     from kubectl_spark.kube import actions
 
     try:
-        with self.connected().connect() as api:
+        with self.source_of(chosen).connect() as api:
             missing = actions.missing_permissions(api, plan)
             if missing:
                 self.call_from_thread(

@@ -23,19 +23,17 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Tree
 
 from kubectl_spark.app.text import escape
-from kubectl_spark.core.incremental import LiveAnalysis
-from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import Analysis, Attempt
 from kubectl_spark.core.model import App as SparkApp
-from kubectl_spark.core.selecting import selected_ids
 from kubectl_spark.knowledge.names import is_namespace_name, shown
-from kubectl_spark.knowledge.selectors import SelectorError, parse_label_selector
 from kubectl_spark.memory import freeze_long_lived
 
 from . import act_keys as _act_keys
 from . import pod_views as _pod_views
+from .filtering import AppFilter
+from .many import ManySource
 from .screens.help import HelpScreen
-from .sources import Source, Target, why_not_started
+from .sources import Analyzer, Source, Target, one_cluster, why_not_started
 from .widgets.apps_table import AppsTable, SortKey, app_key
 from .widgets.attempt_tree import AttemptTree
 from .widgets.banner import AlertsBanner
@@ -98,14 +96,13 @@ class SparkTUI(App[None]):
         self.demo = demo  # the status bar says that the cluster is a simulation
         # Ages are read against the cluster's clock when the source knows it (a live cluster).
         self.clock = now or self._source_now
-        self.filter_text = initial_filter
-        self.faults_only = False
+        self.filtering = AppFilter(initial_filter)
         self.analysis = Analysis()
         self.snapshot: Any = None
         self.seen_version = -1
         self.analyzing = False
         self.analyzed_at = time.monotonic()
-        self.live_analysis = LiveAnalysis()
+        self.live_analysis: Analyzer = one_cluster()
         self.full_runs_seen = 0
         self.full_next = True  # the first analysis, and the one after a failure, sees everything
         self.selected: str | None = None
@@ -169,6 +166,10 @@ class SparkTUI(App[None]):
             raise RuntimeError("the TUI has no source before it is mounted")
         return self.source
 
+    def source_of(self, app: SparkApp | None) -> Source:
+        """What a key on ``app`` acts through: its own cluster's source when several are shown."""
+        return self.connected().member(app.context if app is not None else "")
+
     def _start_source(self) -> None:
         self._use(self.make_source(self.namespace, self.context, self.all_namespaces))
         self._start_worker(self.connected())
@@ -180,9 +181,10 @@ class SparkTUI(App[None]):
         self.seen_version = -1
         self.analyzing = False
         self.full_next = True
-        self.live_analysis = LiveAnalysis()
+        self.live_analysis = source.analyzer()
         self.full_runs_seen = 0
         self.source = source
+        self.apps_table.contexts = isinstance(source, ManySource)
 
     @work(thread=True, exclusive=True, group="source")
     def _start_worker(self, source: Source) -> None:
@@ -260,13 +262,7 @@ class SparkTUI(App[None]):
 
     def _marks(self) -> tuple[str, ...]:
         """What narrows or reorders the list, named on the status bar while it is on."""
-        text = self.filter_text.strip()
-        narrowing = [f"filter: {shown(text, 40)}"] if text else []
-        return (
-            *narrowing,
-            *(["faults only"] if self.faults_only else []),
-            *self.apps_table.marks(),
-        )
+        return (*self.filtering.marks(), *self.apps_table.marks())
 
     def _show(self, snapshot: Any, result: Analysis) -> None:
         self.analyzing = False
@@ -285,37 +281,7 @@ class SparkTUI(App[None]):
         self._poll()  # changes that arrived meanwhile: one more batch at once
 
     def _visible(self) -> list[SparkApp]:
-        apps = list(self.analysis.apps)
-        if self.faults_only:
-            apps = [
-                a
-                for a in apps
-                if a.alerts or any(e.reason for t in a.attempts for e in t.executors)
-            ]
-        text = self.filter_text.strip()
-        if not text:
-            return apps
-        invert = text.startswith("!")
-        text = text.lstrip("!").strip()
-        if text.startswith("-l"):
-            # The CLI's -l: applications any of whose objects match (core.selecting).
-            try:
-                selector = parse_label_selector(text[2:].strip())
-            except SelectorError:
-                return []  # still being typed: nothing matches yet
-            kept = selected_ids(apps, self.snapshot or Snapshot(), selector)
-
-            def hit(app: SparkApp) -> bool:
-                return id(app) in kept
-        else:
-
-            def hit(app: SparkApp) -> bool:
-                return (
-                    text.lower()
-                    in f"{app.namespace}/{app.name} {app.state} {' '.join(a.type for a in app.alerts)}".lower()
-                )
-
-        return [a for a in apps if hit(a) != invert]
+        return self.filtering.visible(self.analysis.apps, self.snapshot)
 
     def _render(self) -> None:
         table = self.apps_table
@@ -399,21 +365,21 @@ class SparkTUI(App[None]):
                 widget.remove_class("visible")
                 self.apps_table.focus()
                 return
-        if self.filter_text:
-            self.filter_text = ""
+        if self.filtering.text:
+            self.filtering.text = ""
             self._render()
             return
         self.apps_table.focus()
 
     def action_filter(self) -> None:
         box = self.filter_box
-        box.value = self.filter_text
+        box.value = self.filtering.text
         box.add_class("visible")
         box.focus()
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        self.filter_text = event.value
+        self.filtering.text = event.value
         self._render()
 
     @on(Input.Submitted, "#filter")
@@ -422,10 +388,10 @@ class SparkTUI(App[None]):
         self.apps_table.focus()
 
     def action_faults(self) -> None:
-        self.faults_only = not self.faults_only
+        self.filtering.faults_only = not self.filtering.faults_only
         self.notify(
             "showing applications with faults only"
-            if self.faults_only
+            if self.filtering.faults_only
             else "showing all applications"
         )
         self._render()

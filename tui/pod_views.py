@@ -11,6 +11,7 @@ from .screens.text import TextScreen
 
 if TYPE_CHECKING:
     from .app import SparkTUI
+    from .sources import Source
 
 
 def _pod(self: SparkTUI) -> tuple[str, str, str, bool] | None:
@@ -52,7 +53,7 @@ def action_logs(self: SparkTUI) -> None:
     if gone is not None:
         self._kept_logs(*gone, previous=False)
         return
-    self._logs(self._pod(), previous=False)
+    self._logs(self._pod(), self.source_of(self.current_app()), previous=False)
 
 
 def _gone_pod(self: SparkTUI) -> tuple[str, str, str] | None:
@@ -106,18 +107,20 @@ def action_previous_logs(self: SparkTUI) -> None:
     if gone is not None:
         self._kept_logs(*gone, previous=True)
         return
-    self._logs(self._pod(), previous=True)
+    self._logs(self._pod(), self.source_of(self.current_app()), previous=True)
 
 
 @work(thread=True, exclusive=True, group="view")
-def _logs(self: SparkTUI, pod: tuple[str, str, str, bool] | None, *, previous: bool) -> None:
-    """Workers get the selection from the UI thread; they never read widgets."""
+def _logs(
+    self: SparkTUI, pod: tuple[str, str, str, bool] | None, source: Source, *, previous: bool
+) -> None:
+    """Workers get the selection (and its cluster's source) from the UI thread."""
     if pod is None:
         self.call_from_thread(self.notify, "select a pod that still exists", severity="warning")
         return
     namespace, name, container, answers = pod
     reader = LogReader(
-        self.connected().connect, namespace, name, container, previous=previous, answers=answers
+        source.connect, namespace, name, container, previous=previous, answers=answers
     )
     try:
         body = reader.read()
@@ -157,7 +160,11 @@ def _yaml(self: SparkTUI, pod: tuple[str, str, str, bool] | None) -> None:
     if pod is None:
         return
     namespace, name, _, _ = pod
-    self._fetch_yaml(f"/api/v1/namespaces/{namespace}/pods/{name}", f"pod {namespace}/{name}")
+    self._fetch_yaml(
+        f"/api/v1/namespaces/{namespace}/pods/{name}",
+        f"pod {namespace}/{name}",
+        self.source_of(self.current_app()),
+    )
 
 
 def owner_path(namespace: str, ref: dict[str, str]) -> str:
@@ -187,15 +194,19 @@ def _owner_yaml(self: SparkTUI, namespace: str, uid: str | None) -> None:
             severity="warning",
         )
         return
-    self._fetch_yaml(owner_path(namespace, ref), f"{ref.get('kind')} {namespace}/{ref.get('name')}")
+    self._fetch_yaml(
+        owner_path(namespace, ref),
+        f"{ref.get('kind')} {namespace}/{ref.get('name')}",
+        self.source_of(self.current_app()),
+    )
 
 
 @work(thread=True, exclusive=True, group="view")
-def _fetch_yaml(self: SparkTUI, path: str, what: str) -> None:
+def _fetch_yaml(self: SparkTUI, path: str, what: str, source: Source) -> None:
     import yaml
 
     try:
-        with self.connected().connect() as api:
+        with source.connect() as api:
             found = api.request("GET", path, what=f"get {what}")
     except Exception as exc:  # noqa: BLE001 - shown to the user
         self.call_from_thread(
@@ -222,11 +233,11 @@ def action_spark_ui(self: SparkTUI) -> None:
     if forward is not None:
         self._ui_opened(forward.url)
         return
-    self._start_ui_forward(app.namespace, attempt.driver_pod)
+    self._start_ui_forward(app.namespace, attempt.driver_pod, self.source_of(app))
 
 
 @work(thread=True, exclusive=True, group="view")
-def _start_ui_forward(self: SparkTUI, namespace: str, pod: str) -> None:
+def _start_ui_forward(self: SparkTUI, namespace: str, pod: str, source: Source) -> None:
     from kubectl_spark.kube.sparkapi import DEFAULT_UI_PORT, ui_port
     from kubectl_spark.kube.uiforward import UiForward
 
@@ -236,7 +247,7 @@ def _start_ui_forward(self: SparkTUI, namespace: str, pod: str) -> None:
     )
     try:
         forward = UiForward(
-            self.connected().connect,
+            source.connect,
             namespace,
             pod,
             ui_port(found) if found is not None else DEFAULT_UI_PORT,

@@ -14,7 +14,28 @@ from kubectl_spark.core.inputs import Snapshot
 
 if TYPE_CHECKING:  # the client library loads when the source connects, not with the TUI
     from kubectl_spark.core.incremental import Changes
+    from kubectl_spark.core.model import Analysis
     from kubectl_spark.kube.client import Api
+
+
+class Analyzer(Protocol):
+    """What turns a source's batches into answers: one cluster's ``LiveAnalysis``, or several."""
+
+    @property
+    def max_age(self) -> float: ...
+
+    @property
+    def full_runs(self) -> int: ...
+
+    def update(self, snapshot: Snapshot, changes: Any) -> Analysis: ...
+
+    def prepare(self) -> None: ...
+
+
+def one_cluster() -> Analyzer:
+    from kubectl_spark.core.incremental import LiveAnalysis
+
+    return LiveAnalysis()
 
 
 class Source(Protocol):
@@ -41,11 +62,18 @@ class Source(Protocol):
 
     def stop(self) -> None: ...
 
-    def take_changes(self) -> tuple[Changes | None, Snapshot]: ...
+    def take_changes(self) -> tuple[Any, Snapshot]:
+        """The changes since the last call (for the analyzer) and the cluster as it is now."""
 
-    def record(self, changes: Changes | None, snapshot: Snapshot) -> None: ...
+    def record(self, changes: Any, snapshot: Snapshot) -> None: ...
 
     def connect(self) -> Api: ...
+
+    def analyzer(self) -> Analyzer:
+        """A fresh analysis for this source's batches."""
+
+    def member(self, context: str) -> Source:
+        """The source an application read through ``context`` is acted on through."""
 
     def kept_log(
         self, namespace: str, uid: str, *, previous: bool = False
@@ -80,6 +108,12 @@ class StaticSource:
 
     def connect(self) -> Api:
         raise RuntimeError("a static source has no cluster to act on")
+
+    def analyzer(self) -> Analyzer:
+        return one_cluster()
+
+    def member(self, context: str) -> Source:
+        return self
 
     def kept_log(
         self, namespace: str, uid: str, *, previous: bool = False
@@ -193,6 +227,12 @@ class LiveSource:
 
         return connect(self.connection)
 
+    def analyzer(self) -> Analyzer:
+        return one_cluster()
+
+    def member(self, context: str) -> Source:
+        return self
+
     def now(self) -> datetime:
         """The time by the cluster's clock, as the watches have learned it (``LiveCluster``)."""
         if self.live is not None:
@@ -285,7 +325,7 @@ class Target:
 
     @classmethod
     def asked(cls, words: list[str], now: Target) -> Target | None:
-        """What ``:ns NAME``, ``:ns all`` or ``:ctx NAME`` asks, from ``now``; None: neither."""
+        """What ``:ns NAME``, ``:ns all`` or ``:ctx NAME`` (``a,b``, ``all``) asks; None: neither."""
         if len(words) == 2 and words[0] == "ns":
             everywhere = words[1] == "all"
             return cls(None if everywhere else words[1], now.context, everywhere)

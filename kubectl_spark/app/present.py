@@ -64,8 +64,12 @@ def sort_key(app: App) -> tuple[str, str, str]:
 
 
 def app_key(app: App) -> str:
-    """One application, across refreshes (names are reused: its creation time tells them apart)."""
-    return f"{app.namespace}/{app.name}/{app.created_at or ''}"
+    """One application, across refreshes (names are reused: its creation time tells them apart).
+
+    Read from several clusters, its context first: two clusters can run the same name.
+    """
+    key = f"{app.namespace}/{app.name}/{app.created_at or ''}"
+    return f"{app.context}:{key}" if app.context else key
 
 
 def label_headers(label_columns: Sequence[str], show_labels: bool) -> list[str]:

@@ -26,6 +26,11 @@ Loaded = ClusterView  # the name the commands know it by
 def connection() -> Connection:
     """The connection the global flags describe: each Connection field is the flag of its name."""
     g = cli_globals.current()
+    if g.all_contexts or g.contexts():
+        raise UsageError(
+            "several contexts (--context a,b or --all-contexts) are read by ls and tui only: "
+            "give this command one context"
+        )
     return Connection(
         **{f.name: getattr(g, f.name) for f in dataclasses.fields(Connection) if hasattr(g, f.name)}
     )

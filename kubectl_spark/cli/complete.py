@@ -61,6 +61,7 @@ GLOBAL_FLAGS = (
     "--namespace",
     "-A",
     "--all-namespaces",
+    "--all-contexts",
     "--request-timeout",
     "--server",
     "--token",

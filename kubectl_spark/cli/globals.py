@@ -39,6 +39,7 @@ GROUP_FLAG = "--as-group"  # repeatable: one group each
 BOOL_FLAGS = {
     "-A": "all_namespaces",
     "--all-namespaces": "all_namespaces",
+    "--all-contexts": "all_contexts",
     "--no-history": "no_history",
     "--insecure-skip-tls-verify": "insecure_skip_tls_verify",
 }
@@ -69,6 +70,15 @@ class Globals:
     recorder: str | None = None
     no_history: bool = False
     color: str = "auto"  # --color: auto, always or never (cli/colour.py)
+    # --all-contexts: every context of the kubeconfig, each read as --context NAME would be
+    # (``ls`` and ``tui``; cli/clusters.py). ``--context a,b`` names several the same way.
+    all_contexts: bool = False
+
+    def contexts(self) -> tuple[str, ...]:
+        """The contexts ``--context a,b`` names; () for one context (or --all-contexts)."""
+        if self.context is None or "," not in self.context:
+            return ()
+        return tuple(name.strip() for name in self.context.split(","))
 
 
 _DEFAULT = Globals()  # frozen: safe to share as the ContextVar default
@@ -188,6 +198,13 @@ def _check(globals_: Globals) -> None:
             f'invalid namespace "{shown(globals_.namespace)}": a namespace is a lowercase '
             f"RFC 1123 label of at most {LABEL_MAX} characters"
         )
+    named = globals_.contexts()
+    if any(not name for name in named):
+        raise UsageError(
+            f'invalid --context "{shown(globals_.context or "")}": name contexts, e.g. --context a,b'
+        )
+    if globals_.all_contexts and globals_.context is not None:
+        raise UsageError("--all-contexts and --context: give one of them")
     if globals_.recorder is not None:
         check_recorder(globals_.recorder, "--recorder")
     if globals_.history_server is not None:

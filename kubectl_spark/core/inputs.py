@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Self
 
 from kubectl_spark.knowledge import times
 from kubectl_spark.knowledge.labels import EXECUTOR_DELETED
@@ -53,7 +53,7 @@ class Snapshot:
         now: datetime,
         pods_resource_version: str = "",
         unreadable: Sequence[str] = (),
-    ) -> Snapshot:
+    ) -> Self:
         """A snapshot from lists keyed by the field names (a gateway's reads); missing ones empty."""
         return cls(
             pods=lists.get("pods", ()),

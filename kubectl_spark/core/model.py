@@ -11,7 +11,7 @@ documented in the README; scripts depend on it: fields may be added, never renam
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import attrgetter, itemgetter
 from typing import Any, Literal, get_args, overload
 
@@ -310,6 +310,9 @@ class App:
     schedule: str = ""  # the ScheduledSparkApplication this run was started by, if any
     # The Apache operator's own view (core.apache.operator_view): state, attempt id, restarts.
     operator: Mapping[str, Any] | None = None
+    # The kubeconfig context it was read through, when several clusters are read at once
+    # (``--context a,b``); "" for one. Set by the reader, never by the analysis.
+    context: str = ""
 
     @property
     def current(self) -> Attempt | None:
@@ -330,6 +333,7 @@ class App:
             "notes": list(self.notes),
             "schedule": self.schedule or None,
             "operator": dict(self.operator) if self.operator is not None else None,
+            **({"context": self.context} if self.context else {}),
         }
 
 
@@ -342,6 +346,7 @@ class UngroupedPod:
     uid: str
     role: str
     why: str
+    context: str = ""  # as App.context: set when several clusters are read at once
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -350,6 +355,7 @@ class UngroupedPod:
             "uid": self.uid,
             "role": self.role,
             "why": self.why,
+            **({"context": self.context} if self.context else {}),
         }
 
 
@@ -357,6 +363,13 @@ class UngroupedPod:
 class Analysis:
     apps: tuple[App, ...] = ()
     ungrouped: tuple[UngroupedPod, ...] = field(default_factory=tuple)
+
+    def in_context(self, context: str) -> Analysis:
+        """The same answer read through ``context``: each application and pod says so."""
+        return Analysis(
+            tuple(replace(a, context=context) for a in self.apps),
+            tuple(replace(u, context=context) for u in self.ungrouped),
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {

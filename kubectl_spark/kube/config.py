@@ -127,6 +127,23 @@ def load(selection: Selection) -> Resolved:
     return Resolved(config, context_name, cluster_name, namespace, tuple(read))
 
 
+def context_names(selection: Selection) -> list[str]:
+    """Every context the kubeconfig files name, sorted as ``kubectl config get-contexts`` lists them.
+
+    ``--all-contexts`` reads each; a kubeconfig with none is an error, as a missing one is.
+    """
+    files = _files(selection)
+    merged, _, read = _merge(files, selection)
+    if not read:
+        raise ConfigError(
+            "no kubeconfig found (looked at " + ", ".join(str(f) for f in files) + ")",
+            hint="pass --kubeconfig or set KUBECONFIG",
+        )
+    if not merged["contexts"]:
+        raise ConfigError("--all-contexts: the kubeconfig names no context")
+    return sorted(merged["contexts"])
+
+
 IN_CLUSTER = "in-cluster"  # the context (and cluster) name of a pod's own configuration
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 

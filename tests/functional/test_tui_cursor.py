@@ -32,10 +32,10 @@ async def test_the_cursor_stays_on_its_application_through_a_filter_and_a_resort
         await select(pilot, table, "zz-nightly")
         assert app.selected == app_key(third)
 
-        app.filter_text = "zz-"  # only it is left: its row moves up to the first
+        app.filtering.text = "zz-"  # only it is left: its row moves up to the first
         app._render()
         await until(pilot, lambda: table.row_count == 1)
-        app.filter_text = ""  # the others come back, each in its place, not appended
+        app.filtering.text = ""  # the others come back, each in its place, not appended
         app._render()
         await until(pilot, lambda: table.row_count == 3)
         assert order(table) == before
@@ -65,7 +65,7 @@ async def test_an_application_filtered_out_hands_the_selection_to_the_row_under_
         await until(pilot, lambda: table.row_count == 2)
         first, second = order(table)
         await select(pilot, table, second)
-        app.filter_text = f"!{second}"  # the selected one is hidden
+        app.filtering.text = f"!{second}"  # the selected one is hidden
         app._render()
         await until(pilot, lambda: table.row_count == 1)
         current = app.current_app()

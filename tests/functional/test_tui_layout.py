@@ -43,6 +43,24 @@ def test_snapshot_main_screen(snap_compare: Any, size: tuple[int, int]) -> None:
     assert snap_compare(static_app(), terminal_size=size, press=["_", "enter", "down", "_"])
 
 
+def test_snapshot_two_clusters(snap_compare: Any, size: tuple[int, int]) -> None:
+    """``--context prod,staging``: a CONTEXT column first, alerts first across both."""
+    from kubectl_spark.tui.many import ManySource
+    from kubectl_spark.tui.sources import StaticSource
+    from tests.functional.test_tui import NOW, fixed_snapshot
+
+    def make(*_: Any) -> ManySource:
+        return ManySource(
+            {
+                "prod": StaticSource(fixed_snapshot(), context="prod", namespace="spark"),
+                "staging": StaticSource(fixed_snapshot(), context="staging", namespace="spark"),
+            }
+        )
+
+    app = SparkTUI(make, context="prod,staging", now=lambda: NOW)
+    assert snap_compare(app, terminal_size=size, press=["_"])
+
+
 def test_snapshot_help(snap_compare: Any, size: tuple[int, int]) -> None:
     assert snap_compare(static_app(), terminal_size=size, press=["_", "question_mark", "_"])
 

@@ -28,8 +28,9 @@ from kubectl_spark.knowledge.times import parse
 
 from .safe import safe
 
-COLUMNS = tuple(headers(all_namespaces=True, wide=False))
-WIDE_COLUMNS = tuple(headers(all_namespaces=True, wide=True))
+# CONTEXT is shown only while several clusters are (``AppsTable.contexts``).
+COLUMNS = ("CONTEXT", *headers(all_namespaces=True, wide=False))
+WIDE_COLUMNS = ("CONTEXT", *headers(all_namespaces=True, wide=True))
 # What goes first when the terminal is narrow: the least needed at 3 a.m. first. APP, STATE
 # and ALERTS always stay.
 DROP_ORDER = ("RESTARTS", "ATTEMPT", "DRIVER", "NAMESPACE", "AGE", "EXECUTORS", "LOST")
@@ -82,7 +83,7 @@ def cells(
     the banner under the table lists them all for the selected application.
     """
     summary = summary or summarize(app)
-    plain = row(app, now, all_namespaces=True, wide=wide, summary=summary)
+    plain = [app.context, *row(app, now, all_namespaces=True, wide=wide, summary=summary)]
     marked = bool(app.alerts)
     style = "bold red" if marked else ""
     out = [safe(cell) for cell in plain]
@@ -95,9 +96,13 @@ def cells(
     return out
 
 
-def fitting(widths: dict[str, int], width: int) -> tuple[str, ...]:
-    """The columns (in ``COLUMNS`` order) that fit ``width``, dropping in ``DROP_ORDER``."""
-    shown = list(COLUMNS)
+def fitting(widths: dict[str, int], width: int, *, contexts: bool = False) -> tuple[str, ...]:
+    """The columns (in ``COLUMNS`` order) that fit ``width``, dropping in ``DROP_ORDER``.
+
+    CONTEXT only with ``contexts`` (several clusters shown), and then it stays: which cluster
+    an alert is in is what the operator acts on.
+    """
+    shown = [c for c in COLUMNS if contexts or c != "CONTEXT"]
     for column in DROP_ORDER:
         if sum(widths[c] + CELL_PADDING for c in shown) <= width - SCROLLBAR:
             break
@@ -118,10 +123,12 @@ def ordered(
     a column nobody sees looked random (issue 48).
     """
 
-    def place(a: App) -> tuple[int, str, str]:
+    def place(a: App) -> tuple[int, str, str, str]:
         severity = summaries[app_key(a)].severity
         return (
-            (severity, a.namespace, a.name) if namespace_shown else (severity, a.name, a.namespace)
+            (severity, a.context, a.namespace, a.name)
+            if namespace_shown
+            else (severity, a.context, a.name, a.namespace)
         )
 
     default = sorted(apps, key=place)
@@ -159,6 +166,7 @@ class AppsTable(DataTable[Text]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.wide = False
+        self.contexts = False  # several clusters shown: a CONTEXT column first
         self.sort_key: SortKey | None = None
         self.shown_columns: tuple[str, ...] = ()
         # By id(application): its row as last made. The incremental analysis hands back the
@@ -251,9 +259,13 @@ class AppsTable(DataTable[Text]):
             self._memo[id(a)] = known
         summaries = {app_key(a): self._memo[id(a)].summary for a in apps}  # once per application
         columns = (
-            WIDE_COLUMNS
+            tuple(c for c in WIDE_COLUMNS if self.contexts or c != "CONTEXT")
             if self.wide
-            else fitting(self._widths([self._memo[id(a)].widths for a in apps]), width)
+            else fitting(
+                self._widths([self._memo[id(a)].widths for a in apps]),
+                width,
+                contexts=self.contexts,
+            )
         )
         in_order = ordered(apps, summaries, self.sort_key, namespace_shown="NAMESPACE" in columns)
         shown = {app_key(a): self._memo[id(a)] for a in in_order}

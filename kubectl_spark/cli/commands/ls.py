@@ -7,7 +7,7 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import typer
@@ -23,12 +23,12 @@ from kubectl_spark.app.present import (
 from kubectl_spark.app.summary import analysis_json, app_json
 from kubectl_spark.app.text import escape
 from kubectl_spark.app.view import label_selector
-from kubectl_spark.cli import common, render
+from kubectl_spark.cli import clusters, common, render
 from kubectl_spark.cli import globals as cli_globals
 from kubectl_spark.core import raw
 from kubectl_spark.core.model import Analysis, App
 from kubectl_spark.core.selecting import select_apps
-from kubectl_spark.errors import UsageError
+from kubectl_spark.errors import KubectlSparkError, UsageError
 
 
 @dataclass(frozen=True)
@@ -110,8 +110,14 @@ def render_analysis(
     sort_by: str = "",
     labels: LabelView = LabelView(),
     pods: Sequence[Any] = (),
+    clocks: Mapping[str, datetime] | None = None,
 ) -> str:
-    apps = sorted(analysis.apps, key=sort_key)
+    """The listing, one row per application.
+
+    With ``clocks`` (each context's time) it lists several clusters: a CONTEXT column first,
+    and each application's AGE by its own cluster's clock.
+    """
+    apps = sorted(analysis.apps, key=lambda app: (app.context, *sort_key(app)))
     if sort_by:
         apps = sorted_by(apps, sort_by)
     if render.is_document(output):
@@ -122,12 +128,21 @@ def render_analysis(
     wide = output == "wide"
     labels_by_uid = labels.index(pods)
     rows = [
-        row(app, now, all_namespaces=all_namespaces, wide=wide) + labels.cells(app, labels_by_uid)
+        ([app.context] if clocks is not None else [])
+        + row(
+            app,
+            clocks.get(app.context, now) if clocks else now,
+            all_namespaces=all_namespaces,
+            wide=wide,
+        )
+        + labels.cells(app, labels_by_uid)
         for app in apps
     ]
     text = (
         render.table(
-            headers(all_namespaces=all_namespaces, wide=wide) + labels.headers(),
+            (["CONTEXT"] if clocks is not None else [])
+            + headers(all_namespaces=all_namespaces, wide=wide)
+            + labels.headers(),
             rows,
             no_headers=no_headers,
         )
@@ -140,7 +155,8 @@ def render_analysis(
         count = humanize.intcomma(len(analysis.ungrouped))
         text += f'\n{count} Spark pod(s) fit no application (see -o json, "ungrouped"):\n'
         text += "".join(
-            f"  {u.namespace}/{u.pod} ({u.role}): {u.why}\n" for u in analysis.ungrouped
+            f"  {u.context + ': ' if u.context else ''}{u.namespace}/{u.pod} ({u.role}): {u.why}\n"
+            for u in analysis.ungrouped
         )
     return text
 
@@ -198,6 +214,27 @@ def run(
     if sort_by:
         by_path(sort_by)  # a bad path is refused before anything is read
     everywhere = cli_globals.current().all_namespaces
+    contexts = clusters.asked()
+    if contexts:
+        if watch or watch_only:
+            raise UsageError(
+                "ls -w follows one context; the TUI follows several (kubectl spark tui --context a,b)"
+            )
+        listing = _ManyListing(selector, group_by, field_selector)
+        text = listing.render(
+            clusters.read_each(contexts, listing.read),
+            chosen,
+            everywhere=everywhere,
+            no_headers=no_headers,
+            sort_by=sort_by,
+            labels=labels,
+        )
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        failed = listing.failure
+        if failed is not None:
+            raise failed
+        return
     loaded = common.load(selector=selector or None, group_by=group_by or None, slim_pods=True)
     try:
         if field_selector:
@@ -232,6 +269,77 @@ def run(
             _watch(loaded, view)
     finally:
         loaded.api.close()
+
+
+@dataclass
+class _Part:
+    """What one context's read leaves for the listing (its connection already closed)."""
+
+    analysis: Analysis
+    pods: Sequence[Any]
+    namespace: str | None
+    now: datetime
+
+
+@dataclass
+class _ManyListing:
+    """``ls`` over several contexts: each read as ``ls --context NAME`` reads it, listed as one."""
+
+    selector: str
+    group_by: str
+    field_selector: str
+    failure: KubectlSparkError | None = None
+
+    def read(self) -> _Part:
+        """One context's applications (in its own thread: cli/clusters.py)."""
+        loaded = common.load(
+            selector=self.selector or None, group_by=self.group_by or None, slim_pods=True
+        )
+        try:
+            analysis = (
+                with_pods_matching(loaded, self.field_selector)
+                if self.field_selector
+                else loaded.analysis
+            )
+            return _Part(analysis, loaded.snapshot.pods, loaded.namespace, loaded.snapshot.now)
+        finally:
+            loaded.api.close()
+
+    def render(
+        self,
+        readings: list[clusters.Reading[_Part]],
+        output: str,
+        *,
+        everywhere: bool,
+        no_headers: bool,
+        sort_by: str,
+        labels: LabelView,
+    ) -> str:
+        parts = [(r.context, r.answer) for r in readings if r.answer is not None]
+        self.failure = clusters.failure(readings)
+        merged = Analysis(
+            tuple(a for name, part in parts for a in part.analysis.in_context(name).apps),
+            tuple(u for name, part in parts for u in part.analysis.in_context(name).ungrouped),
+        )
+        clocks = {name: part.now for name, part in parts}
+        if not merged.apps and output in ("table", "wide"):
+            where = ", ".join(
+                f"{name} ({'all namespaces' if part.namespace is None else part.namespace})"
+                for name, part in parts
+            )
+            if where:
+                sys.stderr.write(f"No Spark applications found in {where}.\n")
+        return render_analysis(
+            merged,
+            output,
+            all_namespaces=everywhere,
+            no_headers=no_headers,
+            now=max(clocks.values(), default=datetime.now(UTC)),
+            sort_by=sort_by,
+            labels=labels,
+            pods=[p for _, part in parts for p in part.pods],
+            clocks=clocks,
+        )
 
 
 def with_pods_matching(

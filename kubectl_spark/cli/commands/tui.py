@@ -21,24 +21,30 @@ def run(
     readonly: bool = typer.Option(False, "--readonly", help="Hide fence, force-kill and resubmit."),
 ) -> None:
     """Open the live terminal UI."""
+    from kubectl_spark.cli import clusters
     from kubectl_spark.cli.common import connection, history_path, recorder_wanted
     from kubectl_spark.kube.client import connect
     from kubectl_spark.tui.app import SparkTUI
     from kubectl_spark.tui.sources import LiveSource
 
     g = cli_globals.current()
-    with connect(connection()):
-        pass  # fail fast, with the CLI's one-line error, when the kubeconfig is unusable
+    contexts = clusters.asked()
+    if contexts:  # several: each made as --context NAME alone would make it
+        cli_globals.use(dataclasses.replace(g, context=None, all_contexts=False))
+    base = connection()
+    for name in contexts or (None,):
+        with connect(dataclasses.replace(base, context=name or base.context)):
+            pass  # fail fast, with the CLI's one-line error, when the kubeconfig is unusable
 
     SparkTUI(
         source_maker(
             LiveSource,
-            connection(),
+            base,
             None if g.no_history else history_path(),
             None if g.no_history else recorder_wanted(),
         ),
         namespace=g.namespace,
-        context=g.context,
+        context=",".join(contexts) if contexts else g.context,
         all_namespaces=g.all_namespaces,
         readonly=readonly,
         initial_filter=f"-l {selector}" if selector else "",
@@ -54,6 +60,14 @@ def source_maker(
     """
 
     def make(namespace: str | None, context: str | None, all_namespaces: bool) -> Any:
+        names = _contexts(base, context)
+        if len(names) > 1:
+            from kubectl_spark.tui.many import ManySource
+
+            return ManySource({name: one(namespace, name, all_namespaces) for name in names})
+        return one(namespace, names[0] if names else None, all_namespaces)
+
+    def one(namespace: str | None, context: str | None, all_namespaces: bool) -> Any:
         conn = dataclasses.replace(
             base,
             context=context or base.context,
@@ -67,3 +81,21 @@ def source_maker(
         )
 
     return make
+
+
+def _contexts(base: Any, context: str | None) -> list[str]:
+    """``:ctx a,b`` (or ``--context a,b``) names several; ``all``: every one in the kubeconfig.
+
+    A kubeconfig that cannot be read is said by the source, as for an unknown context.
+    """
+    if context == "all":
+        from kubectl_spark.errors import KubectlSparkError
+        from kubectl_spark.kube.config import Selection, context_names
+
+        try:
+            return context_names(Selection(kubeconfig=base.kubeconfig))
+        except KubectlSparkError:
+            return [context]  # its source fails: no context "all", said on the status bar
+    if context and "," in context:
+        return list(dict.fromkeys(n.strip() for n in context.split(",") if n.strip()))
+    return [context] if context else []

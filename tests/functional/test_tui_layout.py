@@ -100,6 +100,21 @@ def test_snapshot_log_view(snap_compare: Any, size: tuple[int, int]) -> None:
     assert snap_compare(static_app(), terminal_size=size, run_before=run_before)
 
 
+def test_snapshot_log_search(snap_compare: Any, size: tuple[int, int]) -> None:
+    """``/`` in a log: every match marked, the current one brighter, "2/11" in the title."""
+
+    async def run_before(pilot: Any) -> None:
+        app: SparkTUI = pilot.app
+        await until(pilot, lambda: bool(app.analysis.apps))
+        await app.push_screen(
+            TextScreen("logs of spark/ingest-x-exec-2  (esc: back)", LOG, log=True)
+        )
+        await pilot.press("slash", *"task 2", "enter", "n")
+        await pilot.pause(0.2)
+
+    assert snap_compare(static_app(), terminal_size=size, run_before=run_before)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "size" in metafunc.fixturenames:
         metafunc.parametrize("size", SIZES)

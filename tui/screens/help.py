@@ -14,7 +14,7 @@ HELP = """kubectl spark — keys
   tab         table ⇄ tree                  esc     back, clear the filter
   /           filter: text, -l key=val, ! to invert
   ctrl+z      only applications with faults (alerts or losses)
-  :           :ns NAME, :ns all, :ctx NAME
+  :           :ns NAME, :ns all, :ctx NAME, :ctx a,b, :ctx all
   N A S L     sort by name, age, state, lost (again: reverse, then back)
   w           wide: every column of ls -o wide
   l / p       logs / previous logs of the selected pod
@@ -22,6 +22,7 @@ HELP = """kubectl spark — keys
   o           owner: executor → its attempt, attempt → its Job or CR (YAML)
   c / u       copy the selected name / open the driver's Spark UI
   in a view   w wrap   f follow (logs)   t timestamps (logs)
+              / search, n N next / previous   s autoscroll   ctrl+s save
   f K r       fence / force-kill the attempt, resubmit the app
   ctrl+r      reload     ctrl+p  commands     ?  this help     q  quit
 """

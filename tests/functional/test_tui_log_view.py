@@ -1,0 +1,119 @@
+"""The log view as people expect it from k9s and less (issue 48, point 3).
+
+``/`` searches (every match marked, ``n``/``N`` go round them, the title says which of how
+many), ``s`` toggles autoscroll and the title says when it is on, ``ctrl+s`` saves the text to
+a file of its own, escape closes the search box before it leaves the view.
+"""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+from typing import Any
+
+from kubectl_spark.tui.app import SparkTUI
+from kubectl_spark.tui.screens.text import TextScreen
+from tests.functional.test_tui import static_app, text_of, until
+from tests.functional.test_tui_layout import LOG
+
+SIZE = (120, 30)
+
+
+class _Reader:
+    """A live container's log (a reader): autoscroll applies; nothing is asked of a cluster."""
+
+    followable = False
+
+    def stop(self) -> None:
+        return None
+
+
+async def opened(pilot: Any, body: str = LOG, reader: Any = None) -> TextScreen:
+    app: SparkTUI = pilot.app
+    await until(pilot, lambda: bool(app.analysis.apps))
+    screen = TextScreen("logs of spark/ingest-x-exec-2  (esc: back)", body, log=True, reader=reader)
+    await app.push_screen(screen)
+    await pilot.pause(0.1)
+    return screen
+
+
+def title(screen: TextScreen) -> str:
+    return text_of(screen.query_one("#text-title"))
+
+
+async def test_search_marks_every_match_and_n_and_N_go_round_them() -> None:
+    app = static_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        await pilot.press("slash", *"finished TASK 2", "enter")  # case does not matter
+        # Lines "Finished task 2.0", "… 20.0" … "… 29.0": eleven, the first one current.
+        assert len(screen.matches) == 11
+        assert "[/finished TASK 2: 1/11]" in title(screen)
+        first = screen.matches[0]
+        await pilot.press("n")
+        assert "2/11" in title(screen) and screen.current == 1
+        await pilot.press("N", "N")
+        assert "11/11" in title(screen)  # round the start, as less does
+        body = screen.query_one("#text-body")
+        line = screen.matches[screen.current]
+        assert (
+            body.scroll_offset.y <= screen._starts[line] < body.scroll_offset.y + body.size.height
+        )
+        await pilot.press("n")
+        assert screen.matches[screen.current] == first
+        # The matched words are marked on screen, not only counted.
+        drawn = body.lines[screen._starts[first]]
+        assert any(
+            "on yellow" in str(seg.style) or "on bright_green" in str(seg.style) for seg in drawn
+        )
+
+        await pilot.press("slash", *"no such words", "enter")
+        assert screen.matches == [] and "no match" in title(screen)
+        await pilot.press("n")  # says so, changes nothing
+        assert len(app.screen_stack) == 2
+
+
+async def test_escape_closes_the_search_box_first_then_the_view() -> None:
+    app = static_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        await pilot.press("slash")
+        box = screen.query_one("#text-search")
+        assert box.has_class("visible") and box.has_focus
+        await pilot.press("n")  # typed into the box: not a jump
+        assert screen.current == -1 and box.value == "n"  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        assert not box.has_class("visible") and app.screen is screen
+        await pilot.press("escape")
+        assert len(app.screen_stack) == 1
+
+
+async def test_autoscroll_is_shown_toggled_and_stopped_by_a_jump() -> None:
+    app = static_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, reader=_Reader())
+        assert "[autoscroll]" in title(screen)  # a live log starts at its end, following it
+        await pilot.press("s")
+        assert "[autoscroll]" not in title(screen)
+        await pilot.press("s")
+        assert "[autoscroll]" in title(screen)
+        await pilot.press("slash", *"ERROR", "enter")  # reading a match: the view stays there
+        assert "[autoscroll]" not in title(screen)
+        screen._add_line("26/03/01 02:41:00 ERROR a line that came later")
+        await pilot.pause(0.1)
+        assert "1/2" in title(screen)  # the new line is a match too
+
+
+async def test_ctrl_s_saves_the_text_to_a_file_of_its_own(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    app = static_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(pilot, body="first line\n\x1b[31mcluster text\n")
+        await pilot.press("ctrl+s")
+        await pilot.press("ctrl+s")  # a second save is a second file
+        await pilot.pause(0.1)
+    saved = sorted((tmp_path / "kubectl-spark" / "saved").iterdir())
+    assert len(saved) == 2
+    assert saved[0].name.startswith("logs-of-spark-ingest-x-exec-2-")
+    assert saved[0].read_text() == "first line\n\x1b[31mcluster text\n"  # as read, not as drawn
+    assert stat.S_IMODE(saved[0].stat().st_mode) == 0o600

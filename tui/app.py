@@ -38,7 +38,9 @@ from .widgets.apps_table import AppsTable, SortKey, app_key
 from .widgets.attempt_tree import AttemptTree
 from .widgets.banner import AlertsBanner
 from .widgets.detail import DetailPane
+from .widgets.safe import safe
 from .widgets.status import StatusBar
+from .widgets.steady import SteadyStatic
 from .widgets.timeline import Timeline
 
 ACTIONS = {"fence", "force_kill", "resubmit"}
@@ -121,7 +123,10 @@ class SparkTUI(App[None]):
                 yield DetailPane(id="detail")
             yield Timeline(id="timeline")
         yield Input(placeholder="filter: text, -l key=val, ! to invert", id="filter")
-        yield Input(placeholder=":ns NAME | :ns all | :ctx NAME", id="command")
+        yield Input(
+            placeholder=":ns NAME | :ns all | :ctx NAME | :ctx a,b | :ctx all", id="command"
+        )
+        yield SteadyStatic(id="focus")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -134,6 +139,7 @@ class SparkTUI(App[None]):
         self.status_bar = self.query_one(StatusBar)
         self.filter_box = self.query_one("#filter", Input)
         self.command_box = self.query_one("#command", Input)
+        self.focus_line = self.query_one("#focus", SteadyStatic)
         self._loop = asyncio.get_running_loop()
         self._relayout()
         self._start_source()
@@ -328,6 +334,7 @@ class SparkTUI(App[None]):
             app, node.data if node is not None and node.data else self._default_selection(app)
         )
         self.timeline_view.show(app, self.clock(), width=max(20, self.size.width - 24))
+        self._say_focus()
 
     def _default_selection(self, app: SparkApp | None) -> tuple[str, int, str] | None:
         return ("attempt", app.attempts[-1].number, "") if app and app.attempts else None
@@ -345,6 +352,33 @@ class SparkTUI(App[None]):
     @on(Tree.NodeHighlighted)
     def _node(self, event: Tree.NodeHighlighted[Any]) -> None:
         self.detail_pane.show(self.current_app(), event.node.data)
+        self._say_focus()
+
+    @on(Tree.NodeSelected)
+    def _drill(self, event: Tree.NodeSelected[Any]) -> None:
+        """Enter on an attempt or an executor: down to its pod (``describe pod``, esc back)."""
+        self.action_describe()
+
+    def on_descendant_focus(self) -> None:
+        self._say_focus()
+
+    def crumbs(self) -> str:
+        """Where the keys act, as a path: context, application, attempt, executor."""
+        app, attempt, executor = self.selection()
+        if app is None:
+            return "no application selected"
+        parts = [*([app.context] if app.context else []), f"{app.namespace}/{app.name}"]
+        parts += [f"attempt {attempt.number}"] if attempt is not None else []
+        parts += [f"executor {executor}"] if executor else []
+        return " ▸ ".join(parts)
+
+    def _say_focus(self) -> None:
+        """The line above the footer: what is focused, and so what the keys act on."""
+        if not hasattr(self, "focus_line"):
+            return
+        tree = ("tree", "enter: its pod, d: describe pod")
+        where, hint = tree if self.attempt_tree.has_focus else ("apps", "enter: its attempts")
+        self.focus_line.update(safe(f"▸ {where}: {self.crumbs()}  ({hint})", "dim"))
 
     def selection(self) -> tuple[SparkApp | None, Attempt | None, str | None]:
         """What keys act on: the tree's line while it is focused, else the latest attempt."""

@@ -142,6 +142,20 @@ def action_describe(self: SparkTUI) -> None:
     app = self.current_app()
     if app is None or self.snapshot is None:
         return
+    pod = self._pod() if self.attempt_tree.has_focus else None
+    if pod is not None:  # the key acts on what is focused: the pod of the tree's line
+        from .screens.pod import PodScreen
+
+        self.push_screen(
+            PodScreen(
+                self.source_of(app).connect,
+                pod[0],
+                pod[1],
+                crumbs=f"{self.crumbs()} ▸ pod {pod[1]}",
+                now=self.clock,
+            )
+        )
+        return
     now = self.clock()
     self.push_screen(
         TextScreen(

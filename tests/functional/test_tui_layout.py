@@ -115,6 +115,26 @@ def test_snapshot_log_search(snap_compare: Any, size: tuple[int, int]) -> None:
     assert snap_compare(static_app(), terminal_size=size, run_before=run_before)
 
 
+def test_snapshot_pod_view(snap_compare: Any, size: tuple[int, int]) -> None:
+    """Drilled down to a pod: its describe, the breadcrumb in the title (``PodScreen``'s text)."""
+    from kubectl_spark.app.rawdescribe import describe_pod
+    from tests.functional.test_tui import NOW, fixed_snapshot
+
+    pod = next(p for p in fixed_snapshot().pods if p["metadata"]["name"].endswith("exec-2"))
+    text = describe_pod(pod, [], NOW)
+
+    async def run_before(pilot: Any) -> None:
+        app: SparkTUI = pilot.app
+        await until(pilot, lambda: bool(app.analysis.apps))
+        title = (
+            "ns/ingest ▸ attempt 2 ▸ executor 2 ▸ pod ingest-x-exec-2 ▸ describe pod  (esc: back)"
+        )
+        await app.push_screen(TextScreen(title, text))
+        await pilot.pause(0.2)
+
+    assert snap_compare(static_app(), terminal_size=size, run_before=run_before)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "size" in metafunc.fixturenames:
         metafunc.parametrize("size", SIZES)

@@ -92,6 +92,7 @@ class AttemptTree(Tree[Key]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.auto_expand = False  # enter drills down into a pod (space folds an attempt)
         self._tree_shape: tuple[str, tuple[Key, ...]] | None = None
         self._root_looks = looks(None)  # of the root label last set
         self._node_by_key: dict[Key, TreeNode[Key]] = {}

@@ -81,6 +81,11 @@ def find_executor(app: App, attempt: Attempt, reference: str) -> Executor:
     for executor in attempt.executors:
         if executor.id == wanted or executor.pod == reference:
             return executor
+    # Spark's own id, as its UI and the driver's log say it, for a pod whose label does not
+    # carry it (the Deployment and StatefulSet allocators): the pod that ran that JVM.
+    hosting = [e for e in attempt.executors if wanted in e.spark_ids]
+    if hosting:
+        return hosting[-1]
     from kubectl_spark.core.sparkview import exec_number, exec_numbers
 
     numbers = exec_numbers({e.id for e in attempt.executors})
@@ -92,7 +97,12 @@ def find_executor(app: App, attempt: Attempt, reference: str) -> Executor:
             f"`kubectl spark describe {app.name}` says why it was lost"
         )
     candidates = (
-        ", ".join(f"{app.name}/{attempt.number}/exec-{e.id}" for e in attempt.executors) or "none"
+        ", ".join(
+            f"{app.name}/{attempt.number}/exec-{e.id}"
+            + (f" (Spark's {', '.join(e.spark_ids)})" if e.spark_ids else "")
+            for e in attempt.executors
+        )
+        or "none"
     )
     raise UsageError(
         f'executor "{reference}" not found in {app.name}/{attempt.number}: '

@@ -133,6 +133,10 @@ class Executor:
     source: str = "cluster"
     # Why it has not started, or keeps restarting, while nothing is lost (reason is None).
     waiting: Reason | None = None
+    # Spark's own ids for the JVMs this pod ran, in order, where the pod's label does not carry
+    # one (the StatefulSet and Deployment allocators' EXECID): found by the pod's IP in Spark's
+    # executor list. Spark's UI and logs say "executor 3"; ``logs APP/1/exec-3`` finds the pod.
+    spark_ids: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -146,6 +150,7 @@ class Executor:
             "reason": self.reason.to_json() if self.reason else None,
             "waiting": self.waiting.to_json() if self.waiting else None,
             "source": self.source,
+            **({"sparkIds": list(self.spark_ids)} if self.spark_ids else {}),
         }
 
 

@@ -346,6 +346,7 @@ def with_spark_view(
     executors = list(attempt.executors)
     by_id = {e.id: i for i, e in enumerate(executors)}
     by_host = _by_host(executors, pod_ips or {}, summaries)
+    executors = _with_spark_ids(executors, pod_ips or {}, summaries)
     for summary in summaries:
         exec_id = str(summary.get("id"))
         if summary.get("isActive", True):
@@ -494,6 +495,24 @@ def _text_or_none(value: object) -> str | None:
 
 def _host(summary: Mapping[str, Any]) -> str:
     return str(summary.get("hostPort") or "").rpartition(":")[0]
+
+
+def _with_spark_ids(
+    executors: list[Executor], pod_ips: Mapping[str, str], summaries: Sequence[Any]
+) -> list[Executor]:
+    """Each unlabelled pod with the Spark ids its JVMs had, found by its IP (``spark_ids``)."""
+    if not pod_ips:
+        return executors
+    index = {pod_ips[e.uid]: i for i, e in enumerate(executors) if pod_ips.get(e.uid)}
+    hosted: dict[int, list[str]] = {}
+    for summary in summaries:
+        host, exec_id = _host(summary), str(summary.get("id"))
+        if host in index and exec_id.isdecimal():
+            hosted.setdefault(index[host], []).append(exec_id)
+    out = list(executors)
+    for i, ids in hosted.items():
+        out[i] = dataclasses.replace(out[i], spark_ids=tuple(sorted(set(ids), key=int)))
+    return out
 
 
 def _by_host(

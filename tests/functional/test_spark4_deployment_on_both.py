@@ -79,3 +79,42 @@ def test_s12_deployment_executors_are_the_attempts_and_their_controller_goes_fir
     assert deletes[0] == ("pods", s.running(spark_role="driver")[0]["metadata"]["name"])
     assert deletes[1][0] == "deployments" and deletes[1][1].startswith("spark-d-")
     assert {r for r, _ in deletes[2:]} == {"pods"}
+
+
+def test_logs_finds_a_deployment_executor_by_sparks_own_id(
+    cluster: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Spark's UI and the driver's log say "executor 3"; the pod's name says ``…-x7k2q``.
+
+    The pod restarted in place ran two of Spark's executors one after the other (Spark's list
+    names both by the pod's IP): each id finds that pod, as ``sparkIds`` in the JSON says.
+    (On the emulator: the driver's REST API is read through the API server's pod proxy, which
+    the real control plane would dial at a pod IP no simulated pod listens on.)
+    """
+    from kubectl_spark.cli.main import main
+
+    c = cluster("s12-spark4-deployment-executors")
+    c.player.play_until(100)  # after the OOM kill at 60 s: one pod, two JVMs
+
+    def cli(*args: str) -> tuple[int, str, str]:
+        code = main(["--kubeconfig", str(c.kubeconfig), *args])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    code, out, err = cli("ls", "-o", "json")
+    assert code == 0, err
+    (attempt,) = json.loads(out)["items"][0]["attempts"]
+    hosting = {tuple(e.get("sparkIds") or ()): e for e in attempt["executors"]}
+    restarted = next(e for ids, e in hosting.items() if len(ids) == 2)
+    first, second = restarted["sparkIds"]
+    assert int(first) < int(second)
+    assert restarted["id"] not in (first, second)  # the pod's suffix, not Spark's id
+
+    code, by_pod, err = cli("logs", f"features/1/{restarted['pod']}")
+    assert code == 0, err
+    for spark_id in (first, second):
+        code, out, err = cli("logs", f"features/1/exec-{spark_id}")
+        assert code == 0, err
+        assert out == by_pod
+    code, out, err = cli("logs", "features/1/exec-99")
+    assert code == 1 and f"(Spark's {first}, {second})" in err, err

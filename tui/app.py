@@ -25,7 +25,7 @@ from textual.widgets import DataTable, Footer, Input, Tree
 from kubectl_spark.app.text import escape
 from kubectl_spark.core.model import Analysis, Attempt
 from kubectl_spark.core.model import App as SparkApp
-from kubectl_spark.knowledge.names import is_namespace_name, shown
+from kubectl_spark.knowledge.names import shown
 from kubectl_spark.memory import freeze_long_lived
 
 from . import act_keys as _act_keys
@@ -37,6 +37,7 @@ from .sources import Analyzer, Source, Target, one_cluster, why_not_started
 from .widgets.apps_table import AppsTable, SortKey, app_key
 from .widgets.attempt_tree import AttemptTree
 from .widgets.banner import AlertsBanner
+from .widgets.command import CommandBox, Names
 from .widgets.detail import DetailPane
 from .widgets.safe import safe
 from .widgets.status import StatusBar
@@ -90,8 +91,10 @@ class SparkTUI(App[None]):
         now: Callable[[], datetime] | None = None,
         initial_filter: str = "",
         demo: bool = False,
+        names: Names | None = None,
     ) -> None:
         super().__init__()
+        self.names = names  # what :ctx and :ns alone offer to pick from
         self.make_source = make_source
         self.namespace, self.context, self.all_namespaces = namespace, context, all_namespaces
         self.readonly = readonly
@@ -123,9 +126,7 @@ class SparkTUI(App[None]):
                 yield DetailPane(id="detail")
             yield Timeline(id="timeline")
         yield Input(placeholder="filter: text, -l key=val, ! to invert", id="filter")
-        yield Input(
-            placeholder=":ns NAME | :ns all | :ctx NAME | :ctx a,b | :ctx all", id="command"
-        )
+        yield CommandBox(self.names, id="command")
         yield SteadyStatic(id="focus")
         yield Footer()
 
@@ -138,7 +139,7 @@ class SparkTUI(App[None]):
         self.timeline_view = self.query_one(Timeline)
         self.status_bar = self.query_one(StatusBar)
         self.filter_box = self.query_one("#filter", Input)
-        self.command_box = self.query_one("#command", Input)
+        self.command_box = self.query_one(CommandBox)
         self.focus_line = self.query_one("#focus", SteadyStatic)
         self._loop = asyncio.get_running_loop()
         self._relayout()
@@ -431,28 +432,20 @@ class SparkTUI(App[None]):
         self._render()
 
     def action_command(self) -> None:
-        box = self.command_box
-        box.value = ""
-        box.add_class("visible")
-        box.focus()
+        self.command_box.open(self.context)
 
-    @on(Input.Submitted, "#command")
-    def _command(self, event: Input.Submitted) -> None:
-        event.input.remove_class("visible")
-        words = event.value.strip().lstrip(":").split()
-        named = len(words) == 2 and words[0] == "ns" and words[1] != "all"
-        if named and not is_namespace_name(words[1]):
-            # It becomes part of every request path: "../../apis/x" must not.
-            self.notify(f"not a namespace name: {escape(shown(words[1]))}", severity="error")
-            return
-        target = Target.asked(words, Target(self.namespace, self.context, self.all_namespaces))
+    @on(CommandBox.Asked)
+    def _command(self, event: CommandBox.Asked) -> None:
+        self.apps_table.focus()
+        target = Target.asked(
+            event.words, Target(self.namespace, self.context, self.all_namespaces)
+        )
         if target is None:
-            self.notify(f"unknown command: {escape(shown(event.value))}", severity="warning")
             return
         # Tried first: a context or namespace that cannot be read leaves the view as it was,
         # with the reason on the status bar (issue 48), rather than a failed, empty screen.
         candidate = self.make_source(target.namespace, target.context, target.all_namespaces)
-        self._try_source(candidate, target, f":{' '.join(words)}")
+        self._try_source(candidate, target, f":{' '.join(event.words)}")
 
     @work(thread=True, exclusive=True, group="switch")
     def _try_source(self, candidate: Source, target: Target, asked: str) -> None:

@@ -135,6 +135,21 @@ def test_snapshot_pod_view(snap_compare: Any, size: tuple[int, int]) -> None:
     assert snap_compare(static_app(), terminal_size=size, run_before=run_before)
 
 
+def test_snapshot_context_picker(snap_compare: Any, size: tuple[int, int]) -> None:
+    """A bare ``:ctx``: the contexts to pick from, narrowed by what was typed."""
+    from kubectl_spark.tui.screens.picker import PickerScreen
+
+    async def run_before(pilot: Any) -> None:
+        app: SparkTUI = pilot.app
+        await until(pilot, lambda: bool(app.analysis.apps))
+        names = ["all", "prod-eu", "prod-us", "staging"]
+        await app.push_screen(PickerScreen("ctx", lambda: names))
+        await pilot.press(*"prod")
+        await pilot.pause(0.2)
+
+    assert snap_compare(static_app(), terminal_size=size, run_before=run_before)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "size" in metafunc.fixturenames:
         metafunc.parametrize("size", SIZES)

@@ -9,12 +9,12 @@ from textual.widgets import Static
 
 HELP = """kubectl spark — keys
 
-  ↑ ↓ / j k   move in the table or tree     enter   open the app's tree
+  ↑ ↓ / j k   move in the table or tree     enter   down: attempts, then a pod
   g G         first / last row or line      pgup pgdn  a page up / down
   tab         table ⇄ tree                  esc     back, clear the filter
   /           filter: text, -l key=val, ! to invert
   ctrl+z      only applications with faults (alerts or losses)
-  :           :ns NAME, :ns all, :ctx NAME, :ctx a,b, :ctx all
+  :           :ns NAME, :ns all, :ctx NAME, :ctx a,b, :ctx all; alone: pick
   N A S L     sort by name, age, state, lost (again: reverse, then back)
   w           wide: every column of ls -o wide
   l / p       logs / previous logs of the selected pod

@@ -48,6 +48,7 @@ def run(
         all_namespaces=g.all_namespaces,
         readonly=readonly,
         initial_filter=f"-l {selector}" if selector else "",
+        names=picker_names(base),
     ).run()
 
 
@@ -81,6 +82,36 @@ def source_maker(
         )
 
     return make
+
+
+def picker_names(base: Any) -> Callable[[str, str | None], list[str]]:
+    """What a bare ``:ctx`` or ``:ns`` offers to pick from, ``all`` first in each.
+
+    The kubeconfig's contexts, or the namespaces of the context shown (the first, when several
+    are shown).
+    """
+
+    def names(kind: str, context: str | None) -> list[str]:
+        from kubectl_spark.kube.client import connect
+        from kubectl_spark.kube.config import Selection, context_names
+
+        if kind == "ctx":
+            return ["all", *context_names(Selection(kubeconfig=base.kubeconfig))]
+        first = (context or "").split(",")[0]
+        conn = dataclasses.replace(
+            base,
+            context=first if first and first != "all" else base.context,
+            interactive=False,
+        )
+        with connect(conn) as api:
+            found, _ = api.list(
+                "/api/v1/namespaces",
+                what="list namespaces",
+                keep=lambda item: (item.get("metadata") or {}).get("name") or "",
+            )
+        return ["all", *sorted(n for n in found if n)]
+
+    return names
 
 
 def _contexts(base: Any, context: str | None) -> list[str]:

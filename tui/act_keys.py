@@ -27,9 +27,24 @@ def action_resubmit(self: SparkTUI) -> None:
     self._plan("resubmit", *self.selection()[:2])
 
 
+def action_delete_pod(self: SparkTUI) -> None:
+    """k9s's ctrl+d on the focused executor's pod: a plan pinned to its UID, then confirmed."""
+    app, attempt, executor = self.selection()
+    if not executor:
+        self.notify(
+            "select an executor in the tree: its pod is what ctrl+d deletes", severity="warning"
+        )
+        return
+    self._plan("delete-pod", app, attempt, executor)
+
+
 @work(thread=True, exclusive=True, group="action")
 def _plan(
-    self: SparkTUI, action: str, chosen: SparkApp | None, chosen_attempt: Attempt | None
+    self: SparkTUI,
+    action: str,
+    chosen: SparkApp | None,
+    chosen_attempt: Attempt | None,
+    executor: str = "",
 ) -> None:
     """Compute the plan with the same code as the command, then ask."""
     from kubectl_spark.app import act
@@ -43,6 +58,8 @@ def _plan(
                 plan = act.plan_fence(api, snap, app, attempt)
             elif action == "force-kill" and attempt is not None:
                 plan = act.plan_force_kill(api, snap, app, attempt, act.KillOptions())
+            elif action == "delete-pod" and attempt is not None:
+                plan = act.plan_delete_pod(api, app, attempt, executor)
             else:
                 plan = act.plan_resubmit(api, snap, app)
     except Exception as exc:  # noqa: BLE001 - shown to the user

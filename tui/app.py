@@ -44,8 +44,8 @@ from .widgets.status import StatusBar
 from .widgets.steady import SteadyStatic
 from .widgets.timeline import Timeline
 
-ACTIONS = {"fence", "force_kill", "resubmit"}
-READONLY_KEYS = {"f": "fence", "K": "force-kill", "r": "resubmit"}
+ACTIONS = {"fence", "force_kill", "resubmit", "delete_pod"}
+READONLY_KEYS = {"f": "fence", "K": "force-kill", "r": "resubmit", "ctrl+d": "delete pod"}
 NARROW = 120  # columns
 SHORT = 20  # lines: below it the timeline gives its room to the tree
 LOW = 30  # lines: below it the alerts banner and the timeline take fewer
@@ -69,6 +69,7 @@ class SparkTUI(App[None]):
         Binding("f", "fence", "Fence"),
         Binding("K", "force_kill", "Force-kill"),
         Binding("r", "resubmit", "Resubmit"),
+        Binding("ctrl+d", "delete_pod", "Delete pod", show=False),
         Binding("escape", "back", "Back", show=False),
         Binding("w", "wide", "Wide", show=False),
         Binding("N", "sort('APP')", "Sort by name", show=False),
@@ -581,6 +582,7 @@ class SparkTUI(App[None]):
     action_fence = _act_keys.action_fence
     action_force_kill = _act_keys.action_force_kill
     action_resubmit = _act_keys.action_resubmit
+    action_delete_pod = _act_keys.action_delete_pod
     _plan = _act_keys._plan
     _apply = _act_keys._apply
 

@@ -324,6 +324,13 @@ def plan_resubmit(api: Api, snapshot: Snapshot, app: App, *, force: bool = False
     )
 
 
+def plan_delete_pod(api: Api, app: App, attempt: Attempt, executor_id: str) -> Plan:
+    """One executor's pod, by UID (the TUI's ctrl+d on an executor line)."""
+    from kubectl_spark.core.plans import delete_pod_plan
+
+    return delete_pod_plan(app, attempt, executor_id, now=now_text(api), actor=actor(api))
+
+
 def reread(
     api: Api, chosen: App, chosen_attempt: Attempt | None
 ) -> tuple[Snapshot, App, Attempt | None]:
@@ -336,7 +343,9 @@ def reread(
     from kubectl_spark.app.view import Wanted, load
 
     view = load(api, Wanted(namespace=chosen.namespace, spark_api=False))
-    app = next((a for a in view.analysis.apps if app_key(a) == app_key(chosen)), None)
+    # Read through one context: the key without the context the TUI marked it with.
+    key = app_key(dataclasses.replace(chosen, context=""))
+    app = next((a for a in view.analysis.apps if app_key(a) == key), None)
     if app is None:
         raise NotFound(f"{chosen.namespace}/{chosen.name} is no longer there", status=404)
     number = chosen_attempt.number if chosen_attempt is not None else None

@@ -77,3 +77,60 @@ async def test_enter_drills_down_to_a_pod_and_escape_comes_back(cluster: Any) ->
         assert text_of(app.screen.query_one("#text-title")).startswith(
             "describe default/networkwordcount"
         )
+
+
+async def test_ctrl_d_deletes_exactly_the_focused_executors_pod(cluster: Any) -> None:
+    """The plan pins the pod's UID and records the deletion; confirmed, that pod alone goes,
+    and ``describe`` reads its loss as kubectl spark's act (issue 48, point 2)."""
+    from kubectl_spark.tui.screens.plan import PlanScreen
+
+    c = cluster("s2-partition")
+    c.player.play_until(20)
+    app = live_app(c)
+    async with app.run_test(size=SIZE) as pilot:
+        table, tree = app.query_one(AppsTable), app.query_one(AttemptTree)
+        await until(pilot, lambda: table.row_count == 1)
+        await pilot.press("ctrl+d")  # from the table: no executor is focused
+        assert len(app.screen_stack) == 1
+        await pilot.press("enter", "down", "down")
+        await until(
+            pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data[0] == "executor"
+        )
+        exec_id = tree.cursor_node.data[2]
+        pods = c.world.find_pods("default", spark_role="executor")
+        target = next(p for p in pods if p["metadata"]["labels"]["spark-exec-id"] == exec_id)
+        others = {p["metadata"]["uid"] for p in pods} - {target["metadata"]["uid"]}
+        await pilot.press("ctrl+d")
+        await until(pilot, lambda: isinstance(app.screen, PlanScreen), timeout=15)
+        plan = text_of(app.screen.query_one("#plan-text"))
+        assert f"uid={target['metadata']['uid']}" in plan, plan
+        assert "asks for another" in plan
+        await pilot.press("y")
+        await until(
+            pilot,
+            lambda: all(
+                p["metadata"]["uid"] != target["metadata"]["uid"]
+                or p["metadata"].get("deletionTimestamp")
+                for p in c.world.find_pods("default", spark_role="executor")
+            ),
+            timeout=15,
+        )
+    left = {p["metadata"]["uid"] for p in c.world.find_pods("default", spark_role="executor")}
+    assert others <= left  # no other executor touched
+    events = c.world.client.list("/api/v1/namespaces/default/events")
+    assert any(
+        e["involvedObject"].get("uid") == target["metadata"]["uid"]
+        and "delete-pod" in e.get("message", "")
+        for e in events
+    )
+
+
+async def test_ctrl_d_is_off_read_only(cluster: Any) -> None:
+    c = cluster("s2-partition")
+    c.player.play_until(20)
+    app = live_app(c, readonly=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
+        await pilot.press("enter", "down", "down", "ctrl+d")
+        await pilot.pause(0.3)
+        assert len(app.screen_stack) == 1

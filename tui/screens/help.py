@@ -23,13 +23,13 @@ HELP = """kubectl spark — keys
   c / u       copy the selected name / open the driver's Spark UI
   in a view   w wrap   f follow (logs)   t timestamps (logs)
               / search, n N next / previous   s autoscroll   ctrl+s save
-  f K r       fence / force-kill the attempt, resubmit the app
+  f K r ^d    fence, force-kill the attempt; resubmit; delete an executor's pod
   ctrl+r      reload     ctrl+p  commands     ?  this help     q  quit
 """
 
 
-READONLY = "  f K r       off: started with --readonly"
-ACTION_KEYS = "  f K r       fence / force-kill the attempt, resubmit the app"
+READONLY = "  f K r ^d    off: started with --readonly"
+ACTION_KEYS = "  f K r ^d    fence, force-kill the attempt; resubmit; delete an executor's pod"
 
 
 class HelpScreen(ModalScreen[None]):

@@ -112,13 +112,36 @@ def action_previous_logs(self: SparkTUI) -> None:
 
 @work(thread=True, exclusive=True, group="view")
 def _logs(
-    self: SparkTUI, pod: tuple[str, str, str, bool] | None, source: Source, *, previous: bool
+    self: SparkTUI,
+    pod: tuple[str, str, str, bool] | None,
+    source: Source,
+    *,
+    previous: bool,
+    chosen: bool = False,
 ) -> None:
-    """Workers get the selection (and its cluster's source) from the UI thread."""
+    """Workers get the selection (and its cluster's source) from the UI thread.
+
+    A pod with several containers (a sidecar, an init container) asks which one first,
+    Spark's own at the top; ``chosen``: it was asked.
+    """
     if pod is None:
         self.call_from_thread(self.notify, "select a pod that still exists", severity="warning")
         return
     namespace, name, container, answers = pod
+    if not chosen:
+        names = _containers(source, namespace, name, container)
+        if len(names) > 1:
+            from .screens.picker import PickerScreen
+
+            def picked(choice: str | None) -> None:
+                if choice:
+                    again = (namespace, name, choice, answers)
+                    self._logs(again, source, previous=previous, chosen=True)
+
+            screen = PickerScreen("container", lambda: names)
+            self.call_from_thread(self.push_screen, screen, picked)
+            return
+        container = names[0] if names else container
     reader = LogReader(
         source.connect, namespace, name, container, previous=previous, answers=answers
     )
@@ -129,10 +152,32 @@ def _logs(
             self.notify, getattr(exc, "message", str(exc)), severity="error", timeout=8
         )
         return
-    title = f"{'previous ' if previous else ''}logs of {namespace}/{name}  (esc: back)"
+    which = f", container {container}" if chosen else ""
+    title = f"{'previous ' if previous else ''}logs of {namespace}/{name}{which}  (esc: back)"
     self.call_from_thread(
         self.push_screen, TextScreen(title, body or "(empty)", log=True, reader=reader)
     )
+
+
+def _containers(source: Source, namespace: str, pod: str, spark: str) -> list[str]:
+    """The pod's containers, Spark's own first, then the others and the init containers.
+
+    A pod template may rename Spark's container: with one container, that one is the log.
+    Unreadable, Spark's default name alone (the log request then says what is wrong).
+    """
+    try:
+        with source.connect() as api:
+            found = api.request("GET", f"/api/v1/namespaces/{namespace}/pods/{pod}", what="get pod")
+    except Exception:  # noqa: BLE001 - the log request says it
+        return [spark]
+    spec = found.get("spec") or {}
+    names = [
+        str(c.get("name"))
+        for key in ("containers", "initContainers")
+        for c in spec.get(key) or []
+        if c.get("name")
+    ]
+    return sorted(names, key=lambda n: n != spark) or [spark]
 
 
 def action_describe(self: SparkTUI) -> None:

@@ -16,6 +16,7 @@ import contextlib
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -178,7 +179,7 @@ class KubeletApi:
         handler.send_header("Content-Type", "text/plain; charset=utf-8")
         handler.send_header("Transfer-Encoding", "chunked")
         handler.end_headers()
-        self._follow(handler, data, log, seen, stamps)
+        self._follow(handler, data, log, seen, stamps, lambda: entry.current is not log)
 
     def _follow(
         self,
@@ -187,7 +188,15 @@ class KubeletApi:
         log: ContainerLog,
         seen: int,
         stamps: bool,
+        over: Callable[[], bool],
     ) -> None:
+        """New lines as they come, until the run followed is over, or the cap.
+
+        A run is over once its container runs again (its log is another): the kubelet ends a
+        follow with its container's run. (It ends it sooner, as the container stops; this
+        kubelet knows only the logs.)
+        """
+
         def chunk(data: bytes) -> None:
             handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             handler.wfile.flush()
@@ -203,4 +212,6 @@ class KubeletApi:
                     seen = len(log.lines)
                 if more:
                     chunk(more.encode("utf-8", "surrogateescape"))
+                if over():
+                    break
             handler.wfile.write(b"0\r\n\r\n")

@@ -117,3 +117,86 @@ async def test_ctrl_s_saves_the_text_to_a_file_of_its_own(tmp_path: Path, monkey
     assert saved[0].name.startswith("logs-of-spark-ingest-x-exec-2-")
     assert saved[0].read_text() == "first line\n\x1b[31mcluster text\n"  # as read, not as drawn
     assert stat.S_IMODE(saved[0].stat().st_mode) == 0o600
+
+
+async def test_a_followed_log_goes_on_across_a_restart_in_place(cluster: Any) -> None:
+    """A Deployment's executor (Spark 4.2) restarts in place after an OOM kill: the API's stream
+    ends with its run, the view follows the next run and says so (k9s does the same)."""
+    from kubectl_spark.tui.widgets.apps_table import AppsTable
+    from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
+    from tests.functional.test_tui import live_app
+    from tests.functional.test_tui_keys import body_lines
+
+    c = cluster("s12-spark4-deployment-executors")
+    c.player.play_until(30)
+    app = live_app(c)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.query_one(AttemptTree)
+        await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
+        await pilot.press("enter", "down", "down")
+        await until(
+            pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data[0] == "executor"
+        )
+        suffix = tree.cursor_node.data[2]
+        (pod,) = [
+            p
+            for p in c.world.find_pods("default", spark_role="executor")
+            if p["metadata"]["name"].endswith(f"-{suffix}")
+        ]
+        await pilot.press("l")
+        await until(pilot, lambda: isinstance(app.screen, TextScreen), timeout=15)
+        screen = app.screen
+        await pilot.press("f")
+        await until(pilot, lambda: "[following]" in title(screen))
+        c.world.oom_kill("default", pod["metadata"]["name"])
+        for _ in range(120):  # the kubelet's back-off, on the simulated clock
+            if any("restarted (restart 1)" in x for x in body_lines(screen)):
+                break
+            c.world.step(1.0)
+            await pilot.pause(0.1)
+        assert any("restarted (restart 1): its next run" in x for x in body_lines(screen)), (
+            body_lines(screen)[-5:]
+        )
+        assert "[following]" in title(screen)
+        c.world.log(pod, "INFO marker: the next run's line")
+        await until(
+            pilot, lambda: any("marker: the next run" in x for x in body_lines(screen)), timeout=15
+        )
+
+
+async def test_a_pod_with_a_sidecar_asks_which_containers_log(cluster: Any) -> None:
+    """Spark's container first in the list; the one picked is the one read."""
+    from kubectl_spark.tui.screens.picker import PickerScreen
+    from kubectl_spark.tui.widgets.apps_table import AppsTable
+    from tests.functional.test_tui import live_app
+    from tests.functional.test_tui_keys import body_lines
+
+    c = cluster("s2-partition")
+    labels = {"spark-role": "driver", "spark-app-name": "side", "spark-app-selector": "spark-side"}
+    c.world.client.create(
+        "/api/v1/namespaces/default/pods",
+        {
+            "metadata": {"name": "side-driver", "labels": labels},
+            "spec": {
+                "containers": [
+                    {"name": "fluent-bit", "image": "fluent/fluent-bit:3"},
+                    {"name": "spark-kubernetes-driver", "image": "spark:4.1.1"},
+                ],
+            },
+        },
+    )
+    c.player.play_until(20)
+    c.server.append_log("default", "side-driver", "fluent-bit", "[fluent] shipping 12 records")
+    app = live_app(c, initial_filter="side")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
+        await pilot.press("l")
+        await until(pilot, lambda: isinstance(app.screen, PickerScreen), timeout=15)
+        picker = app.screen
+        await until(pilot, lambda: picker.query_one("#picker-list").option_count == 2)
+        first = picker.query_one("#picker-list").get_option_at_index(0)
+        assert str(first.prompt) == "spark-kubernetes-driver"
+        await pilot.press(*"fluent", "enter")
+        await until(pilot, lambda: isinstance(app.screen, TextScreen), timeout=15)
+        assert title(app.screen).startswith("logs of default/side-driver, container fluent-bit")
+        await until(pilot, lambda: any("shipping 12 records" in x for x in body_lines(app.screen)))

@@ -1,6 +1,7 @@
-"""k9s's ``:ctx`` and ``:ns`` with no name: a list to pick from, narrowed as you type.
+"""A list to pick from, narrowed as you type.
 
-The names are read in a worker of the screen's own (the kubeconfig's contexts, or the
+k9s's ``:ctx`` and ``:ns`` with no name, and the container whose log to show in a pod with
+several. The names are read in a worker of the screen's own (the kubeconfig's contexts, or the
 cluster's namespaces), so a slow API server leaves the TUI responsive; ``all`` comes first.
 Enter picks the highlighted name (or, with one left, the only one), escape picks nothing.
 """
@@ -34,7 +35,7 @@ class PickerScreen(ModalScreen[str | None]):
         self.names: list[str] = []
 
     def compose(self) -> ComposeResult:
-        what = "context" if self.kind == "ctx" else "namespace"
+        what = {"ctx": "context", "ns": "namespace"}.get(self.kind, self.kind)
         with Vertical(id="picker"):
             yield Static(f"pick a {what} (type to narrow, enter to pick, esc to cancel)")
             yield Input(placeholder=f"{what}…", id="picker-filter")

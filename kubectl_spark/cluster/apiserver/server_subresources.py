@@ -270,7 +270,11 @@ async def _follow(
             break
         statuses = (found[1].obj.get("status") or {}).get("containerStatuses") or []
         state = next((s.get("state") or {} for s in statuses if s.get("name") == container), {})
-        if state.get("terminated"):
+        # The run followed is over once the container does not run: terminated, or waiting
+        # to run again (a restart's back-off). The kubelet's follow ends the same way
+        # (pkg/kubelet/kuberuntime/logs/logs.go, waitLogs: at the log's end, a container
+        # whose runtime state is not CONTAINER_RUNNING ends the stream).
+        if "running" not in state:
             break
         transport = request.transport
         if transport is None or transport.is_closing():

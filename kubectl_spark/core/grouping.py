@@ -93,6 +93,8 @@ def group(
     grouper.place_executors(executors, driver_attempt)
     grouper.add_apps_without_pods(jobs)
     groups = grouper.groups
+    if group_by:
+        _join_owners(groups)
     _name_shared_labels(groups)
     for g in groups.values():
         g.attempts.sort(key=lambda a: (a.created or "", a.name or ""))
@@ -108,6 +110,37 @@ def _label_key(f: PodFacts, chosen: str) -> tuple[str, str, str]:
     """
     natural = f.app_name or f.operator_app or f.app_id
     return ("label", f.namespace, f"{chosen}\0{natural}")
+
+
+def _join_owners(groups: dict[tuple[str, str, str], AppGroup]) -> None:
+    """Under ``--group-by``, what launched an application joins the row of its labelled pods.
+
+    The driver pods carry the label, but their Job (or SparkApplication) does not, nor do the
+    attempts only it remembers (pods gone): grouped apart, they made a second row of the same
+    application (issue 48). A group that is not the label's joins the one label group of its
+    namespace with its Spark name (or app id); with none, or two (the label changed between
+    attempts: which one would be a guess), it stays a row of its own.
+    """
+    labelled: dict[tuple[str, str], list[AppGroup]] = {}
+    for key, g in groups.items():
+        if key[0] == "label":
+            natural = key[2].split("\0", 1)[1]
+            labelled.setdefault((g.namespace, natural), []).append(g)
+    for key, g in list(groups.items()):
+        if key[0] == "label":
+            continue
+        found = labelled.get((g.namespace, g.name)) or labelled.get((g.namespace, g.app_id)) or []
+        if len(found) != 1:
+            continue
+        (target,) = found
+        target.attempts += g.attempts
+        target.jobs += [j for j in g.jobs if all(j is not k for k in target.jobs)]
+        if g.owner is not None:
+            target.owner = _newest(target.owner, g.owner) if g.source == "job" else g.owner
+            target.source = g.source
+        target.chain = target.chain or g.chain
+        target.app_id = target.app_id or g.app_id
+        del groups[key]
 
 
 def _name_shared_labels(groups: dict[tuple[str, str, str], AppGroup]) -> None:

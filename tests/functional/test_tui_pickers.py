@@ -62,3 +62,21 @@ async def test_ctx_lists_the_kubeconfigs_contexts_and_all(cluster: Any) -> None:
         assert options(picker)[0] == "all"
         await pilot.press("down", "escape")
         await until(pilot, lambda: len(app.screen_stack) == 1)
+
+
+async def test_the_columns_fit_their_cells_after_a_namespace_switch(played: Any) -> None:
+    """At 80x24 a switch from one namespace to all (and back) lays the table out again: every
+    shown column is as wide as its widest cell (issue 48 saw 4-5 characters until a resize)."""
+    c = played("mixed")
+    app = live_app(c, namespace="spark-dev")
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.query_one(AppsTable)
+        await until(pilot, lambda: table.row_count == 1, timeout=20)
+        for asked, rows in (("all", 4), ("spark-prod", 2), ("all", 4)):
+            await pilot.press("colon", *f"ns {asked}", "enter")
+            await until(pilot, lambda rows=rows: table.row_count == rows, timeout=20)
+            await pilot.pause(0.3)
+            for key, column in table.columns.items():
+                cells = [table.get_cell(row, key) for row in table.rows]
+                widest = max([len(str(key.value)), *(c.cell_len for c in cells)])
+                assert column.get_render_width(table) >= widest + 2, (asked, key.value)

@@ -219,3 +219,16 @@ async def test_the_tui_over_two_clusters_one_cut_mid_run(two) -> None:
             what="the cut cluster back",
         )
         assert rows_by_context(app) == {*both, ("real", "late")}
+
+        # A key acts through the application's own cluster: a plan for the real one's
+        # application is made from the real cluster (re-read there by its key, without the
+        # context the TUI marked it with).
+        from kubectl_spark.tui.screens.plan import PlanScreen
+
+        await pilot.press("slash", *"real default/networkwordcount", "enter")
+        await until(pilot, lambda: rows_by_context(app) == {("real", "networkwordcount")})
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, PlanScreen), timeout=30)
+        plan = text_of(app.screen.query_one("#plan-text"))
+        driver = two["stage"].running(spark_role="driver")[0]["metadata"]
+        assert "fence networkwordcount/1" in plan and f"driver {driver['name']} " in plan, plan

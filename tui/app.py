@@ -66,6 +66,7 @@ class SparkTUI(App[None]):
         Binding("p", "previous_logs", "Prev logs", show=False),
         Binding("d", "describe", "Describe"),
         Binding("y", "yaml", "YAML", show=False),
+        Binding("s", "shell", "Shell", show=False),
         Binding("f", "fence", "Fence"),
         Binding("K", "force_kill", "Force-kill"),
         Binding("r", "resubmit", "Resubmit"),
@@ -533,6 +534,7 @@ class SparkTUI(App[None]):
     _logs = _pod_views._logs
     action_describe = _pod_views.action_describe
     action_yaml = _pod_views.action_yaml
+    action_shell = _pod_views.action_shell
     _yaml = _pod_views._yaml
     action_spark_ui = _pod_views.action_spark_ui
     _start_ui_forward = _pod_views._start_ui_forward

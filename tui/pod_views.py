@@ -180,6 +180,70 @@ def _containers(source: Source, namespace: str, pod: str, spark: str) -> list[st
     return sorted(names, key=lambda n: n != spark) or [spark]
 
 
+def action_shell(self: SparkTUI) -> None:
+    """A shell in the focused pod's Spark container (``tui/shell.py``)."""
+    app, attempt, executor = self.selection()
+    found = next((e for e in attempt.executors if e.id == executor), None) if attempt else None
+    running = (
+        found.state == "Running" if found else attempt is not None and attempt.state == "Running"
+    )
+    pod = self._pod()
+    if pod is None or not running:
+        self.notify("select a pod whose container runs: a shell needs one", severity="warning")
+        return
+    _shell(self, pod, self.source_of(app))
+
+
+@work(thread=True, exclusive=True, group="view")
+def _shell(self: SparkTUI, pod: tuple[str, str, str, bool], source: Source) -> None:
+    """Ask whether exec is allowed (off the UI thread), then hand the terminal over."""
+    from kubectl_spark.kube.actions import can
+
+    namespace, name, container, _ = pod
+    try:
+        with source.connect() as api:
+            allowed = can(api, "create", "", "pods", "exec", namespace)
+    except Exception as exc:  # noqa: BLE001 - shown to the user
+        self.call_from_thread(self.notify, getattr(exc, "message", str(exc)), severity="error")
+        return
+    if not allowed:
+        said = f"no shell: you may not create pods/exec in namespace {namespace}"
+        self.call_from_thread(self.notify, said, severity="error", timeout=10)
+        return
+    from .shell import exec_args
+
+    args = exec_args(getattr(source, "connection", None), namespace, name, container)
+    self.call_from_thread(_run_shell, self, args)
+
+
+def _run_shell(self: SparkTUI, args: list[str]) -> None:
+    import shutil
+    import subprocess
+
+    from textual.app import SuspendNotSupported
+
+    from kubectl_spark.app.text import escape
+
+    from .shell import shown
+
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        self.notify(escape(f"no kubectl on PATH: run {shown(args)}"), severity="error", timeout=15)
+        return
+    try:
+        with self.suspend():
+            code = subprocess.call([kubectl, *args])  # noqa: S603 - our own argument list
+    except SuspendNotSupported:
+        self.notify(
+            f"this terminal cannot be handed over: run {shown(args)}",
+            severity="warning",
+            timeout=15,
+        )
+        return
+    if code:
+        self.notify(f"the shell ended with exit code {code}", severity="warning")
+
+
 def action_describe(self: SparkTUI) -> None:
     from kubectl_spark.app.describe import text
     from kubectl_spark.app.events import app_events

@@ -134,3 +134,75 @@ async def test_ctrl_d_is_off_read_only(cluster: Any) -> None:
         await pilot.press("enter", "down", "down", "ctrl+d")
         await pilot.pause(0.3)
         assert len(app.screen_stack) == 1
+
+
+async def test_s_opens_a_shell_where_exec_is_allowed(cluster: Any) -> None:
+    """``s`` asks the API server whether exec is allowed, then hands the terminal to
+    ``kubectl exec -it`` with the TUI's own connection flags. A test terminal cannot be handed
+    over (Textual's headless driver), so the TUI says the command to run, which is what it
+    would have run; a pod that does not run gets no shell."""
+    c = cluster("s2-partition")
+    c.player.play_until(20)
+    app = live_app(c)
+    notes: list[str] = []
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        real_notify = app.notify
+
+        def notify(message: str, **kwargs: Any) -> None:
+            notes.append(str(message))
+            real_notify(message, **kwargs)
+
+        app.notify = notify  # type: ignore[method-assign]
+        table, tree = app.query_one(AppsTable), app.query_one(AttemptTree)
+        await until(pilot, lambda: table.row_count == 1)
+        await pilot.press("enter", "down", "down")
+        await until(
+            pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data[0] == "executor"
+        )
+        exec_id = tree.cursor_node.data[2]
+        (pod,) = [
+            p
+            for p in c.world.find_pods("default", spark_role="executor")
+            if p["metadata"]["labels"]["spark-exec-id"] == exec_id
+        ]
+        await pilot.press("s")
+        await until(pilot, lambda: any("kubectl " in n for n in notes), timeout=15)
+        said = next(n for n in notes if "kubectl " in n)
+        assert f"kubectl --kubeconfig {c.kubeconfig} exec -it -n default" in said, said
+        assert f"{pod['metadata']['name']} -c spark-kubernetes-executor -- sh -c" in said
+
+
+async def test_no_shell_where_exec_is_not_allowed(cluster: Any) -> None:
+    """RBAC is asked first (a SelfSubjectAccessReview): a refusal is one line, nothing run."""
+    c = cluster("s2-partition")
+    c.player.play_until(20)
+    limited = c.server.write_kubeconfig(
+        c.kubeconfig.parent / "limited", user="oncall", token=c.server.add_user("oncall")
+    )
+    c.server.set_policy(
+        {
+            "rules": [
+                {"effect": "allow", "verbs": ["create"], "resources": ["selfsubjectaccessreviews"]},
+                {
+                    "effect": "deny",
+                    "users": ["oncall"],
+                    "verbs": ["create"],
+                    "resources": ["pods/exec"],
+                },
+            ]
+        }
+    )
+    app = live_app(c, kubeconfig=limited)
+    notes: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        real_notify = app.notify
+
+        def notify(message: str, **kwargs: Any) -> None:
+            notes.append(str(message))
+            real_notify(message, **kwargs)
+
+        app.notify = notify  # type: ignore[method-assign]
+        await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
+        await pilot.press("s")  # from the table: the latest attempt's driver
+        await until(pilot, lambda: bool(notes), timeout=15)
+    assert notes == ["no shell: you may not create pods/exec in namespace default"], notes

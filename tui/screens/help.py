@@ -20,7 +20,7 @@ HELP = """kubectl spark — keys
   l / p       logs / previous logs of the selected pod
   d / y       describe the app / YAML of the selected pod
   o           owner: executor → its attempt, attempt → its Job or CR (YAML)
-  c / u       copy the selected name / open the driver's Spark UI
+  c / u / s   copy the name / the driver's Spark UI / a shell in the pod
   in a view   w wrap   f follow (logs)   t timestamps (logs)
               / search, n N next / previous   s autoscroll   ctrl+s save
   f K r ^d    fence, force-kill the attempt; resubmit; delete an executor's pod

@@ -262,6 +262,7 @@ def action_describe(self: SparkTUI) -> None:
                 pod[1],
                 crumbs=f"{self.crumbs()} ▸ pod {pod[1]}",
                 now=self.clock,
+                logs=self.action_logs,
             )
         )
         return

@@ -64,6 +64,22 @@ async def test_enter_drills_down_to_a_pod_and_escape_comes_back(cluster: Any) ->
         await until(pilot, lambda: len(app.screen_stack) == 1)
         assert tree.has_focus and tree.cursor_node is not None and tree.cursor_node.data == line
 
+        # From the pod's view, l goes on down to its log; escape comes back to the tree.
+        from kubectl_spark.tui.screens.text import TextScreen
+
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, PodScreen))
+        await pilot.press("l")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, TextScreen) and not isinstance(app.screen, PodScreen),
+            timeout=15,
+        )
+        assert text_of(app.screen.query_one("#text-title")).startswith("logs of default/")
+        await pilot.press("escape")
+        await until(pilot, lambda: len(app.screen_stack) == 1)
+        assert tree.has_focus and tree.cursor_node is not None and tree.cursor_node.data == line
+
         # d acts on what is focused: the pod of the tree's line; from the table, the application.
         await pilot.press("d")
         await until(pilot, lambda: isinstance(app.screen, PodScreen))

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from textual import work
+from textual.binding import Binding
 
 from kubectl_spark.app.rawdescribe import describe_node, describe_pod
 
@@ -19,6 +20,10 @@ from .text import TextScreen
 
 
 class PodScreen(TextScreen):
+    """From here, ``l`` goes on down to the pod's log (escape then comes back to the tree)."""
+
+    BINDINGS = [Binding("l", "logs", "Logs")]
+
     def __init__(
         self,
         connect: Callable[[], Any],
@@ -27,9 +32,16 @@ class PodScreen(TextScreen):
         *,
         crumbs: str,
         now: Callable[[], datetime],
+        logs: Callable[[], None] | None = None,
     ) -> None:
         super().__init__(f"{crumbs} ▸ describe pod  (esc: back)", f"reading pod {namespace}/{pod}…")
         self.connect, self.namespace, self.pod, self.now = connect, namespace, pod, now
+        self.logs = logs
+
+    def action_logs(self) -> None:
+        if self.logs is not None:
+            self.app.pop_screen()
+            self.app.call_after_refresh(self.logs)  # the tree has its focus back by then
 
     def on_mount(self) -> None:
         super().on_mount()

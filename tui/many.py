@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -26,18 +26,8 @@ if TYPE_CHECKING:
 
 # The worse state wins the status bar: one cluster cut is what the operator must see.
 WORST_FIRST = ("failed", "forbidden", "reconnecting", "connecting", "live")
-LISTS = (
-    "pods",
-    "jobs",
-    "events",
-    "nodes",
-    "sparkapplications",
-    "apacheapps",
-    "sparkclusters",
-    "volumeattachments",
-    "pvcs",
-    "owners",
-)
+# The snapshot's lists of objects (pods, jobs, events …): each cluster's, side by side.
+LISTS = tuple(f.name for f in fields(Snapshot) if str(f.type) == "Sequence[Any]")
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,30 @@ def focus_line(app: Any) -> str:
     return text_of(app.query_one("#focus"))
 
 
+async def to_first_executor(pilot: Any, app: Any) -> str:
+    """From the apps table down the tree to attempt 1's first executor; its id."""
+    tree = app.query_one(AttemptTree)
+    await until(pilot, lambda: app.query_one(AppsTable).row_count >= 1)
+    await pilot.press("enter", "down", "down")  # the root, attempt 1, its first executor
+    await until(
+        pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data[0] == "executor"
+    )
+    return str(tree.cursor_node.data[2])
+
+
+def captured_notes(app: Any) -> list[str]:
+    """What the app says in its notifications, from now on (they also show as usual)."""
+    notes: list[str] = []
+    real_notify = app.notify
+
+    def notify(message: str, **kwargs: Any) -> None:
+        notes.append(str(message))
+        real_notify(message, **kwargs)
+
+    app.notify = notify
+    return notes
+
+
 async def test_enter_drills_down_to_a_pod_and_escape_comes_back(cluster: Any) -> None:
     c = cluster("s2-partition")
     c.player.play_until(20)
@@ -53,6 +77,13 @@ async def test_enter_drills_down_to_a_pod_and_escape_comes_back(cluster: Any) ->
         assert title.startswith(
             f"default/networkwordcount ▸ attempt 1 ▸ executor {line[2]} ▸ pod "
         ), title
+
+        async def back_to_the_line() -> None:
+            await pilot.press("escape")
+            await until(pilot, lambda: len(app.screen_stack) == 1)
+            assert tree.has_focus and tree.cursor_node is not None
+            assert tree.cursor_node.data == line
+
         body = body_lines(screen)
         assert any(x.startswith("Node:") and "node-" in x for x in body), body
         assert any(x.startswith("Events:") for x in body)
@@ -60,9 +91,7 @@ async def test_enter_drills_down_to_a_pod_and_escape_comes_back(cluster: Any) ->
         assert any(x.strip().startswith("Taints:") for x in body)  # its node's describe
         assert any(x.strip().startswith("Allocatable:") for x in body)
 
-        await pilot.press("escape")
-        await until(pilot, lambda: len(app.screen_stack) == 1)
-        assert tree.has_focus and tree.cursor_node is not None and tree.cursor_node.data == line
+        await back_to_the_line()
 
         # From the pod's view, l goes on down to its log; escape comes back to the tree.
         from kubectl_spark.tui.screens.text import TextScreen
@@ -76,9 +105,7 @@ async def test_enter_drills_down_to_a_pod_and_escape_comes_back(cluster: Any) ->
             timeout=15,
         )
         assert text_of(app.screen.query_one("#text-title")).startswith("logs of default/")
-        await pilot.press("escape")
-        await until(pilot, lambda: len(app.screen_stack) == 1)
-        assert tree.has_focus and tree.cursor_node is not None and tree.cursor_node.data == line
+        await back_to_the_line()
 
         # d acts on what is focused: the pod of the tree's line; from the table, the application.
         await pilot.press("d")
@@ -104,15 +131,10 @@ async def test_ctrl_d_deletes_exactly_the_focused_executors_pod(cluster: Any) ->
     c.player.play_until(20)
     app = live_app(c)
     async with app.run_test(size=SIZE) as pilot:
-        table, tree = app.query_one(AppsTable), app.query_one(AttemptTree)
-        await until(pilot, lambda: table.row_count == 1)
+        await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
         await pilot.press("ctrl+d")  # from the table: no executor is focused
         assert len(app.screen_stack) == 1
-        await pilot.press("enter", "down", "down")
-        await until(
-            pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data[0] == "executor"
-        )
-        exec_id = tree.cursor_node.data[2]
+        exec_id = await to_first_executor(pilot, app)
         pods = c.world.find_pods("default", spark_role="executor")
         target = next(p for p in pods if p["metadata"]["labels"]["spark-exec-id"] == exec_id)
         others = {p["metadata"]["uid"] for p in pods} - {target["metadata"]["uid"]}
@@ -160,22 +182,9 @@ async def test_s_opens_a_shell_where_exec_is_allowed(cluster: Any) -> None:
     c = cluster("s2-partition")
     c.player.play_until(20)
     app = live_app(c)
-    notes: list[str] = []
-    async with app.run_test(size=SIZE, notifications=True) as pilot:
-        real_notify = app.notify
-
-        def notify(message: str, **kwargs: Any) -> None:
-            notes.append(str(message))
-            real_notify(message, **kwargs)
-
-        app.notify = notify  # type: ignore[method-assign]
-        table, tree = app.query_one(AppsTable), app.query_one(AttemptTree)
-        await until(pilot, lambda: table.row_count == 1)
-        await pilot.press("enter", "down", "down")
-        await until(
-            pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data[0] == "executor"
-        )
-        exec_id = tree.cursor_node.data[2]
+    async with app.run_test(size=SIZE) as pilot:
+        notes = captured_notes(app)
+        exec_id = await to_first_executor(pilot, app)
         (pod,) = [
             p
             for p in c.world.find_pods("default", spark_role="executor")
@@ -209,15 +218,8 @@ async def test_no_shell_where_exec_is_not_allowed(cluster: Any) -> None:
         }
     )
     app = live_app(c, kubeconfig=limited)
-    notes: list[str] = []
     async with app.run_test(size=SIZE) as pilot:
-        real_notify = app.notify
-
-        def notify(message: str, **kwargs: Any) -> None:
-            notes.append(str(message))
-            real_notify(message, **kwargs)
-
-        app.notify = notify  # type: ignore[method-assign]
+        notes = captured_notes(app)
         await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
         await pilot.press("s")  # from the table: the latest attempt's driver
         await until(pilot, lambda: bool(notes), timeout=15)

@@ -122,22 +122,15 @@ async def test_ctrl_s_saves_the_text_to_a_file_of_its_own(tmp_path: Path, monkey
 async def test_a_followed_log_goes_on_across_a_restart_in_place(cluster: Any) -> None:
     """A Deployment's executor (Spark 4.2) restarts in place after an OOM kill: the API's stream
     ends with its run, the view follows the next run and says so (k9s does the same)."""
-    from kubectl_spark.tui.widgets.apps_table import AppsTable
-    from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
     from tests.functional.test_tui import live_app
+    from tests.functional.test_tui_drill import to_first_executor
     from tests.functional.test_tui_keys import body_lines
 
     c = cluster("s12-spark4-deployment-executors")
     c.player.play_until(30)
     app = live_app(c)
     async with app.run_test(size=SIZE) as pilot:
-        tree = app.query_one(AttemptTree)
-        await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
-        await pilot.press("enter", "down", "down")
-        await until(
-            pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data[0] == "executor"
-        )
-        suffix = tree.cursor_node.data[2]
+        suffix = await to_first_executor(pilot, app)
         (pod,) = [
             p
             for p in c.world.find_pods("default", spark_role="executor")

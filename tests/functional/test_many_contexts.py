@@ -25,6 +25,7 @@ from tests.stages import Stage
 
 pytestmark = pytest.mark.slow
 REAL_APP = "networkwordcount"
+WATCHED = ("--context", "cut,real", "--no-headers")
 
 
 def renamed(kubeconfig: Path, name: str, server: str | None = None) -> dict[str, Any]:
@@ -142,7 +143,6 @@ def test_a_cluster_that_never_answers_is_given_up_at_its_deadline(two, capsys) -
     [
         (["ls", "--context", "a,,b"], 'invalid --context "a,,b"'),
         (["ls", "--all-contexts", "--context", "a"], "--all-contexts and --context"),
-        (["ls", "-w", "--context", "a,b"], "ls -w follows one context"),
         (["describe", "x", "--context", "a,b"], "are read by ls and tui only"),
     ],
 )
@@ -232,3 +232,58 @@ async def test_the_tui_over_two_clusters_one_cut_mid_run(two) -> None:
         plan = text_of(app.screen.query_one("#plan-text"))
         driver = two["stage"].running(spark_role="driver")[0]["metadata"]
         assert "fence networkwordcount/1" in plan and f"driver {driver['name']} " in plan, plan
+
+
+def test_ls_watch_follows_every_context_one_cut_mid_run(two) -> None:
+    """``ls -w --context cut,real``: the real cluster's new application is printed while the
+    other is cut; the cut one is named on stderr, and again when it is back."""
+    import subprocess
+    import sys
+    import threading
+
+    binary = Path(sys.executable).parent / "kubectl-spark"
+    proc = subprocess.Popen(
+        [str(binary), "--kubeconfig", str(two["kubeconfig"]), "ls", "-A", "-w", *WATCHED],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    out: list[str] = []
+    err: list[str] = []
+    readers = [
+        threading.Thread(target=lambda s=stream, i=into: i.extend(s or []), daemon=True)
+        for stream, into in ((proc.stdout, out), (proc.stderr, err))
+    ]
+    for reader in readers:
+        reader.start()
+
+    def wait(what: str, holds: Any, seconds: float = 30) -> None:
+        deadline = time.monotonic() + seconds
+        while not holds():
+            assert proc.poll() is None, (what, out, err)
+            assert time.monotonic() < deadline, (what, out, err)
+            time.sleep(0.1)
+
+    try:
+        wait("both contexts' rows", lambda: {x.split()[0] for x in out} == {"cut", "real"})
+        two["proxy"].cut()
+        wait(
+            "the cut one named",
+            lambda: any(x.startswith("reconnecting: context cut: ") for x in err),
+        )
+        two["stage"].world.client.create("/api/v1/namespaces/default/pods", late_driver())
+        wait(
+            "the real one's new row",
+            lambda: any(x.split()[:3] == ["real", "default", "late"] for x in out),
+        )
+        two["proxy"].restore()
+        wait("the cut one back", lambda: "context cut: watching again\n" in err, seconds=60)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        for reader in readers:
+            reader.join(timeout=10)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    assert not any("Traceback" in x for x in err), err

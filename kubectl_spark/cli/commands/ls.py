@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 import threading
 from collections.abc import Mapping, Sequence
@@ -216,21 +217,32 @@ def run(
     everywhere = cli_globals.current().all_namespaces
     contexts = clusters.asked()
     if contexts:
-        if watch or watch_only:
-            raise UsageError(
-                "ls -w follows one context; the TUI follows several (kubectl spark tui --context a,b)"
-            )
-        listing = _ManyListing(selector, group_by, field_selector)
+        following = watch or watch_only
+        listing = _ManyListing(selector, group_by, field_selector, following)
+        readings = clusters.read_each(contexts, listing.read)
         text = listing.render(
-            clusters.read_each(contexts, listing.read),
+            readings,
             chosen,
             everywhere=everywhere,
             no_headers=no_headers,
             sort_by=sort_by,
             labels=labels,
         )
+        if watch_only:
+            text = (
+                ""
+                if no_headers or chosen not in ("table", "wide")
+                else _header(chosen, everywhere, labels, contexts=True)
+            )
         sys.stdout.write(text)
         sys.stdout.flush()
+        if following:  # the contexts that answered are followed; the others were named
+            if listing.failure is not None:
+                sys.stderr.write(f"error: {escape(listing.failure.message)}\n")
+            view = _WatchView(
+                chosen, everywhere, selector or None, group_by or None, field_selector, labels, True
+            )
+            _follow([(r.context, r.answer) for r in readings if r.answer is not None], view)
         failed = listing.failure
         if failed is not None:
             raise failed
@@ -273,12 +285,13 @@ def run(
 
 @dataclass
 class _Part:
-    """What one context's read leaves for the listing (its connection already closed)."""
+    """What one context's read leaves for the listing (its connection closed unless followed)."""
 
     analysis: Analysis
     pods: Sequence[Any]
     namespace: str | None
     now: datetime
+    followed: _Followed | None = None  # ls -w: the view read, and how to connect again
 
 
 @dataclass
@@ -288,6 +301,7 @@ class _ManyListing:
     selector: str
     group_by: str
     field_selector: str
+    following: bool = False
     failure: KubectlSparkError | None = None
 
     def read(self) -> _Part:
@@ -301,9 +315,15 @@ class _ManyListing:
                 if self.field_selector
                 else loaded.analysis
             )
-            return _Part(analysis, loaded.snapshot.pods, loaded.namespace, loaded.snapshot.now)
-        finally:
+        except BaseException:
             loaded.api.close()
+            raise
+        followed = _Followed(loaded, common.connection()) if self.following else None
+        if followed is None:
+            loaded.api.close()
+        return _Part(
+            analysis, loaded.snapshot.pods, loaded.namespace, loaded.snapshot.now, followed
+        )
 
     def render(
         self,
@@ -377,9 +397,12 @@ def with_pods_matching(
     )
 
 
-def _header(output: str, everywhere: bool, labels: LabelView) -> str:
+def _header(output: str, everywhere: bool, labels: LabelView, *, contexts: bool = False) -> str:
     return render.table(
-        headers(all_namespaces=everywhere, wide=output == "wide") + labels.headers(), []
+        (["CONTEXT"] if contexts else [])
+        + headers(all_namespaces=everywhere, wide=output == "wide")
+        + labels.headers(),
+        [],
     )
 
 
@@ -393,80 +416,126 @@ class _WatchView:
     group_by: str | None
     field_selector: str = ""
     labels: LabelView = LabelView()
+    contexts: bool = False  # several clusters followed: a CONTEXT column first
 
     def row(
         self, app: App, now: datetime, labels_by_uid: Mapping[str, Mapping[str, str]]
     ) -> list[str]:
-        return row(
-            app, now, all_namespaces=self.everywhere, wide=self.output == "wide"
-        ) + self.labels.cells(app, labels_by_uid)
+        return (
+            ([app.context] if self.contexts else [])
+            + row(app, now, all_namespaces=self.everywhere, wide=self.output == "wide")
+            + self.labels.cells(app, labels_by_uid)
+        )
+
+    def headers(self) -> list[str]:
+        return (
+            (["CONTEXT"] if self.contexts else [])
+            + headers(all_namespaces=self.everywhere, wide=self.output == "wide")
+            + self.labels.headers()
+        )
 
     def age(self) -> int:
         """Where AGE is in a row: its changing alone is no news."""
-        return headers(all_namespaces=self.everywhere, wide=self.output == "wide").index("AGE")
+        return self.headers().index("AGE")
 
 
 def _watch(loaded: common.Loaded, view: _WatchView) -> None:
-    """Follow the cluster with the TUI's watch engine (``kube.live``) and reprint changed rows.
+    """Follow one cluster (``_follow``), from what ``ls`` printed."""
+    part = _Part(loaded.analysis, (), loaded.namespace, loaded.snapshot.now)
+    part.followed = _Followed(loaded, common.connection())
+    _follow([("", part)], view)
+
+
+@dataclass
+class _Followed:
+    """One cluster ``ls -w`` follows: the view it printed, and how to connect again."""
+
+    loaded: common.Loaded
+    connection: Any
+    live: Any = None  # kube.live.LiveCluster, once following
+    said: str = ""  # the last reconnecting error said
+    caught_up: bool = False
+
+
+def _follow(parts: list[tuple[str, _Part]], view: _WatchView) -> None:
+    """Follow each cluster with the TUI's watch engine (``kube.live``); reprint changed rows.
 
     The engine lists, watches with bookmarks, lists again on 410 and reconnects with backoff;
-    it starts from what ``ls`` printed (the kept pods and Events included), so only what
-    changes is printed. With a field selector each burst asks the server again which pods match.
+    each starts from what ``ls`` printed (the kept pods and Events included), so only what
+    changes is printed. With a field selector each burst asks the server again which pods
+    match. Several contexts (``--context a,b``) are followed side by side: one that is cut is
+    named on stderr while the others go on, and said again when it is back.
     """
     from kubectl_spark.core.analyze import analyze
+    from kubectl_spark.kube.client import connect
     from kubectl_spark.kube.live import LiveCluster
 
     wake = threading.Event()
-    from kubectl_spark.kube.client import connect
-
-    loaded.api.lift_deadline()  # the first answer is printed: following has no end
-
-    connection = common.connection()  # the flags are this thread's: the watches have their own
-    live = LiveCluster(lambda: connect(connection), loaded.namespace)
     selector = label_selector(view.selector)  # applications, as ls selected them
-    live.seed_snapshot(loaded.snapshot)
-    live.on_change = wake.set
-    labels_by_uid = view.labels.index(loaded.snapshot.pods)
-    shown = {
-        (a.namespace, a.name): view.row(a, loaded.snapshot.now, labels_by_uid)
-        for a in loaded.analysis.apps
-    }
-    said, caught_up = "", False
-    live.start()
+    shown: dict[tuple[str, str, str], list[str]] = {}
+    followed: list[tuple[str, _Followed]] = []
+    for name, part in parts:
+        f = part.followed
+        if f is None:
+            continue
+        f.loaded.api.lift_deadline()  # the first answer is printed: following has no end
+        f.live = LiveCluster(functools.partial(connect, f.connection), f.loaded.namespace)
+        f.live.seed_snapshot(f.loaded.snapshot)
+        f.live.on_change = wake.set
+        labels_by_uid = view.labels.index(f.loaded.snapshot.pods)
+        for a in part.analysis.in_context(name).apps:
+            shown[(name, a.namespace, a.name)] = view.row(a, part.now, labels_by_uid)
+        followed.append((name, f))
+    for _, f in followed:
+        f.live.start()
     try:
         while True:
             woke = wake.wait(timeout=0.5)
             wake.clear()
-            if live.state == "reconnecting" and live.error != said:
-                said = live.error
-                sys.stderr.write(f"reconnecting: {escape(live.error)}\n")
-            # Until every resource is listed, a row would be news that is not; once it is,
-            # look once (changes made while it listed woke nobody), then on each change.
-            if not live.ready.is_set() or (caught_up and not woke):
-                continue
-            caught_up = True
-            _, snap = live.take_changes()  # also re-arms on_change
-            fresh = select_apps(analyze(snap, group_by=view.group_by), snap, selector)
-            if view.field_selector:
-                fresh = with_pods_matching(loaded, view.field_selector, fresh)
-            _reprint(fresh, snap.now, shown, view, view.labels.index(snap.pods))
+            for name, f in followed:
+                _say_state(name, f)
+                # Until every resource is listed, a row would be news that is not; once it
+                # is, look once (changes made while it listed woke nobody), then on each change.
+                if not f.live.ready.is_set() or (f.caught_up and not woke):
+                    continue
+                f.caught_up = True
+                _, snap = f.live.take_changes()  # also re-arms on_change
+                fresh = select_apps(analyze(snap, group_by=view.group_by), snap, selector)
+                if view.field_selector:
+                    fresh = with_pods_matching(f.loaded, view.field_selector, fresh)
+                labels_by_uid = view.labels.index(snap.pods)
+                _reprint(fresh.in_context(name), snap.now, shown, view, labels_by_uid)
     finally:
-        live.stop()
+        for _, f in followed:
+            f.live.stop()
+            f.loaded.api.close()
+
+
+def _say_state(name: str, f: _Followed) -> None:
+    """A cut cluster on stderr, once per reason; with several, its return too."""
+    where = f"context {name}: " if name else ""
+    if f.live.state == "reconnecting" and f.live.error != f.said:
+        f.said = f.live.error
+        sys.stderr.write(f"reconnecting: {escape(where + f.live.error)}\n")
+    elif f.live.state == "live" and f.said:
+        f.said = ""
+        if name:
+            sys.stderr.write(f"{escape(where)}watching again\n")
 
 
 def _reprint(
     fresh: Analysis,
     now: datetime,
-    shown: dict[tuple[str, str], list[str]],
+    shown: dict[tuple[str, str, str], list[str]],
     view: _WatchView,
     labels_by_uid: Mapping[str, Mapping[str, str]],
 ) -> None:
     """Print the rows that changed (AGE alone changing is no news)."""
-    output, everywhere = view.output, view.everywhere
+    output = view.output
     age = view.age()
     for app in sorted(fresh.apps, key=sort_key):
         cells = view.row(app, now, labels_by_uid)
-        key = (app.namespace, app.name)
+        key = (app.context, app.namespace, app.name)
         before = shown.get(key)
         if (
             before is not None
@@ -477,14 +546,7 @@ def _reprint(
         if render.is_document(output):  # a custom-columns header was printed with the list
             sys.stdout.write(render.document(app_json(app), output, no_headers=True))
         else:
-            sys.stdout.write(
-                render.table(
-                    headers(all_namespaces=everywhere, wide=output == "wide")
-                    + view.labels.headers(),
-                    [cells],
-                    no_headers=True,
-                )
-            )
+            sys.stdout.write(render.table(view.headers(), [cells], no_headers=True))
         sys.stdout.flush()
 
 

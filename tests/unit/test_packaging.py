@@ -95,8 +95,9 @@ def test_readme_opens_with_the_two_commands_and_ci_runs_the_test_one() -> None:
 
 
 def test_the_readme_stays_a_front_page() -> None:
-    """Under 12 KB (issue 48): details belong in docs/, the README points at them."""
-    assert len((ROOT / "README.md").read_bytes()) < 12 * 1024
+    """Under 12 KB, however a kilobyte is counted (issue 48): details belong in docs/, the
+    README points at them."""
+    assert len((ROOT / "README.md").read_bytes()) < 12_000
 
 
 def test_every_runtime_dependency_is_explained_in_the_readme() -> None:

@@ -128,7 +128,8 @@ async def test_main_keys_are_off_over_a_text_view() -> None:
         await to_first_attempt(pilot, app)
         await pilot.press("d")
         await until(pilot, lambda: isinstance(app.screen, TextScreen))
-        for key in ("f", "K", "r", "l", "N"):
+        # (d on the tree's line opens its pod's view, whose own l goes on to the pod's log.)
+        for key in ("f", "K", "r", "N", "ctrl+d", "s"):
             await pilot.press(key)
         await pilot.pause(0.3)
         assert isinstance(app.screen, TextScreen) and len(app.screen_stack) == 2
@@ -136,6 +137,11 @@ async def test_main_keys_are_off_over_a_text_view() -> None:
         assert app.apps_table.sort_key is None  # N did not sort the table behind the view
         await pilot.press("escape")
         await until(pilot, lambda: len(app.screen_stack) == 1)
+        await pilot.press("escape", "d")  # from the table: the application's describe
+        await until(pilot, lambda: isinstance(app.screen, TextScreen))
+        await pilot.press("l", "f")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, TextScreen) and len(app.screen_stack) == 2
 
 
 def body_lines(screen: Any) -> list[str]:

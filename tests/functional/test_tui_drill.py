@@ -178,7 +178,7 @@ async def test_s_opens_a_shell_where_exec_is_allowed(cluster: Any) -> None:
     """``s`` asks the API server whether exec is allowed, then hands the terminal to
     ``kubectl exec -it`` with the TUI's own connection flags. A test terminal cannot be handed
     over (Textual's headless driver), so the TUI says the command to run, which is what it
-    would have run; a pod that does not run gets no shell."""
+    would have run (a pod that does not run: the test below)."""
     c = cluster("s2-partition")
     c.player.play_until(20)
     app = live_app(c)
@@ -224,3 +224,21 @@ async def test_no_shell_where_exec_is_not_allowed(cluster: Any) -> None:
         await pilot.press("s")  # from the table: the latest attempt's driver
         await until(pilot, lambda: bool(notes), timeout=15)
     assert notes == ["no shell: you may not create pods/exec in namespace default"], notes
+
+
+async def test_no_shell_in_a_pod_whose_container_does_not_run() -> None:
+    """ingest's exec-2 was OOM-killed: nothing to exec into, said at once, nothing asked."""
+    from tests.functional.test_tui import cursor_to, select, static_app
+
+    app = static_app()
+    async with app.run_test(size=SIZE) as pilot:
+        notes = captured_notes(app)
+        table, tree = app.query_one(AppsTable), app.query_one(AttemptTree)
+        await until(pilot, lambda: table.row_count == 2)
+        await select(pilot, table, "ingest")
+        await pilot.press("enter")
+        await until(pilot, lambda: tree.has_focus)
+        await cursor_to(pilot, tree, tree.root.children[1].children[1])  # attempt 2, exec-2
+        await pilot.press("s")
+        await until(pilot, lambda: bool(notes))
+    assert notes == ["select a pod whose container runs: a shell needs one"], notes

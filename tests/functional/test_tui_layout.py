@@ -39,6 +39,20 @@ LOG = "\n".join(
 )
 
 
+def over_the_apps(screen: Any, *keys: str) -> Any:
+    """A ``run_before`` for a snapshot: ``screen`` pushed over the analysed list, keys pressed."""
+
+    async def run_before(pilot: Any) -> None:
+        app: SparkTUI = pilot.app
+        await until(pilot, lambda: bool(app.analysis.apps))
+        await app.push_screen(screen)
+        if keys:
+            await pilot.press(*keys)
+        await pilot.pause(0.2)
+
+    return run_before
+
+
 def test_snapshot_main_screen(snap_compare: Any, size: tuple[int, int]) -> None:
     assert snap_compare(static_app(), terminal_size=size, press=["_", "enter", "down", "_"])
 
@@ -88,30 +102,18 @@ def test_snapshot_plan_dialog(snap_compare: Any, size: tuple[int, int]) -> None:
     assert snap_compare(static_app(), terminal_size=size, run_before=run_before)
 
 
-def test_snapshot_log_view(snap_compare: Any, size: tuple[int, int]) -> None:
-    async def run_before(pilot: Any) -> None:
-        app: SparkTUI = pilot.app
-        await until(pilot, lambda: bool(app.analysis.apps))
-        await app.push_screen(
-            TextScreen("logs of spark/ingest-x-exec-2  (esc: back)", LOG, log=True)
-        )
-        await pilot.pause(0.2)
+LOG_TITLE = "logs of spark/ingest-x-exec-2  (esc: back)"
 
+
+def test_snapshot_log_view(snap_compare: Any, size: tuple[int, int]) -> None:
+    run_before = over_the_apps(TextScreen(LOG_TITLE, LOG, log=True))
     assert snap_compare(static_app(), terminal_size=size, run_before=run_before)
 
 
 def test_snapshot_log_search(snap_compare: Any, size: tuple[int, int]) -> None:
     """``/`` in a log: every match marked, the current one brighter, "2/11" in the title."""
-
-    async def run_before(pilot: Any) -> None:
-        app: SparkTUI = pilot.app
-        await until(pilot, lambda: bool(app.analysis.apps))
-        await app.push_screen(
-            TextScreen("logs of spark/ingest-x-exec-2  (esc: back)", LOG, log=True)
-        )
-        await pilot.press("slash", *"task 2", "enter", "n")
-        await pilot.pause(0.2)
-
+    screen = TextScreen(LOG_TITLE, LOG, log=True)
+    run_before = over_the_apps(screen, "slash", *"task 2", "enter", "n")
     assert snap_compare(static_app(), terminal_size=size, run_before=run_before)
 
 
@@ -123,15 +125,8 @@ def test_snapshot_pod_view(snap_compare: Any, size: tuple[int, int]) -> None:
     pod = next(p for p in fixed_snapshot().pods if p["metadata"]["name"].endswith("exec-2"))
     text = describe_pod(pod, [], NOW)
 
-    async def run_before(pilot: Any) -> None:
-        app: SparkTUI = pilot.app
-        await until(pilot, lambda: bool(app.analysis.apps))
-        title = (
-            "ns/ingest ▸ attempt 2 ▸ executor 2 ▸ pod ingest-x-exec-2 ▸ describe pod  (esc: back)"
-        )
-        await app.push_screen(TextScreen(title, text))
-        await pilot.pause(0.2)
-
+    title = "ns/ingest ▸ attempt 2 ▸ executor 2 ▸ pod ingest-x-exec-2 ▸ describe pod  (esc: back)"
+    run_before = over_the_apps(TextScreen(title, text))
     assert snap_compare(static_app(), terminal_size=size, run_before=run_before)
 
 
@@ -139,14 +134,8 @@ def test_snapshot_context_picker(snap_compare: Any, size: tuple[int, int]) -> No
     """A bare ``:ctx``: the contexts to pick from, narrowed by what was typed."""
     from kubectl_spark.tui.screens.picker import PickerScreen
 
-    async def run_before(pilot: Any) -> None:
-        app: SparkTUI = pilot.app
-        await until(pilot, lambda: bool(app.analysis.apps))
-        names = ["all", "prod-eu", "prod-us", "staging"]
-        await app.push_screen(PickerScreen("ctx", lambda: names))
-        await pilot.press(*"prod")
-        await pilot.pause(0.2)
-
+    names = ["all", "prod-eu", "prod-us", "staging"]
+    run_before = over_the_apps(PickerScreen("ctx", lambda: names), *"prod")
     assert snap_compare(static_app(), terminal_size=size, run_before=run_before)
 
 

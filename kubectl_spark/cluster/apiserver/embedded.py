@@ -388,7 +388,7 @@ class EmbeddedApiServer:
         self, namespace: str, pod: str, container: str, text: str, *, rotate: bool = False
     ) -> None:
         self.call(
-            self.api._admin_logs,
+            self.api.pod_logs.write,
             {
                 "namespace": namespace,
                 "pod": pod,

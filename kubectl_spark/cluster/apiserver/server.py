@@ -9,6 +9,7 @@ Content-Type is plain ``application/json`` (measured with kubectl 1.32).
 from __future__ import annotations
 
 import asyncio
+import functools
 from datetime import UTC
 from email.utils import format_datetime
 from typing import Any
@@ -22,7 +23,6 @@ from kubectl_spark.knowledge.podlogs import LogStore
 
 from . import admission, fieldvalidation, openapi, patching, protobuf, reviews, tables, tokens
 from . import server_reads as _server_reads
-from . import server_subresources as _server_subresources
 from .aggregation import Aggregator
 from .authz import (
     ANONYMOUS,
@@ -47,6 +47,7 @@ from .impersonation import impersonated
 from .kinds import field_getters
 from .resources import Registry
 from .selectors import parse_field_selector, parse_label_selector
+from .server_subresources import Admin, Evictions, LogEndpoint, PodProxy, bind
 from .service_proxy import service_location, service_proxy
 from .serving import (
     ANONYMOUS_PATHS,
@@ -87,6 +88,25 @@ class ApiServer:
         self._streams: set[web.StreamResponse] = set()
         self.stopping = asyncio.Event()
         self.aggregator: Aggregator | None = None  # set where the emulator serves TLS
+        # The subresources' collaborators; each holds what it reads (these very objects).
+        self.evictions = Evictions(store, registry)
+        self.pod_logs = LogEndpoint(
+            store, registry, self.logs, clock, self.unreachable_nodes, self.stopping
+        )
+        self.pod_proxy = PodProxy(store, self.proxy_handlers, self.unreachable_nodes)
+        self.admin = Admin(
+            config,
+            store,
+            self.audit,
+            self.faults,
+            self.pod_logs,
+            self.unreachable_nodes,
+            self._set_policy,
+            functools.partial(self._body, allow_empty=True),
+        )
+
+    def _set_policy(self, policy: Policy) -> None:
+        self.policy = policy
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
@@ -196,7 +216,7 @@ class ApiServer:
                 raise _no_resource()
             return _json(doc)
         if head == "x-emulator":
-            return await self._admin(request, user, parts[2:] if len(parts) > 1 else [])
+            return await self.admin.serve(request, user, parts[2:] if len(parts) > 1 else [])
         if head == "api":
             if len(parts) == 1:
                 return _json(self.registry.api_versions(self.config.server_address))
@@ -338,11 +358,11 @@ class ApiServer:
         rt, ns, name, sub = route.rt, route.namespace, route.name, route.subresource
         store = self.store
         if sub == "log":
-            return await self._logs(request, route, query)
+            return await self.pod_logs.serve(request, route, query)
         if sub == "proxy" and rt.plural == "services":
             return await service_proxy(self, request, route)
         if sub == "proxy":
-            return await self._proxy(route, query)
+            return await self.pod_proxy.serve(route, query)
         as_table = tables.requested(request.headers.get("Accept"))
         if as_table and query.get("includeObject", "") not in ("", "None", "Metadata", "Object"):
             raise bad_request(f"invalid includeObject: {query['includeObject']!r}")
@@ -378,9 +398,9 @@ class ApiServer:
         if verb == "create":
             body = await self._body(request)
             if sub == "binding":
-                return _json(self._bind(route, body), 201)
+                return _json(bind(self.store, route, body), 201)
             if sub == "eviction":
-                return _json(self._evict(route, body), 201)
+                return _json(self.evictions.evict(route, body), 201)
             if rt.plural == "selfsubjectaccessreviews":
                 return _json(reviews.self_review(self.policy, body, user), 201)
             if rt.plural == "subjectaccessreviews":
@@ -470,13 +490,6 @@ class ApiServer:
     # ----------------------------------------------------------------------------- patch
 
     # ------------------------------------------------------------------------ subresources
-    _bind = _server_subresources._bind
-    _evict = _server_subresources._evict
-    _check_disruption_budget = _server_subresources._check_disruption_budget
-    _logs = _server_subresources._logs
-    _proxy = _server_subresources._proxy
-    _admin = _server_subresources._admin
-    _admin_logs = _server_subresources._admin_logs
 
     # ------------------------------------------------------------------------------- logs
 

@@ -11,14 +11,13 @@ rule answers a Reason, ``None`` (nothing is lost: say no more), or ``NEXT`` (not
 from __future__ import annotations
 
 import dataclasses
-import enum
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from kubectl_spark.core import raw
-from kubectl_spark.core.model import Reason, ReasonCode
+from kubectl_spark.core.lossread import NEXT, Read, Verdict, read, reason_of
+from kubectl_spark.core.model import Reason
 from kubectl_spark.core.reasons import (
     PodContext,
     ended_after_deletion,
@@ -26,92 +25,22 @@ from kubectl_spark.core.reasons import (
     events_of,
     failed_init,
     init_reason,
-    never_started,
-    spark_container,
     termination_reason,
+)
+from kubectl_spark.core.removals import (
+    deleted,
+    disrupted,
+    never_ran,
+    node_lost,
+    owner_gone,
 )
 from kubectl_spark.knowledge import times
 from kubectl_spark.knowledge.exitcodes import describe_exit
-from kubectl_spark.knowledge.labels import (
-    ACTION_ANNOTATION,
-    EXIT_EXCEPTION,
-    INACTIVE,
-    SPARK_VERSION,
-)
-
-
-class _Next(enum.Enum):
-    NEXT = "next"
-
-
-NEXT = _Next.NEXT
-Verdict = Reason | None | _Next
-
-
-@dataclass(slots=True)
-class _Read:
-    """What the rules read of a pod, read once."""
-
-    ctx: PodContext
-    pod: Any
-    phase: str
-    deleting: bool
-    status_reason: str
-    status_message: str
-    container: dict[str, Any]
-    term: dict[str, Any]
-    disruption: dict[str, Any]
-    disruption_reason: str
-    extra: tuple[str, ...]
-
-    @property
-    def failed(self) -> bool:
-        return self.phase == "Failed"
-
-
-def _read(ctx: PodContext) -> _Read:
-    pod = ctx.pod
-    status = raw.mapping(pod, "status")
-    container = spark_container(pod) if ctx.container is None else ctx.container
-    disruption = raw.condition(pod, "DisruptionTarget")
-    return _Read(
-        ctx=ctx,
-        pod=pod,
-        phase=raw.text(status, "phase") or "Unknown",
-        deleting=bool(raw.text(pod, "metadata", "deletionTimestamp")),
-        status_reason=raw.text(status, "reason"),
-        status_message=raw.text(status, "message"),
-        container=container,
-        term=raw.mapping(raw.mapping(container, "state"), "terminated"),
-        disruption=disruption,
-        disruption_reason=(
-            raw.text(disruption, "reason") if raw.text(disruption, "status") == "True" else ""
-        ),
-        extra=tuple(ctx.extra_evidence),
-    )
-
-
-def _reason(
-    category: str,
-    code: ReasonCode,
-    message: str,
-    evidence: tuple[str, ...],
-    *,
-    exit_code: int | None = None,
-    counts: bool = False,
-) -> Reason:
-    return Reason(
-        category=category,
-        code=code,
-        exit_code=exit_code,
-        counts_as_failure=counts,
-        message=message,
-        evidence=evidence,
-    )
+from kubectl_spark.knowledge.labels import EXIT_EXCEPTION, INACTIVE, SPARK_VERSION
 
 
 # ------------------------------------------------------------------ the kubelet's verdicts
-def _evicted(r: _Read) -> Verdict:
+def _evicted(r: Read) -> Verdict:
     if r.status_reason != "Evicted":
         return NEXT
     evidence = [
@@ -123,7 +52,7 @@ def _evicted(r: _Read) -> Verdict:
         evidence.append(f"status.conditions[DisruptionTarget].reason={r.disruption_reason}")
     own = _own_limit(r.status_message)
     why = f"the pod outgrew its own {own}, a sizing problem of the app" if own else "node pressure"
-    return _reason(
+    return reason_of(
         "app" if own else "cluster",
         "Evicted",
         f"evicted by the kubelet ({why}): {r.status_message or 'node pressure'}",
@@ -151,12 +80,12 @@ def _own_limit(message: str) -> str:
     return next((what for text, what in _OWN_LIMITS if text in message), "")
 
 
-def _kubelet_status(r: _Read) -> Verdict:
+def _kubelet_status(r: Read) -> Verdict:
     """Node shutdown, deadline, critical-pod preemption, admission rejection."""
     why, extra = r.status_reason, r.extra
     if why in ("Terminated", "Shutdown", "NodeShutdown"):
         message = r.status_message or "terminated in response to a node shutdown"
-        return _reason(
+        return reason_of(
             "cluster",
             "NodeShutdown",
             message,
@@ -166,12 +95,12 @@ def _kubelet_status(r: _Read) -> Verdict:
         )
     if why == "DeadlineExceeded":
         message = r.status_message or "activeDeadlineSeconds exceeded"
-        return _reason(
+        return reason_of(
             "user", "DeadlineExceeded", message, (f"status.reason={why}", *extra), counts=r.failed
         )
     if why == "Preempting":
         message = r.status_message or "preempted by the kubelet to admit a critical pod"
-        return _reason(
+        return reason_of(
             "cluster", "Preempted", message, (f"status.reason={why}", *extra), counts=r.failed
         )
     rejected = why.startswith("OutOf") or why in KUBELET_ADMISSION_REASONS
@@ -183,7 +112,7 @@ def _kubelet_status(r: _Read) -> Verdict:
             f"{r.status_message or why}"
         )
         category = "app" if why in SPEC_ADMISSION_REASONS else "cluster"
-        return _reason(
+        return reason_of(
             category, "AdmissionRejected", message, (f"status.reason={why}", *extra), counts=True
         )
     return NEXT
@@ -226,7 +155,7 @@ SPEC_ADMISSION_REASONS = frozenset(
 
 
 # ---------------------------------------------------------------- the container's own end
-def _terminated(r: _Read) -> Verdict:
+def _terminated(r: Read) -> Verdict:
     """The Spark container's terminated state, unless it was only stopped by a deletion.
 
     A container stopped by SIGTERM/SIGKILL (143/137, not an OOM kill) while the pod was being
@@ -251,7 +180,7 @@ def _terminated(r: _Read) -> Verdict:
     if reason.code == "Completed":
         # spark-exec-inactive says only that Spark kept the pod (deleteOnTermination=false,
         # ExecutorPodsLifecycleManager.removeExecutorFromK8s), not that it was decommissioned.
-        return _reason(
+        return reason_of(
             "app",
             "Completed",
             "exited with code 0 (success)" + (", kept by the driver" if inactive else ""),
@@ -264,7 +193,7 @@ def _terminated(r: _Read) -> Verdict:
         return probe
     if reason.code == "ContainerStateLost" and r.ctx.node is not None and not r.ctx.node.reachable:
         node = r.ctx.node
-        return _reason(
+        return reason_of(
             "cluster",
             "NodeLost",
             f"node unreachable: {node.evidence}; its container's state was lost with it",
@@ -272,7 +201,7 @@ def _terminated(r: _Read) -> Verdict:
             exit_code=exit_code,
             counts=reason.counts_as_failure,
         )
-    return _reason(
+    return reason_of(
         reason.category,
         reason.code,
         reason.message,
@@ -282,7 +211,7 @@ def _terminated(r: _Read) -> Verdict:
     )
 
 
-def _after_owner(r: _Read) -> bool:
+def _after_owner(r: Read) -> bool:
     """Whether an executor ended once its driver had (or its driver is gone, time unknown)."""
     ctx = r.ctx
     if not ctx.owner_gone:
@@ -299,7 +228,7 @@ def _after_owner(r: _Read) -> bool:
 OWNER_SLACK_SECONDS = 5
 
 
-def _driver_went_away(r: _Read, ended: Reason) -> Reason:
+def _driver_went_away(r: Read, ended: Reason) -> Reason:
     """An executor that exited because its driver went away.
 
     CoarseGrainedExecutorBackend: "Driver … disassociated! Shutting down." exits 1; heartbeats
@@ -307,7 +236,7 @@ def _driver_went_away(r: _Read, ended: Reason) -> Reason:
     """
     ctx = r.ctx
     owner = f"attempt {ctx.owner_attempt}" if ctx.owner_attempt else "its driver"
-    return _reason(
+    return reason_of(
         ctx.owner_reason.category if ctx.owner_reason else "driver",
         "OwnerGone",
         f"exited ({describe_exit(ended.exit_code)}) after its driver, {owner}, went away: an "
@@ -329,7 +258,7 @@ DRIVER_GONE_EXITS = frozenset({1, 56})
 SPARK_UI_PORTS = (4040, "spark-ui")
 
 
-def _probe_kill(r: _Read) -> Reason | None:
+def _probe_kill(r: Read) -> Reason | None:
     """A container the kubelet stopped because a liveness or startup probe failed.
 
     The kubelet's Events say so: ``Unhealthy`` "Liveness probe failed: …" (prober.go) and
@@ -354,7 +283,7 @@ def _probe_kill(r: _Read) -> Reason | None:
                 "; the probe asks the driver's Spark UI, which stops answering in a long GC "
                 "pause or under load: the driver was killed for it"
             )
-        return _reason(
+        return reason_of(
             "app",
             "LivenessProbe" if kind == "liveness" else "StartupProbe",
             message,
@@ -365,11 +294,11 @@ def _probe_kill(r: _Read) -> Reason | None:
     return None
 
 
-def _term_evidence(r: _Read) -> tuple[str, ...]:
+def _term_evidence(r: Read) -> tuple[str, ...]:
     return termination_reason(r.term, r.container, "state", counts=True).evidence
 
 
-def _probes_spark_ui(r: _Read) -> bool:
+def _probes_spark_ui(r: Read) -> bool:
     """Whether the container's liveness probe asks Spark's UI port."""
     name = raw.text(r.container, "name")
     for container in raw.items(r.pod, "spec", "containers"):
@@ -381,7 +310,7 @@ def _probes_spark_ui(r: _Read) -> bool:
     return False
 
 
-def _sidecar_failed(r: _Read) -> Verdict:
+def _sidecar_failed(r: Read) -> Verdict:
     """A sidecar of an executor that exited non-zero: Spark 4 fails the executor for it.
 
     Spark 4's checkAllContainers (on by default): with restartPolicy Never, any container of an
@@ -403,7 +332,7 @@ def _sidecar_failed(r: _Read) -> Verdict:
             continue  # stopped by the deletion, like the Spark container
         found = termination_reason(term, status, "state", counts=True)
         name = raw.text(status, "name") or "?"
-        return _reason(
+        return reason_of(
             found.category,
             "SidecarFailed",
             f"container {name} (not Spark's) {found.message}; with "
@@ -423,50 +352,8 @@ def _spark_major(pod: Any) -> int | None:
     return int(head) if head.isdecimal() else None
 
 
-# ------------------------------------------------------------------------- disruptions
-def _disrupted(r: _Read) -> Verdict:
-    """The DisruptionTarget condition: who took the pod away."""
-    why, extra, ctx = r.disruption_reason, r.extra, r.ctx
-    told = f"status.conditions[DisruptionTarget].reason={why}"
-    if why == "PreemptionByScheduler":
-        events = [event_evidence(e) for e in events_of(ctx, "Preempted")]
-        message = "preempted by the scheduler for a higher-priority pod"
-        return _reason("cluster", "Preempted", message, (told, *events, *extra))
-    if why == "DeletionByTaintManager":
-        if ctx.node is not None and not ctx.node.reachable:
-            events = [event_evidence(e) for e in events_of(ctx, "TaintManagerEviction")]
-            message = f"node unreachable: {ctx.node.evidence}"
-            evidence = (ctx.node.evidence, told, *events, *extra)
-            return _reason("cluster", "NodeLost", message, evidence, counts=ctx.job_managed)
-        message = "deleted by the taint manager (NoExecute taint)"
-        return _reason("cluster", "TaintEviction", message, (told, *extra), counts=ctx.job_managed)
-    if why == "EvictionByEvictionAPI":
-        message = "evicted through the Eviction API (a drain or an autoscaler)"
-        return _reason("cluster", "ApiEviction", message, (told, *extra))
-    if why == "DeletionByPodGC":
-        message = "the pod's node no longer exists (PodGC)"
-        return _reason("cluster", "NodeLost", message, (told, *extra), counts=r.failed)
-    if why == "TerminationByKubelet":
-        message = raw.text(r.disruption, "message") or "terminated by the kubelet"
-        # The kubelet's graceful node shutdown (nodeshutdown_manager_linux.go: "Pod was
-        # terminated in response to imminent node shutdown.") stops the pod before the node
-        # goes: it does not run on, whatever the node's state after.
-        code: ReasonCode = "NodeShutdown" if "node shutdown" in message else "Evicted"
-        return _reason("cluster", code, message, (told, *extra), counts=r.failed)
-    return NEXT
-
-
-def _node_lost(r: _Read) -> Verdict:
-    node = r.ctx.node
-    if node is None or node.reachable or r.phase in ("Succeeded", "Failed"):
-        return NEXT
-    return _reason(
-        "cluster", "NodeLost", f"node unreachable: {node.evidence}", (node.evidence, *r.extra)
-    )
-
-
 # ------------------------------------------------------------------- before it ever ran
-def _init_failed(r: _Read) -> Verdict:
+def _init_failed(r: Read) -> Verdict:
     if not r.failed or r.term:
         return NEXT
     init = failed_init(r.pod)
@@ -480,157 +367,48 @@ def _init_failed(r: _Read) -> Verdict:
     return init_reason(status, init_term, "state", counts=True, extra=r.extra)
 
 
-def given_back(waited: Reason | None, evidence: tuple[str, ...]) -> Reason:
-    """An executor deleted before it started: no loss, and why it had waited, if known.
-
-    Nothing ran, so nothing was lost: Spark's allocator deletes the pending executors it no
-    longer wants (a scale-down's excess requests, first; ExecutorPodsAllocator) and never
-    counts a deleted pod (PodDeleted). Read from a kept copy of the pod, or from the Events a
-    gone pod left (sparkview).
-    """
-    why = f"; it was waiting: {waited.message}" if waited else ""
-    return _reason(
-        "driver",
-        "DeletedByDriver",
-        f"deleted before it started (the driver gives back pending requests it no longer needs){why}",
-        evidence,
-    )
-
-
-def _never_ran(r: _Read) -> Verdict:
-    """Pending and not running: still waiting (not lost), or deleted before it started."""
-    if r.phase != "Pending" or raw.text(r.container, "state", "running"):
-        return NEXT
-    waited = never_started(r.ctx, r.container)
-    if waited is None:
-        return NEXT if r.deleting else None
-    if not r.deleting:
-        return None  # still waiting: not lost (the state says why)
-    if r.ctx.role == "executor":
-        if raw.annotation_map(r.pod).get(ACTION_ANNOTATION) or r.ctx.owner_gone:
-            return NEXT  # kubectl spark's action, or its driver went: _deleted says which
-        return given_back(waited, (*waited.evidence, "metadata.deletionTimestamp set", *r.extra))
-    return _reason(
-        waited.category,
-        waited.code,
-        f"{waited.message}; never started, then deleted",
-        (*waited.evidence, "metadata.deletionTimestamp set", *r.extra),
-    )
-
-
-# ---------------------------------------------------------------- deleted, not failed
-def _deleted(r: _Read) -> Verdict:
-    if not r.deleting and raw.label(r.pod, INACTIVE) != "true":
-        return NEXT
-    ctx, extra = r.ctx, r.extra
-    stamp = raw.text(r.pod, "metadata", "deletionTimestamp")
-    deleted_at = f"metadata.deletionTimestamp={stamp}"
-    no_failure = "no DisruptionTarget condition, no failed container"
-    action = raw.annotation_map(r.pod).get(ACTION_ANNOTATION)
-    if action:
-        evidence = (f"metadata.annotations[{ACTION_ANNOTATION}]={action}", deleted_at, *extra)
-        return _reason("user", "DeletedByUser", f"deleted by kubectl spark {action}", evidence)
-    if ctx.role == "executor" and ctx.owner_gone and not ctx.owner_may_run:
-        category = ctx.owner_reason.category if ctx.owner_reason else "driver"
-        owner = f"attempt {ctx.owner_attempt}" if ctx.owner_attempt else "its driver"
-        message = f"owner {owner} lost: deleted with (or after) its driver"
-        evidence = (f"owner {owner} is gone or going", *(deleted_at,) * bool(stamp), *extra)
-        return _reason(category, "OwnerGone", message, evidence)
-    if not r.deleting:
-        message = (
-            "removed by the driver and kept, not deleted (spark-exec-inactive=true: "
-            "deleteOnTermination=false)"
-        )
-        return _reason(
-            "driver", "DeletedByDriver", message, (f"metadata.labels[{INACTIVE}]=true", *extra)
-        )
-    if ctx.role == "executor":
-        message = (
-            'deleted by the driver (scale-down or "Executor killed by driver."), not a failure'
-        )
-        return _reason("driver", "DeletedByDriver", message, (deleted_at, no_failure, *extra))
-    if ctx.job_failed is not None:
-        return job_ended_it(ctx.job_failed, (deleted_at, *extra))
-    message = "the driver pod was deleted (not by a failure)"
-    return _reason("user", "DeletedByUser", message, (deleted_at, no_failure, *extra))
-
-
-def job_ended_it(failed: tuple[str, str, str], evidence: tuple[str, ...]) -> Reason:
-    """A driver the Job controller deleted as its Job failed (pkg/controller/job).
-
-    Past ``activeDeadlineSeconds`` the Job fails with reason DeadlineExceeded and its active
-    pods are deleted; from 1.31 the FailureTarget condition comes first, then Failed once they
-    are gone. A person deleted nothing here, and the Job counts the attempt as failed.
-    """
-    kind, why, said = failed
-    told = f"job.status.conditions[{kind}].reason={why}" + (f": {said}" if said else "")
-    if why == "DeadlineExceeded":
-        message = "the driver Job's activeDeadlineSeconds passed: the Job controller stopped it"
-        return _reason("user", "DeadlineExceeded", message, (told, *evidence), counts=True)
-    message = f"the driver Job failed ({why}) and the Job controller stopped this driver"
-    return _reason("unknown", "JobFailed", message, (told, *evidence), counts=True)
-
-
-def _owner_gone(r: _Read) -> Verdict:
-    ctx = r.ctx
-    if not (
-        ctx.role == "executor" and ctx.owner_gone and r.phase in ("Running", "Pending", "Unknown")
-    ):
-        return NEXT
-    if ctx.owner_may_run and r.phase == "Running":
-        return None  # a partition: it still serves a driver that may run (not lost)
-    owner = f"attempt {ctx.owner_attempt}" if ctx.owner_attempt else "its driver"
-    why = f" ({ctx.owner_reason.message})" if ctx.owner_reason else ""
-    return _reason(
-        ctx.owner_reason.category if ctx.owner_reason else "driver",
-        "OwnerGone",
-        f"owner {owner} lost{why}; this executor is garbage-collected once {owner}'s pod leaves the API",
-        (f"owner {owner} state: lost or terminating", *r.extra),
-    )
-
-
-def _phase_only(r: _Read) -> Verdict:
+def _phase_only(r: Read) -> Verdict:
     if r.phase == "Failed":
         message = "the pod failed with no recorded reason"
-        return _reason(
+        return reason_of(
             "unknown", "Unknown", message, ("status.phase=Failed", *r.extra), counts=True
         )
     if r.phase == "Succeeded":
-        return _reason(
+        return reason_of(
             "app", "Completed", "completed", ("status.phase=Succeeded", *r.extra), exit_code=0
         )
     return None
 
 
-RULES: tuple[Callable[[_Read], Verdict], ...] = (
+RULES: tuple[Callable[[Read], Verdict], ...] = (
     _evicted,
     _kubelet_status,
     _terminated,
     _sidecar_failed,
-    _disrupted,
-    _node_lost,
+    disrupted,
+    node_lost,
     _init_failed,
-    _never_ran,
-    _deleted,
-    _owner_gone,
+    never_ran,
+    deleted,
+    owner_gone,
     _phase_only,
 )
 
 
 def classify(ctx: PodContext) -> Reason | None:
     """The loss reason of a pod, or None while it runs (or waits) unharmed."""
-    read = _read(ctx)
+    pod = read(ctx)
     for rule in RULES:
-        verdict = rule(read)
+        verdict = rule(pod)
         if verdict is NEXT:
             continue
         if verdict is not None and ctx.role == "driver":
-            verdict = _with_exit_exception(read, verdict)
+            verdict = _with_exit_exception(pod, verdict)
         if (
             verdict is not None
             and ctx.role == "executor"
             and verdict.code != "OwnerGone"  # no driver was left to count it
-            and _spark_saw_failed(read)
+            and _spark_saw_failed(pod)
         ):
             return dataclasses.replace(verdict, counts_toward_max_failures=True)
         return verdict
@@ -658,7 +436,7 @@ def exit_exception(pod: Any) -> str:
     return head
 
 
-def _with_exit_exception(r: _Read, verdict: Reason) -> Reason:
+def _with_exit_exception(r: Read, verdict: Reason) -> Reason:
     """The driver's own word on why it exited, beside what Kubernetes recorded.
 
     The best single piece of evidence for a failed driver: Kubernetes knows the exit code,
@@ -675,7 +453,7 @@ def _with_exit_exception(r: _Read, verdict: Reason) -> Reason:
     )
 
 
-def _spark_saw_failed(r: _Read) -> bool:
+def _spark_saw_failed(r: Read) -> bool:
     """Whether Spark's allocator counted this executor toward spark.executor.maxNumFailures.
 
     It counts each executor it first sees as PodFailed (ExecutorPodsAllocator). The states are

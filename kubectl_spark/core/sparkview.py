@@ -21,10 +21,11 @@ from kubectl_spark.knowledge.times import spark_time
 
 from . import raw
 from .inputs import Snapshot
-from .losses import classify, given_back
+from .losses import classify
 from .model import Attempt, Executor, Reason, in_id_order
 from .podfacts import KEPT
 from .reasons import PodContext, event_evidence, never_started
+from .removals import given_back
 
 _EXIT = re.compile(r"exited with exit code (-?\d+)")
 # The verdicts of a pod that never ran (reasons.never_started): with Spark's "Executor killed
@@ -433,7 +434,7 @@ def _never_ran(
     Nothing ran, so nothing was lost: Spark's allocator deletes the pending executors it no
     longer wants ("Deleting N excess pod requests": ExecutorPodsAllocator.onNewSnapshots, once
     a pod is older than spark.dynamicAllocation.executorIdleTimeout) and counts no deleted pod,
-    the same verdict as a kept copy of such a pod (losses.given_back). They are in none of
+    the same verdict as a kept copy of such a pod (removals.given_back). They are in none of
     Spark's lists: an executor is listed once it has registered.
     """
     prefix = _gone_name(tuple(executors), "")

@@ -83,16 +83,15 @@ class LogReader:
             restarts = again
             on_line(f"── {self.container} restarted (restart {again}): its next run ──")
 
-    def _status(self) -> dict[str, Any] | None:
+    def _status(self, api: Api) -> dict[str, Any] | None:
         """The container's status in its pod now; None: no next run can come.
 
         That is a pod or container gone, or a pod that failed or succeeded (it runs nothing
         again).
         """
-        with self.connect() as api:
-            pod = api.request(
-                "GET", f"/api/v1/namespaces/{self.namespace}/pods/{self.pod}", what="get pod"
-            )
+        pod = api.request(
+            "GET", f"/api/v1/namespaces/{self.namespace}/pods/{self.pod}", what="get pod"
+        )
         status = pod.get("status") or {}
         if status.get("phase") in ("Failed", "Succeeded"):
             return None
@@ -102,7 +101,8 @@ class LogReader:
     def _restarts(self) -> int | None:
         """How often the container restarted so far; None: no next run to follow."""
         try:
-            status = self._status()
+            with self.connect() as api:
+                status = self._status(api)
         except Exception:  # noqa: BLE001 - no restart to follow then, the log is read all the same
             return None
         return int(status.get("restartCount") or 0) if status is not None else None
@@ -110,18 +110,19 @@ class LogReader:
     def _restarted(self, before: int) -> int | None:
         """The restart count once the container runs again after ``before``; None: it did not."""
         deadline = time.monotonic() + RESTART_WAIT
-        while not self._stopped.wait(RESTART_POLL):
-            try:
-                status = self._status()
-            except Exception:  # noqa: BLE001 - the pod is gone or unreadable: the run ended
-                return None
-            if status is None:
-                return None
-            count = int(status.get("restartCount") or 0)
-            if count > before and (status.get("state") or {}).get("running") is not None:
-                return count
-            if time.monotonic() > deadline:
-                return None
+        try:
+            with self.connect() as api:  # one connection for the whole wait
+                while not self._stopped.wait(RESTART_POLL):
+                    status = self._status(api)
+                    if status is None:
+                        return None
+                    count = int(status.get("restartCount") or 0)
+                    if count > before and (status.get("state") or {}).get("running") is not None:
+                        return count
+                    if time.monotonic() > deadline:
+                        return None
+        except Exception:  # noqa: BLE001 - the pod is gone or unreadable: the run ended
+            return None
         return None
 
     def _follow_run(self, on_line: Callable[[str], None], *, timestamps: bool) -> None:

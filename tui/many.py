@@ -81,15 +81,13 @@ class ManyAnalysis:
         apps: list[App] = []
         ungrouped: list[UngroupedPod] = []
         for name, answer in answers.items():
-            tagged = answer.in_context(name) if answer.ungrouped else None
             for app in answer.apps:
                 known = self._marked.get(id(app))
                 if known is None or known[0] is not app:
-                    known = (app, _marked(app, name))
+                    known = (app, replace(app, context=name))
                 marked[id(app)] = known
                 apps.append(known[1])
-            if tagged is not None:
-                ungrouped.extend(tagged.ungrouped)
+            ungrouped.extend(replace(u, context=name) for u in answer.ungrouped)
         self._marked = marked
         self.analysis = Analysis(tuple(apps), tuple(ungrouped))
         return self.analysis
@@ -97,10 +95,6 @@ class ManyAnalysis:
     def prepare(self) -> None:
         for analysis in list(self.per.values()):
             analysis.prepare()
-
-
-def _marked(app: App, context: str) -> App:
-    return Analysis((app,)).in_context(context).apps[0]
 
 
 @dataclass

@@ -240,6 +240,12 @@ class Cluster:
         self.kubelet.stop()
         self.bed.reset()
 
+    def executor_template(self, template: dict[str, Any]) -> dict[str, str]:
+        """``template`` as Spark's executor pod template file: the conf that names it."""
+        path = self.tmp / "executor-template.json"
+        path.write_text(json.dumps(template))
+        return {"spark.kubernetes.executor.podTemplateFile": str(path)}
+
     # ------------------------------------------------------------------------------ reads
     def pods(self, **labels: str) -> list[dict[str, Any]]:
         selector = ",".join(f"{k.replace('_', '-')}={v}" for k, v in labels.items())

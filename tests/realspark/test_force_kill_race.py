@@ -10,8 +10,6 @@ all with grace 0, leaves the API.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from kubectl_spark.app.act import KillOptions, plan_force_kill
@@ -51,11 +49,7 @@ def _executor_nodes(c: Cluster) -> dict[str, str]:
 def test_force_kill_raced_by_the_garbage_collector_on_real_spark(cluster: Cluster) -> None:
     c = cluster
     c.kubelet.add_node("node-a")
-    template = c.tmp / "executor-template.json"
-    template.write_text(json.dumps(ONE_PER_NODE))
-    spark_submit(
-        c, APP, "steady.py", conf={"spark.kubernetes.executor.podTemplateFile": str(template)}
-    )
+    spark_submit(c, APP, "steady.py", conf=c.executor_template(ONE_PER_NODE))
     until(lambda: len(c.running(spark_role="driver")) == 1, 60, "the driver running")
     c.client.patch("/api/v1/nodes/node-a", {"spec": {"unschedulable": True}})
     c.kubelet.add_node("node-b")

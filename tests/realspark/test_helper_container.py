@@ -11,8 +11,6 @@ Spark's container, never the helper's.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from .agreement import assert_agrees_with_spark, described_executors
@@ -36,15 +34,13 @@ TEMPLATE = {
 def test_sparks_container_not_a_helper_tells_the_loss(cluster: Cluster) -> None:
     c = cluster
     c.kubelet.add_node("node-a")
-    template = c.tmp / "executor-template.json"
-    template.write_text(json.dumps(TEMPLATE))
     spark_submit(
         c,
         "helped",
         "steady.py",
         conf={
             "spark.executor.instances": "1",
-            "spark.kubernetes.executor.podTemplateFile": str(template),
+            **c.executor_template(TEMPLATE),
             "spark.kubernetes.executor.podTemplateContainerName": "executor",
         },
     )

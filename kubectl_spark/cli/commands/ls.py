@@ -337,9 +337,10 @@ class _ManyListing:
     ) -> str:
         parts = [(r.context, r.answer) for r in readings if r.answer is not None]
         self.failure = clusters.failure(readings)
+        marked = [part.analysis.in_context(name) for name, part in parts]
         merged = Analysis(
-            tuple(a for name, part in parts for a in part.analysis.in_context(name).apps),
-            tuple(u for name, part in parts for u in part.analysis.in_context(name).ungrouped),
+            tuple(a for each in marked for a in each.apps),
+            tuple(u for each in marked for u in each.ungrouped),
         )
         clocks = {name: part.now for name, part in parts}
         if not merged.apps and output in ("table", "wide"):

@@ -139,7 +139,7 @@ class Executor:
     spark_ids: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "id": self.id,
             "pod": self.pod,
             "uid": self.uid,
@@ -150,8 +150,10 @@ class Executor:
             "reason": self.reason.to_json() if self.reason else None,
             "waiting": self.waiting.to_json() if self.waiting else None,
             "source": self.source,
-            **({"sparkIds": list(self.spark_ids)} if self.spark_ids else {}),
         }
+        if self.spark_ids:  # only where known
+            out["sparkIds"] = list(self.spark_ids)
+        return out
 
 
 def in_id_order(executors: list[Executor]) -> tuple[Executor, ...]:
@@ -324,7 +326,7 @@ class App:
         return self.attempts[-1] if self.attempts else None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "namespace": self.namespace,
             "name": self.name,
             "appId": self.app_id,
@@ -338,8 +340,10 @@ class App:
             "notes": list(self.notes),
             "schedule": self.schedule or None,
             "operator": dict(self.operator) if self.operator is not None else None,
-            **({"context": self.context} if self.context else {}),
         }
+        if self.context:  # only where known: one cluster's answer is as before
+            out["context"] = self.context
+        return out
 
 
 @dataclass(slots=True)
@@ -354,14 +358,16 @@ class UngroupedPod:
     context: str = ""  # as App.context: set when several clusters are read at once
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "namespace": self.namespace,
             "pod": self.pod,
             "uid": self.uid,
             "role": self.role,
             "why": self.why,
-            **({"context": self.context} if self.context else {}),
         }
+        if self.context:  # only where known: one cluster's answer is as before
+            out["context"] = self.context
+        return out
 
 
 @dataclass(slots=True)

@@ -442,9 +442,10 @@ class _WatchView:
 
 def _watch(loaded: common.Loaded, view: _WatchView) -> None:
     """Follow one cluster (``_follow``), from what ``ls`` printed."""
-    part = _Part(loaded.analysis, (), loaded.namespace, loaded.snapshot.now)
-    part.followed = _Followed(loaded, common.connection())
-    _follow([("", part)], view)
+    followed = _Followed(loaded, common.connection())
+    _follow(
+        [("", _Part(loaded.analysis, (), loaded.namespace, loaded.snapshot.now, followed))], view
+    )
 
 
 @dataclass

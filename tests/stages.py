@@ -30,6 +30,8 @@ from tests.beds import Bed, RealBed
 REAL_TIMEOUT = 60.0
 # Simulated seconds on the emulator: the simulator's 40 s grace and 300 s tolerations.
 EMULATED_LIMIT = 900.0
+# The taints the node lifecycle controller keeps on a node until its kubelet reports Ready.
+NOT_READY = {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}
 
 
 class Stage:
@@ -49,6 +51,11 @@ class Stage:
             self.kubeconfig = self.server.write_kubeconfig(tmp / "kubeconfig")
         self.player = scenarios.Player(self.world, self.scenario)
         self.player.setup()
+        if self.kind == "real":
+            # A node the node lifecycle controller has not yet seen Ready may be tainted
+            # not-ready; a scenario submitted then would place its pods where its timeline
+            # never meant them (all on the nodes cleared first).
+            self.until("the scenario's nodes Ready and schedulable", self._nodes_schedulable)
 
     def close(self) -> None:
         if self.server is not None:
@@ -79,6 +86,19 @@ class Stage:
         pytest.fail(
             f"on the emulator, {what} did not happen in {EMULATED_LIMIT:.0f} s\n{self.state()}"
         )
+
+    def _nodes_schedulable(self) -> bool:
+        wanted = {node["name"] for node in self.scenario.nodes}
+        ready = {
+            n["metadata"]["name"]
+            for n in self.world.client.list("/api/v1/nodes")
+            if not any(t["key"] in NOT_READY for t in n["spec"].get("taints") or [])
+            and any(
+                c["type"] == "Ready" and c["status"] == "True"
+                for c in n["status"].get("conditions") or []
+            )
+        }
+        return wanted <= ready
 
     def state(self) -> str:
         """Pods and nodes as they are: what a failed wait shows."""

@@ -10,12 +10,14 @@ emulator: none of those stand-ins run there.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from kubectl_spark.knowledge.clock import Clock
 
 from .client import Client, SimApiError
 from .kubeletapi import KubeletApi
+from .leases import LeaseKeeper
 
 
 class ClusterSide(Protocol):
@@ -31,6 +33,7 @@ class ClusterSide(Protocol):
     def set_unreachable(self, nodes: set[str]) -> None: ...
     def set_gc(self, *, enabled: bool) -> None: ...
     def node_endpoint(self, node: str) -> tuple[str, int] | None: ...
+    def keep_leases(self, up: Callable[[], list[str]]) -> None: ...
     def close(self) -> None: ...
 
 
@@ -68,6 +71,13 @@ class EmulatorSide:
         del node
         return None
 
+    def keep_leases(self, up: Callable[[], list[str]]) -> None:
+        """Nothing to keep on the emulator.
+
+        Its clock moves only when the world ticks, which renews every Lease that is due.
+        """
+        del up
+
     def close(self) -> None:
         return None
 
@@ -77,8 +87,9 @@ class RealControlPlaneSide:
     lease_renew_seconds: float | None = 1.0
     crash_backoff_seconds: float | None = 1.0
 
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, clock: Clock, leases: LeaseKeeper) -> None:
         self.kubelets = KubeletApi(clock)
+        self.leases = leases
         self.nodes: set[str] = set()
 
     def append_log(self, item: dict[str, Any], container: str, text: str) -> None:
@@ -101,5 +112,10 @@ class RealControlPlaneSide:
     def node_endpoint(self, node: str) -> tuple[str, int] | None:
         return ("127.0.0.1", self.kubelets.open(node))
 
+    def keep_leases(self, up: Callable[[], list[str]]) -> None:
+        """Real time passes between ticks here: the Leases are renewed on their own thread."""
+        self.leases.keep(up)
+
     def close(self) -> None:
+        self.leases.stop()
         self.kubelets.stop()

@@ -25,9 +25,10 @@ from .deployments import DeploymentControllers
 from .endpoints import EndpointsController
 from .jobs import JobController
 from .kubelet import Kubelet
+from .leases import LeaseKeeper
 from .nodelifecycle import OUT_OF_SERVICE, NodeLifecycle
 from .operator import SparkOperator
-from .processes import NodeState
+from .processes import LEASE_RENEW_SECONDS, NodeState
 from .recorder import Recorder
 from .scheduler import Scheduler
 from .sides import ClusterSide, EmulatorSide, RealControlPlaneSide
@@ -90,7 +91,11 @@ class World:
     @classmethod
     def for_control_plane(cls, url: str, token: str, ca_pem: bytes, clock: Clock) -> World:
         """Play the kubelets and Spark on a real control plane (its controllers do the rest)."""
-        return cls(Client(url, token, ca_pem), clock, RealControlPlaneSide(clock))
+        renew_every = RealControlPlaneSide.lease_renew_seconds or LEASE_RENEW_SECONDS
+        leases = LeaseKeeper(Client(url, token, ca_pem), clock, renew_every)
+        world = cls(Client(url, token, ca_pem), clock, RealControlPlaneSide(clock, leases))
+        world.side.keep_leases(world.nodes_up)
+        return world
 
     def close(self) -> None:
         self.side.close()
@@ -180,6 +185,13 @@ class World:
         self.nodes[name] = state
         self.kubelets[name] = Kubelet(self, state)
         self.kubelets[name].register()
+
+    def nodes_up(self) -> list[str]:
+        """The registered nodes whose kubelet runs and reaches the API server.
+
+        Their Leases are the ones renewed; read from the lease keeper's thread, hence over a copy.
+        """
+        return [n for n, s in list(self.nodes.items()) if s.status == "up" and s.last_lease]
 
     def shutdown_node(self, name: str) -> None:
         """Power off: the kubelet and every process on the node stop."""

@@ -55,6 +55,7 @@ PROXY_CLIENT = "front-proxy-client"
 @dataclass
 class ControlPlaneOptions:
     node_monitor_grace_seconds: int = 6
+    node_monitor_period_seconds: int = 1
     not_ready_toleration_seconds: int = 4
     unreachable_toleration_seconds: int = 4
     namespace: str = "default"
@@ -288,7 +289,7 @@ class ControlPlane:
                 f"--service-account-private-key-file={d / 'sa.key'}",
                 f"--root-ca-file={d / 'ca.crt'}",
                 f"--node-monitor-grace-period={o.node_monitor_grace_seconds}s",
-                "--node-monitor-period=1s",
+                f"--node-monitor-period={o.node_monitor_period_seconds}s",
                 # A claim made just after its volume can reach the binder before the volume
                 # does; it is bound on the next full sync (15 s by default).
                 "--pvclaimbinder-sync-period=1s",

@@ -10,16 +10,22 @@ gone. Each test waits for what a scenario's timeline would have reached, on eith
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
 
 from kubectl_spark.sim import scenario as scenarios
 from kubectl_spark.sim.client import SimApiError
+from tests.controlplane.launcher import ControlPlaneOptions
 from tests.stages import Stage, alerts
 
 pytestmark = pytest.mark.slow
 APP = "networkwordcount"
+# How long a silent node is seen Ready at most on the test bed: the node lifecycle
+# controller's grace, and the period at which it looks (tests/controlplane/launcher.py).
+NODE_MONITOR_GRACE = ControlPlaneOptions().node_monitor_grace_seconds
+NODE_MONITOR_PERIOD = ControlPlaneOptions().node_monitor_period_seconds
 
 
 @pytest.fixture
@@ -102,6 +108,21 @@ def test_s1_a_lost_node_brings_attempt_2_and_a_zombie(stage, capsys) -> None:
     code, out, err = s.cli(capsys, "history", APP)
     assert code == 0, err
     assert "NodeNotReady" in out and "TaintManagerEviction" in out
+
+
+def test_healthy_nodes_stay_ready_while_the_test_is_busy_elsewhere(stage) -> None:
+    """A kubelet renews its Lease whatever else it does: on the real control plane the
+    simulator's Leases are kept on their own thread (sim/leases.py), so a test that reads or
+    runs a command for longer than the node-monitor grace between two ticks loses no node.
+    Without it this one saw every node NotReady and its pods evicted (S1 failed so in CI)."""
+    s = stage("s1-node-shutdown")
+    _running_app(s)
+    if s.kind == "real":  # real time passes with no tick; the emulator's clock stands still
+        time.sleep(NODE_MONITOR_GRACE + NODE_MONITOR_PERIOD + 2)
+    lines = s.state().splitlines()
+    nodes = [line for line in lines if line.startswith("node ")]
+    assert nodes and all("Ready=True taints=[]" in line for line in nodes), lines
+    assert len(s.running(spark_role="executor")) == 2, lines
 
 
 def test_s2b_a_blocked_job_and_the_advice_that_unblocks_it(stage, capsys) -> None:

@@ -83,3 +83,14 @@ def read_recorder(
         return status, json.loads(body)
     except ValueError:
         return status, body.decode(errors="replace")
+
+
+def recorded_pod(uid: str, rv: str, phase: str = "Running", **env: str) -> dict[str, Any]:
+    """A pod as the recorder keeps it, with its container's environment (never served)."""
+    return {
+        "metadata": {"name": f"p-{uid}", "namespace": "ns", "uid": uid, "resourceVersion": rv,
+                     "labels": {"spark-role": "executor"}},
+        "spec": {"containers": [{"name": "c", "env": [{"name": k, "value": v}
+                                                      for k, v in env.items()]}]},
+        "status": {"phase": phase},
+    }  # fmt: skip

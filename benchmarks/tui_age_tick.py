@@ -37,14 +37,14 @@ def many_apps(app: Any, count: int, age: Callable[[int], timedelta]) -> list[Any
     ]
 
 
-def _before(self: AppsTable, key: str, new: list[Any]) -> None:
+def _before(table: AppsTable, key: str, new: list[Any]) -> None:
     """``AppsTable._update`` as it was: every changed cell fitted by DataTable."""
-    for column, value in zip(self.shown_columns, new, strict=True):
-        old = self.get_cell(key, column)
+    for column, value in zip(table.shown_columns, new, strict=True):
+        old = table.get_cell(key, column)
         if old is value:
             continue
         if str(old) != str(value) or value.style != getattr(old, "style", None):
-            self.update_cell(key, column, value, update_width=True)
+            table.update_cell(key, column, value, update_width=True)
 
 
 async def ticks(count: int, apps_wanted: int, before: bool) -> list[float]:

@@ -30,12 +30,12 @@ from kubectl_spark.tui.widgets.safe import safe
 from tests.functional.test_tui import NOW, SIZE, static_app, until
 
 
-def _sync_before(self: AppsTable, apps: list[Any], now: datetime, width: int) -> None:
+def _sync_before(table: AppsTable, apps: list[Any], now: datetime, width: int) -> None:
     """``AppsTable.sync`` as it was: every present row compared, every cell measured."""
-    selected = self.selected_key()
-    compact = not self.wide and width < apps_table.COMPACT_BELOW
-    memo = self._memo
-    self._memo = {}
+    selected = table.selected_key()
+    compact = not table.wide and width < apps_table.COMPACT_BELOW
+    memo = table._memo
+    table._memo = {}
     for a in apps:
         known = memo.get(id(a))
         if known is None or known.app is not a or known.compact != compact:
@@ -48,32 +48,32 @@ def _sync_before(self: AppsTable, apps: list[Any], now: datetime, width: int) ->
             age = age_cell(a, now)
             if str(known.cells["AGE"]) != age:
                 known.cells["AGE"] = safe(age)
-        self._memo[id(a)] = known
-    summaries = {app_key(a): self._memo[id(a)].summary for a in apps}
-    every = {app_key(a): self._memo[id(a)].cells for a in ordered(apps, summaries, self.sort_key)}
+        table._memo[id(a)] = known
+    summaries = {app_key(a): table._memo[id(a)].summary for a in apps}
+    every = {app_key(a): table._memo[id(a)].cells for a in ordered(apps, summaries, table.sort_key)}
     widths = {
         column: max([len(column), *(by_column[column].cell_len for by_column in every.values())])
         for column in apps_table.COLUMNS
     }
-    columns = WIDE_COLUMNS if self.wide else apps_table.fitting(widths, width)
-    if columns != self.shown_columns:
-        self._rebuild(columns)
-    for key in [str(k.value) for k in list(self.rows) if str(k.value) not in every]:
-        self.remove_row(key)
-    present = {str(k.value) for k in self.rows}
+    columns = WIDE_COLUMNS if table.wide else apps_table.fitting(widths, width)
+    if columns != table.shown_columns:
+        table._rebuild(columns)
+    for key in [str(k.value) for k in list(table.rows) if str(k.value) not in every]:
+        table.remove_row(key)
+    present = {str(k.value) for k in table.rows}
     for key, by_column in every.items():
         new = [by_column[c] for c in columns]
         if key in present:
-            self._update(key, new)
+            table._update(key, new)
         else:
-            self.add_row(*new, key=key)
+            table.add_row(*new, key=key)
     order = list(every)
-    if self._order() != order:
+    if table._order() != order:
         first = columns[0]
-        rank = {id(self.get_cell(key, first)): i for i, key in enumerate(order)}
-        self.sort(first, key=lambda cell: rank[id(cell)])
-    if selected in every and self.get_row_index(selected) != self.cursor_row:
-        self.move_cursor(row=self.get_row_index(selected))
+        rank = {id(table.get_cell(key, first)): i for i, key in enumerate(order)}
+        table.sort(first, key=lambda cell: rank[id(cell)])
+    if selected in every and table.get_row_index(selected) != table.cursor_row:
+        table.move_cursor(row=table.get_row_index(selected))
 
 
 async def events(count: int, apps_wanted: int, before: bool) -> tuple[list[float], list[float]]:

@@ -28,10 +28,10 @@ from kubectl_spark.core.model import App as SparkApp
 from kubectl_spark.knowledge.names import shown
 from kubectl_spark.memory import freeze_long_lived
 
-from . import act_keys as _act_keys
-from . import pod_views as _pod_views
 from .filtering import AppFilter
 from .many import ManySource
+from .plan_flow import PlanFlow
+from .pod_views import PodViews
 from .screens.help import HelpScreen
 from .sources import Analyzer, Source, Target, one_cluster, why_not_started
 from .widgets.apps_table import AppsTable, SortKey, app_key
@@ -104,6 +104,8 @@ class SparkTUI(App[None]):
         # Ages are read against the cluster's clock when the source knows it (a live cluster).
         self.clock = now or self._source_now
         self.filtering = AppFilter(initial_filter)
+        self.plans = PlanFlow(self)  # the action keys: plan, show, apply once confirmed
+        self.views = PodViews(self)  # logs, describe, YAML, shell, Spark UI
         self.analysis = Analysis()
         self.snapshot: Any = None
         self.seen_version = -1
@@ -516,7 +518,7 @@ class SparkTUI(App[None]):
             self.attempt_tree.focus()
             self.attempt_tree.select_attempt(attempt.number)
             return
-        self._owner_yaml(app.namespace, attempt.uid)
+        self.views.owner_yaml(app.namespace, attempt.uid)
 
     def action_reload(self) -> None:
         self._start_source()
@@ -525,22 +527,23 @@ class SparkTUI(App[None]):
         self.push_screen(HelpScreen(readonly=self.readonly))
 
     # ----------------------------------------------------------------------- viewers
-    _pod = _pod_views._pod
-    _answers = _pod_views._answers
-    action_logs = _pod_views.action_logs
-    _gone_pod = _pod_views._gone_pod
-    _kept_logs = _pod_views._kept_logs
-    action_previous_logs = _pod_views.action_previous_logs
-    _logs = _pod_views._logs
-    action_describe = _pod_views.action_describe
-    action_yaml = _pod_views.action_yaml
-    action_shell = _pod_views.action_shell
-    _yaml = _pod_views._yaml
-    action_spark_ui = _pod_views.action_spark_ui
-    _start_ui_forward = _pod_views._start_ui_forward
-    _ui_opened = _pod_views._ui_opened
-    _owner_yaml = _pod_views._owner_yaml
-    _fetch_yaml = _pod_views._fetch_yaml
+    def action_logs(self) -> None:
+        self.views.logs()
+
+    def action_previous_logs(self) -> None:
+        self.views.previous_logs()
+
+    def action_describe(self) -> None:
+        self.views.describe()
+
+    def action_yaml(self) -> None:
+        self.views.yaml()
+
+    def action_shell(self) -> None:
+        self.views.shell()
+
+    def action_spark_ui(self) -> None:
+        self.views.spark_ui()
 
     # ------------------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -581,12 +584,17 @@ class SparkTUI(App[None]):
                 self.action_resubmit,
             )
 
-    action_fence = _act_keys.action_fence
-    action_force_kill = _act_keys.action_force_kill
-    action_resubmit = _act_keys.action_resubmit
-    action_delete_pod = _act_keys.action_delete_pod
-    _plan = _act_keys._plan
-    _apply = _act_keys._apply
+    def action_fence(self) -> None:
+        self.plans.make("fence", *self.selection()[:2])
+
+    def action_force_kill(self) -> None:
+        self.plans.make("force-kill", *self.selection()[:2])
+
+    def action_resubmit(self) -> None:
+        self.plans.make("resubmit", *self.selection()[:2])
+
+    def action_delete_pod(self) -> None:
+        self.plans.delete_pod()
 
 
 # The main screen's own keys (not quit, help, or Textual's), off over a text view.

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from textual import work
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .log_reader import LogReader
 from .screens.text import TextScreen
@@ -14,149 +14,371 @@ if TYPE_CHECKING:
     from .sources import Source
 
 
-def _pod(self: SparkTUI) -> tuple[str, str, str, bool] | None:
-    """(namespace, pod, container, whether its node answers) of a selected pod that exists."""
-    app, attempt, executor = self.selection()
-    if app is None or attempt is None:
-        return None
-    if executor:
-        found = next((e for e in attempt.executors if e.id == executor), None)
-        if found is None or found.source != "cluster":
-            return None  # gone: its log went with it
-        return (
-            app.namespace,
-            found.pod,
-            "spark-kubernetes-executor",
-            self._answers(found.node),
+class PodViews:
+    """Opens the views of the selected pod or application on screens of their own.
+
+    Reads go to worker threads (one view at a time: a newer key press replaces it); only the
+    notifications and the screens they open touch the UI, from the UI thread.
+    """
+
+    def __init__(self, tui: SparkTUI) -> None:
+        self.tui = tui
+
+    def _in_worker(self, read: Callable[..., None], *args: Any, **kwargs: Any) -> None:
+        self.tui.run_worker(
+            functools.partial(read, *args, **kwargs), thread=True, exclusive=True, group="view"
         )
-    return (
-        (
-            app.namespace,
-            attempt.driver_pod,
-            "spark-kubernetes-driver",
-            self._answers(attempt.node),
-        )
-        if attempt.driver_pod and attempt.uid
-        else None
-    )
 
-
-def _answers(self: SparkTUI, node: str | None) -> bool:
-    """Whether the kubelet of ``node`` can serve a log (an unreachable one is asked once)."""
-    from kubectl_spark.app.act import node_reachable
-
-    return self.snapshot is None or node_reachable(self.snapshot, node)
-
-
-def action_logs(self: SparkTUI) -> None:
-    gone = self._gone_pod()
-    if gone is not None:
-        self._kept_logs(*gone, previous=False)
-        return
-    self._logs(self._pod(), self.source_of(self.current_app()), previous=False)
-
-
-def _gone_pod(self: SparkTUI) -> tuple[str, str, str] | None:
-    """(namespace, pod, uid) of a selected executor or driver whose pod is gone."""
-    from kubectl_spark.core.sparkview import only_kept
-
-    app, attempt, executor = self.selection()
-    if app is None or attempt is None:
-        return None
-    if executor:
-        found = next((e for e in attempt.executors if e.id == executor), None)
-        if found is None or found.source == "cluster" or not found.uid:
+    def selected_pod(self) -> tuple[str, str, str, bool] | None:
+        """(namespace, pod, container, whether its node answers) of a selected pod that exists."""
+        app, attempt, executor = self.tui.selection()
+        if app is None or attempt is None:
             return None
-        return app.namespace, found.pod, found.uid
-    pods = self.snapshot.pods if self.snapshot is not None else ()
-    if not attempt.uid or not only_kept(pods, attempt.uid):
-        return None
-    return app.namespace, attempt.driver_pod or "?", attempt.uid
-
-
-@work(thread=True, exclusive=True, group="view")
-def _kept_logs(self: SparkTUI, namespace: str, pod: str, uid: str, *, previous: bool) -> None:
-    """What ``kubectl spark record`` kept of a gone pod's log, as ``logs [-p]`` prints it.
-
-    The store is this TUI's own, else an in-cluster recorder's (``LiveSource.kept_log``).
-    """
-    from kubectl_spark.app.logtext import KEEP_HINT, PREVIOUS_GONE
-    from kubectl_spark.kube.logtails import run_said
-
-    kept = self.connected().kept_log(namespace, uid, previous=previous)
-    if kept is None:
-        self.call_from_thread(
-            self.notify,
-            f"pod {pod} is gone, and its "
-            + (PREVIOUS_GONE if previous else f"log with it{KEEP_HINT}"),
-            severity="warning",
+        if executor:
+            found = next((e for e in attempt.executors if e.id == executor), None)
+            if found is None or found.source != "cluster":
+                return None  # gone: its log went with it
+            return (
+                app.namespace,
+                found.pod,
+                "spark-kubernetes-executor",
+                self._answers(found.node),
+            )
+        return (
+            (
+                app.namespace,
+                attempt.driver_pod,
+                "spark-kubernetes-driver",
+                self._answers(attempt.node),
+            )
+            if attempt.driver_pod and attempt.uid
+            else None
         )
-        return
-    keeper = str(kept.get("keptBy") or "kubectl spark record")
-    title = (
-        f"last lines of {namespace}/{pod}, kept by {keeper}: the pod is gone "
-        f"({run_said(kept, earlier=previous)})  (esc: back)"
-    )
-    self.call_from_thread(
-        self.push_screen, TextScreen(title, str(kept.get("text") or "") or "(empty)", log=True)
-    )
 
+    def _answers(self, node: str | None) -> bool:
+        """Whether the kubelet of ``node`` can serve a log (an unreachable one is asked once)."""
+        from kubectl_spark.app.act import node_reachable
 
-def action_previous_logs(self: SparkTUI) -> None:
-    gone = self._gone_pod()
-    if gone is not None:
-        self._kept_logs(*gone, previous=True)
-        return
-    self._logs(self._pod(), self.source_of(self.current_app()), previous=True)
+        return self.tui.snapshot is None or node_reachable(self.tui.snapshot, node)
 
-
-@work(thread=True, exclusive=True, group="view")
-def _logs(
-    self: SparkTUI,
-    pod: tuple[str, str, str, bool] | None,
-    source: Source,
-    *,
-    previous: bool,
-    chosen: bool = False,
-) -> None:
-    """Workers get the selection (and its cluster's source) from the UI thread.
-
-    A pod with several containers (a sidecar, an init container) asks which one first,
-    Spark's own at the top; ``chosen``: it was asked.
-    """
-    if pod is None:
-        self.call_from_thread(self.notify, "select a pod that still exists", severity="warning")
-        return
-    namespace, name, container, answers = pod
-    if not chosen:
-        names = _containers(source, namespace, name, container)
-        if len(names) > 1:
-            from .screens.picker import PickerScreen
-
-            def picked(choice: str | None) -> None:
-                if choice:
-                    again = (namespace, name, choice, answers)
-                    self._logs(again, source, previous=previous, chosen=True)
-
-            screen = PickerScreen("container", lambda: names)
-            self.call_from_thread(self.push_screen, screen, picked)
+    def logs(self) -> None:
+        gone = self._gone_pod()
+        if gone is not None:
+            self._in_worker(self._kept_logs, *gone, previous=False)
             return
-        container = names[0] if names else container
-    reader = LogReader(
-        source.connect, namespace, name, container, previous=previous, answers=answers
-    )
-    try:
-        body = reader.read()
-    except Exception as exc:  # noqa: BLE001 - shown to the user
-        self.call_from_thread(
-            self.notify, getattr(exc, "message", str(exc)), severity="error", timeout=8
+        self._in_worker(
+            self._logs,
+            self.selected_pod(),
+            self.tui.source_of(self.tui.current_app()),
+            previous=False,
         )
-        return
-    which = f", container {container}" if chosen else ""
-    title = f"{'previous ' if previous else ''}logs of {namespace}/{name}{which}  (esc: back)"
-    self.call_from_thread(
-        self.push_screen, TextScreen(title, body or "(empty)", log=True, reader=reader)
-    )
+
+    def _gone_pod(self) -> tuple[str, str, str] | None:
+        """(namespace, pod, uid) of a selected executor or driver whose pod is gone."""
+        from kubectl_spark.core.sparkview import only_kept
+
+        app, attempt, executor = self.tui.selection()
+        if app is None or attempt is None:
+            return None
+        if executor:
+            found = next((e for e in attempt.executors if e.id == executor), None)
+            if found is None or found.source == "cluster" or not found.uid:
+                return None
+            return app.namespace, found.pod, found.uid
+        pods = self.tui.snapshot.pods if self.tui.snapshot is not None else ()
+        if not attempt.uid or not only_kept(pods, attempt.uid):
+            return None
+        return app.namespace, attempt.driver_pod or "?", attempt.uid
+
+    def _kept_logs(self, namespace: str, pod: str, uid: str, *, previous: bool) -> None:
+        """What ``kubectl spark record`` kept of a gone pod's log, as ``logs [-p]`` prints it.
+
+        The store is this TUI's own, else an in-cluster recorder's (``LiveSource.kept_log``).
+        """
+        from kubectl_spark.app.logtext import KEEP_HINT, PREVIOUS_GONE
+        from kubectl_spark.kube.logtails import run_said
+
+        kept = self.tui.connected().kept_log(namespace, uid, previous=previous)
+        if kept is None:
+            self.tui.call_from_thread(
+                self.tui.notify,
+                f"pod {pod} is gone, and its "
+                + (PREVIOUS_GONE if previous else f"log with it{KEEP_HINT}"),
+                severity="warning",
+            )
+            return
+        keeper = str(kept.get("keptBy") or "kubectl spark record")
+        title = (
+            f"last lines of {namespace}/{pod}, kept by {keeper}: the pod is gone "
+            f"({run_said(kept, earlier=previous)})  (esc: back)"
+        )
+        self.tui.call_from_thread(
+            self.tui.push_screen,
+            TextScreen(title, str(kept.get("text") or "") or "(empty)", log=True),
+        )
+
+    def previous_logs(self) -> None:
+        gone = self._gone_pod()
+        if gone is not None:
+            self._in_worker(self._kept_logs, *gone, previous=True)
+            return
+        self._in_worker(
+            self._logs,
+            self.selected_pod(),
+            self.tui.source_of(self.tui.current_app()),
+            previous=True,
+        )
+
+    def _logs(
+        self,
+        pod: tuple[str, str, str, bool] | None,
+        source: Source,
+        *,
+        previous: bool,
+        chosen: bool = False,
+    ) -> None:
+        """Workers get the selection (and its cluster's source) from the UI thread.
+
+        A pod with several containers (a sidecar, an init container) asks which one first,
+        Spark's own at the top; ``chosen``: it was asked.
+        """
+        if pod is None:
+            self.tui.call_from_thread(
+                self.tui.notify, "select a pod that still exists", severity="warning"
+            )
+            return
+        namespace, name, container, answers = pod
+        if not chosen:
+            names = _containers(source, namespace, name, container)
+            if len(names) > 1:
+                from .screens.picker import PickerScreen
+
+                def picked(choice: str | None) -> None:
+                    if choice:
+                        again = (namespace, name, choice, answers)
+                        self._in_worker(self._logs, again, source, previous=previous, chosen=True)
+
+                screen = PickerScreen("container", lambda: names)
+                self.tui.call_from_thread(self.tui.push_screen, screen, picked)
+                return
+            container = names[0] if names else container
+        reader = LogReader(
+            source.connect, namespace, name, container, previous=previous, answers=answers
+        )
+        try:
+            body = reader.read()
+        except Exception as exc:  # noqa: BLE001 - shown to the user
+            self.tui.call_from_thread(
+                self.tui.notify, getattr(exc, "message", str(exc)), severity="error", timeout=8
+            )
+            return
+        which = f", container {container}" if chosen else ""
+        title = f"{'previous ' if previous else ''}logs of {namespace}/{name}{which}  (esc: back)"
+        self.tui.call_from_thread(
+            self.tui.push_screen, TextScreen(title, body or "(empty)", log=True, reader=reader)
+        )
+
+    def shell(self) -> None:
+        """A shell in the focused pod's Spark container (``tui/shell.py``)."""
+        app, attempt, executor = self.tui.selection()
+        found = next((e for e in attempt.executors if e.id == executor), None) if attempt else None
+        running = (
+            found.state == "Running"
+            if found
+            else attempt is not None and attempt.state == "Running"
+        )
+        pod = self.selected_pod()
+        if pod is None or not running:
+            self.tui.notify(
+                "select a pod whose container runs: a shell needs one", severity="warning"
+            )
+            return
+        self._in_worker(self._shell, pod, self.tui.source_of(app))
+
+    def _shell(self, pod: tuple[str, str, str, bool], source: Source) -> None:
+        """Ask whether exec is allowed (off the UI thread), then hand the terminal over."""
+        from kubectl_spark.kube.actions import can
+
+        namespace, name, container, _ = pod
+        try:
+            with source.connect() as api:
+                allowed = can(api, "create", "", "pods", "exec", namespace)
+        except Exception as exc:  # noqa: BLE001 - shown to the user
+            self.tui.call_from_thread(
+                self.tui.notify, getattr(exc, "message", str(exc)), severity="error"
+            )
+            return
+        if not allowed:
+            said = f"no shell: you may not create pods/exec in namespace {namespace}"
+            self.tui.call_from_thread(self.tui.notify, said, severity="error", timeout=10)
+            return
+        from .shell import exec_args
+
+        args = exec_args(getattr(source, "connection", None), namespace, name, container)
+        self.tui.call_from_thread(self._run_shell, args)
+
+    def _run_shell(self, args: list[str]) -> None:
+        import shutil
+        import subprocess
+
+        from textual.app import SuspendNotSupported
+
+        from kubectl_spark.app.text import escape
+
+        from .shell import shown
+
+        kubectl = shutil.which("kubectl")
+        if kubectl is None:
+            self.tui.notify(
+                escape(f"no kubectl on PATH: run {shown(args)}"), severity="error", timeout=15
+            )
+            return
+        try:
+            with self.tui.suspend():
+                code = subprocess.call([kubectl, *args])  # noqa: S603 - our own argument list
+        except SuspendNotSupported:
+            self.tui.notify(
+                f"this terminal cannot be handed over: run {shown(args)}",
+                severity="warning",
+                timeout=15,
+            )
+            return
+        if code:
+            self.tui.notify(f"the shell ended with exit code {code}", severity="warning")
+
+    def describe(self) -> None:
+        from kubectl_spark.app.describe import text
+        from kubectl_spark.app.events import app_events
+
+        app = self.tui.current_app()
+        if app is None or self.tui.snapshot is None:
+            return
+        pod = self.selected_pod() if self.tui.attempt_tree.has_focus else None
+        if pod is not None:  # the key acts on what is focused: the pod of the tree's line
+            from .screens.pod import PodScreen
+
+            self.tui.push_screen(
+                PodScreen(
+                    self.tui.source_of(app).connect,
+                    pod[0],
+                    pod[1],
+                    crumbs=f"{self.tui.crumbs()} ▸ pod {pod[1]}",
+                    now=self.tui.clock,
+                    logs=self.logs,
+                )
+            )
+            return
+        now = self.tui.clock()
+        self.tui.push_screen(
+            TextScreen(
+                f"describe {app.namespace}/{app.name}  (esc: back)",
+                text(app, now, app_events(self.tui.snapshot, app, now)),
+            )
+        )
+
+    def yaml(self) -> None:
+        self._yaml(self.selected_pod())
+
+    def _yaml(self, pod: tuple[str, str, str, bool] | None) -> None:
+        """The whole pod, read again: the live view keeps only the fields the core reads."""
+        if pod is None:
+            return
+        namespace, name, _, _ = pod
+        self._in_worker(
+            self._fetch_yaml,
+            f"/api/v1/namespaces/{namespace}/pods/{name}",
+            f"pod {namespace}/{name}",
+            self.tui.source_of(self.tui.current_app()),
+        )
+
+    def owner_yaml(self, namespace: str, uid: str | None) -> None:
+        from kubectl_spark.core import raw
+
+        pods = self.tui.snapshot.pods if self.tui.snapshot is not None else ()
+        pod = next((p for p in pods if uid and raw.uid(p) == uid), None)
+        refs = raw.items(pod, "metadata", "ownerReferences") if pod is not None else []
+        ref = raw.controller_ref(pod) if pod is not None else {}
+        ref = ref or (refs[0] if refs else {})
+        if not ref:
+            self.tui.notify(
+                "this driver has no owner: spark-submit created its pod"
+                if pod is not None
+                else "this attempt has no pod left to read its owner from",
+                severity="warning",
+            )
+            return
+        self._in_worker(
+            self._fetch_yaml,
+            owner_path(namespace, ref),
+            f"{ref.get('kind')} {namespace}/{ref.get('name')}",
+            self.tui.source_of(self.tui.current_app()),
+        )
+
+    def _fetch_yaml(self, path: str, what: str, source: Source) -> None:
+        import yaml
+
+        try:
+            with source.connect() as api:
+                found = api.request("GET", path, what=f"get {what}")
+        except Exception as exc:  # noqa: BLE001 - shown to the user
+            self.tui.call_from_thread(
+                self.tui.notify, getattr(exc, "message", str(exc)), severity="error", timeout=8
+            )
+            return
+        self.tui.call_from_thread(
+            self.tui.push_screen,
+            TextScreen(f"YAML of {what}  (esc: back)", yaml.safe_dump(found, sort_keys=False)),
+        )
+
+    def spark_ui(self) -> None:
+        """The selected attempt's Spark UI on a local port (``kube/uiforward.py``).
+
+        Opened in a browser when one is at hand, its address shown either way.
+        """
+        app, attempt, _ = self.tui.selection()
+        if app is None or attempt is None or not attempt.driver_pod or attempt.state != "Running":
+            self.tui.notify("select an attempt whose driver is running", severity="warning")
+            return
+        key = (app.namespace, attempt.driver_pod)
+        forward = self.tui.ui_forwards.get(key)
+        if forward is not None:
+            self.ui_opened(forward.url)
+            return
+        self._in_worker(
+            self._start_ui_forward, app.namespace, attempt.driver_pod, self.tui.source_of(app)
+        )
+
+    def _start_ui_forward(self, namespace: str, pod: str, source: Source) -> None:
+        from kubectl_spark.kube.sparkapi import DEFAULT_UI_PORT, ui_port
+        from kubectl_spark.kube.uiforward import UiForward
+
+        found = next(
+            (
+                p
+                for p in (self.tui.snapshot.pods if self.tui.snapshot else ())
+                if _named(p, namespace, pod)
+            ),
+            None,
+        )
+        try:
+            forward = UiForward(
+                source.connect,
+                namespace,
+                pod,
+                ui_port(found) if found is not None else DEFAULT_UI_PORT,
+            )
+        except Exception as exc:  # noqa: BLE001 - shown to the user
+            self.tui.call_from_thread(
+                self.tui.notify, getattr(exc, "message", str(exc)), severity="error", timeout=8
+            )
+            return
+        url = forward.start()
+        self.tui.ui_forwards[(namespace, pod)] = forward
+        self.tui.call_from_thread(self.ui_opened, url)
+
+    def ui_opened(self, url: str) -> None:
+        self.tui.open_url(url)  # Textual's: a browser when there is one (or the web terminal's)
+        self.tui.notify(f"Spark UI: {url}", timeout=15)
 
 
 def _containers(source: Source, namespace: str, pod: str, spark: str) -> list[str]:
@@ -180,117 +402,6 @@ def _containers(source: Source, namespace: str, pod: str, spark: str) -> list[st
     return sorted(names, key=lambda n: n != spark) or [spark]
 
 
-def action_shell(self: SparkTUI) -> None:
-    """A shell in the focused pod's Spark container (``tui/shell.py``)."""
-    app, attempt, executor = self.selection()
-    found = next((e for e in attempt.executors if e.id == executor), None) if attempt else None
-    running = (
-        found.state == "Running" if found else attempt is not None and attempt.state == "Running"
-    )
-    pod = self._pod()
-    if pod is None or not running:
-        self.notify("select a pod whose container runs: a shell needs one", severity="warning")
-        return
-    _shell(self, pod, self.source_of(app))
-
-
-@work(thread=True, exclusive=True, group="view")
-def _shell(self: SparkTUI, pod: tuple[str, str, str, bool], source: Source) -> None:
-    """Ask whether exec is allowed (off the UI thread), then hand the terminal over."""
-    from kubectl_spark.kube.actions import can
-
-    namespace, name, container, _ = pod
-    try:
-        with source.connect() as api:
-            allowed = can(api, "create", "", "pods", "exec", namespace)
-    except Exception as exc:  # noqa: BLE001 - shown to the user
-        self.call_from_thread(self.notify, getattr(exc, "message", str(exc)), severity="error")
-        return
-    if not allowed:
-        said = f"no shell: you may not create pods/exec in namespace {namespace}"
-        self.call_from_thread(self.notify, said, severity="error", timeout=10)
-        return
-    from .shell import exec_args
-
-    args = exec_args(getattr(source, "connection", None), namespace, name, container)
-    self.call_from_thread(_run_shell, self, args)
-
-
-def _run_shell(self: SparkTUI, args: list[str]) -> None:
-    import shutil
-    import subprocess
-
-    from textual.app import SuspendNotSupported
-
-    from kubectl_spark.app.text import escape
-
-    from .shell import shown
-
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        self.notify(escape(f"no kubectl on PATH: run {shown(args)}"), severity="error", timeout=15)
-        return
-    try:
-        with self.suspend():
-            code = subprocess.call([kubectl, *args])  # noqa: S603 - our own argument list
-    except SuspendNotSupported:
-        self.notify(
-            f"this terminal cannot be handed over: run {shown(args)}",
-            severity="warning",
-            timeout=15,
-        )
-        return
-    if code:
-        self.notify(f"the shell ended with exit code {code}", severity="warning")
-
-
-def action_describe(self: SparkTUI) -> None:
-    from kubectl_spark.app.describe import text
-    from kubectl_spark.app.events import app_events
-
-    app = self.current_app()
-    if app is None or self.snapshot is None:
-        return
-    pod = self._pod() if self.attempt_tree.has_focus else None
-    if pod is not None:  # the key acts on what is focused: the pod of the tree's line
-        from .screens.pod import PodScreen
-
-        self.push_screen(
-            PodScreen(
-                self.source_of(app).connect,
-                pod[0],
-                pod[1],
-                crumbs=f"{self.crumbs()} ▸ pod {pod[1]}",
-                now=self.clock,
-                logs=self.action_logs,
-            )
-        )
-        return
-    now = self.clock()
-    self.push_screen(
-        TextScreen(
-            f"describe {app.namespace}/{app.name}  (esc: back)",
-            text(app, now, app_events(self.snapshot, app, now)),
-        )
-    )
-
-
-def action_yaml(self: SparkTUI) -> None:
-    self._yaml(self._pod())
-
-
-def _yaml(self: SparkTUI, pod: tuple[str, str, str, bool] | None) -> None:
-    """The whole pod, read again: the live view keeps only the fields the core reads."""
-    if pod is None:
-        return
-    namespace, name, _, _ = pod
-    self._fetch_yaml(
-        f"/api/v1/namespaces/{namespace}/pods/{name}",
-        f"pod {namespace}/{name}",
-        self.source_of(self.current_app()),
-    )
-
-
 def owner_path(namespace: str, ref: dict[str, str]) -> str:
     """Where an owner reference's object is read.
 
@@ -302,96 +413,7 @@ def owner_path(namespace: str, ref: dict[str, str]) -> str:
     return f"{base}/namespaces/{namespace}/{ref.get('kind', '').lower()}s/{ref.get('name', '')}"
 
 
-def _owner_yaml(self: SparkTUI, namespace: str, uid: str | None) -> None:
-    from kubectl_spark.core import raw
-
-    pods = self.snapshot.pods if self.snapshot is not None else ()
-    pod = next((p for p in pods if uid and raw.uid(p) == uid), None)
-    refs = raw.items(pod, "metadata", "ownerReferences") if pod is not None else []
-    ref = raw.controller_ref(pod) if pod is not None else {}
-    ref = ref or (refs[0] if refs else {})
-    if not ref:
-        self.notify(
-            "this driver has no owner: spark-submit created its pod"
-            if pod is not None
-            else "this attempt has no pod left to read its owner from",
-            severity="warning",
-        )
-        return
-    self._fetch_yaml(
-        owner_path(namespace, ref),
-        f"{ref.get('kind')} {namespace}/{ref.get('name')}",
-        self.source_of(self.current_app()),
-    )
-
-
-@work(thread=True, exclusive=True, group="view")
-def _fetch_yaml(self: SparkTUI, path: str, what: str, source: Source) -> None:
-    import yaml
-
-    try:
-        with source.connect() as api:
-            found = api.request("GET", path, what=f"get {what}")
-    except Exception as exc:  # noqa: BLE001 - shown to the user
-        self.call_from_thread(
-            self.notify, getattr(exc, "message", str(exc)), severity="error", timeout=8
-        )
-        return
-    self.call_from_thread(
-        self.push_screen,
-        TextScreen(f"YAML of {what}  (esc: back)", yaml.safe_dump(found, sort_keys=False)),
-    )
-
-
-def action_spark_ui(self: SparkTUI) -> None:
-    """The selected attempt's Spark UI on a local port (``kube/uiforward.py``).
-
-    Opened in a browser when one is at hand, its address shown either way.
-    """
-    app, attempt, _ = self.selection()
-    if app is None or attempt is None or not attempt.driver_pod or attempt.state != "Running":
-        self.notify("select an attempt whose driver is running", severity="warning")
-        return
-    key = (app.namespace, attempt.driver_pod)
-    forward = self.ui_forwards.get(key)
-    if forward is not None:
-        self._ui_opened(forward.url)
-        return
-    self._start_ui_forward(app.namespace, attempt.driver_pod, self.source_of(app))
-
-
-@work(thread=True, exclusive=True, group="view")
-def _start_ui_forward(self: SparkTUI, namespace: str, pod: str, source: Source) -> None:
-    from kubectl_spark.kube.sparkapi import DEFAULT_UI_PORT, ui_port
-    from kubectl_spark.kube.uiforward import UiForward
-
-    found = next(
-        (p for p in (self.snapshot.pods if self.snapshot else ()) if _named(p, namespace, pod)),
-        None,
-    )
-    try:
-        forward = UiForward(
-            source.connect,
-            namespace,
-            pod,
-            ui_port(found) if found is not None else DEFAULT_UI_PORT,
-        )
-    except Exception as exc:  # noqa: BLE001 - shown to the user
-        self.call_from_thread(
-            self.notify, getattr(exc, "message", str(exc)), severity="error", timeout=8
-        )
-        return
-    url = forward.start()
-    self.ui_forwards[(namespace, pod)] = forward
-    self.call_from_thread(self._ui_opened, url)
-
-
 def _named(pod: object, namespace: str, name: str) -> bool:
     from kubectl_spark.core import raw
 
     return raw.namespace(pod) == namespace and raw.name(pod) == name
-
-
-def _ui_opened(self: SparkTUI, url: str) -> None:
-    self.open_url(url)  # Textual's: a browser when there is one (or the web terminal's)
-    self.notify(f"Spark UI: {url}", timeout=15)

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_spark.knowledge.times import rfc3339, rfc3339_micro
 
-from . import kubelet_status as _kubelet_status
 from . import nodestatus, objects
 from .client import SimApiError, pod
+from .kubelet_status import StatusManager
 from .processes import (
     CRASH_BACKOFF_BASE,
     LEASE_RENEW_SECONDS,
@@ -34,6 +34,7 @@ class Kubelet:
         self.node = node
         self.pull_failures: set[str] = set()  # pod names (ns/name) whose image pull fails
         self.config_failures: set[str] = set()
+        self.status = StatusManager(self)
 
     @property
     def client(self) -> Any:
@@ -42,7 +43,7 @@ class Kubelet:
     def now(self) -> datetime:
         return self.world.clock.now()
 
-    def _backoff_base(self) -> float:
+    def backoff_base(self) -> float:
         """CrashLoopBackOff's first delay: a kubelet's 10 s, or the test bed's shorter one."""
         return self.world.side.crash_backoff_seconds or CRASH_BACKOFF_BASE
 
@@ -70,7 +71,7 @@ class Kubelet:
             self.node.name,
             now,
             self._capacity(),
-            self._internal_endpoint(),
+            self.internal_endpoint(),
             "containerd://1.7.24",
             "v1.32.0",
         )
@@ -87,20 +88,20 @@ class Kubelet:
                 )
             self.client.patch(f"/api/v1/nodes/{self.node.name}/status", {"status": status})
 
-    def _node_ip(self) -> str:
+    def node_ip(self) -> str:
         if self.node.address:
             return self.node.address
         index = int(hashlib.sha256(self.node.name.encode()).hexdigest(), 16) % 250 + 2
         return f"10.0.0.{index}"
 
-    def _internal_endpoint(self) -> tuple[str, int]:
+    def internal_endpoint(self) -> tuple[str, int]:
         """The node's InternalIP and its kubelet's port, as its status says them.
 
         A node given an address keeps it on the real bed too (its kubelet API then goes
         unreached: it listens on loopback), for its host network pods' sake.
         """
         endpoint = self.world.side.node_endpoint(self.node.name)
-        address, port = endpoint or (self._node_ip(), 10250)
+        address, port = endpoint or (self.node_ip(), 10250)
         return self.node.address or address, port
 
     def _renew_lease(self) -> None:
@@ -159,10 +160,10 @@ class Kubelet:
                         "reason": c.exit_reason or ("Completed" if c.exit_code == 0 else "Error"),
                         "startedAt": rfc3339(c.started),
                         "finishedAt": rfc3339(c.exit_at),
-                        "containerID": self._cid(proc, c),
+                        "containerID": self.cid(proc, c),
                     }
 
-    def _cid(self, proc: Process, c: Container) -> str:
+    def cid(self, proc: Process, c: Container) -> str:
         return (
             "containerd://"
             + hashlib.sha256(f"{proc.uid}/{c.name}/{c.restarts}".encode()).hexdigest()[:64]
@@ -173,7 +174,7 @@ class Kubelet:
         uid = item["metadata"]["uid"]
         proc = self.node.processes.get(uid)
         if objects.deleting(item):
-            self._finish_deletion(item, proc)
+            self.status.finish_deletion(item, proc)
             return
         if objects.is_terminal(item):
             return
@@ -184,10 +185,10 @@ class Kubelet:
             self._start(item)
             return
         if proc.evicted is not None:
-            self._report_evicted(item, proc)
+            self.status.report_evicted(item, proc)
             return
-        self._handle_exits(item, proc)
-        self._report(item, proc)
+        self.status.handle_exits(item, proc)
+        self.status.report(item, proc)
 
     def _was_started(self, item: dict[str, Any]) -> bool:
         return any(
@@ -208,7 +209,7 @@ class Kubelet:
         key = f"{meta['namespace']}/{meta['name']}"
         now = self.now()
         if not self.world.volumes_ready(item, self.node.name):
-            self._report_waiting(item, "ContainerCreating", None)
+            self.status.report_waiting(item, "ContainerCreating", None)
             return
         if key in self.pull_failures or any(
             c.get("image", "").endswith(":missing") for c in item["spec"]["containers"]
@@ -224,7 +225,7 @@ class Kubelet:
                 if already
                 else f'failed to pull and unpack image "{image}": not found'
             )
-            self._report_waiting(item, reason, message)
+            self.status.report_waiting(item, reason, message)
             self.world.recorder.event(
                 item,
                 "Failed",
@@ -242,7 +243,7 @@ class Kubelet:
                 )
             return
         if key in self.config_failures:
-            self._report_waiting(
+            self.status.report_waiting(
                 item, "CreateContainerConfigError", 'configmap "spark-conf" not found'
             )
             self.world.recorder.event(
@@ -272,14 +273,7 @@ class Kubelet:
             )
         self.world.on_started(item, self.node.name)
         # This sync reports ContainerCreating; the next one reports the running containers.
-        self._report_waiting(item, "ContainerCreating", None)
-
-    _report_waiting = _kubelet_status._report_waiting
-    _handle_exits = _kubelet_status._handle_exits
-    _report = _kubelet_status._report
-    _pod_ip = _kubelet_status.pod_ip
-    _report_evicted = _kubelet_status._report_evicted
-    _finish_deletion = _kubelet_status._finish_deletion
+        self.status.report_waiting(item, "ContainerCreating", None)
 
     # ------------------------------------------------------------------------------ faults
     def plan_exit(

@@ -48,7 +48,7 @@ from .kinds import field_getters
 from .resources import Registry
 from .selectors import parse_field_selector, parse_label_selector
 from .server_subresources import Admin, Evictions, LogEndpoint, PodProxy, bind
-from .service_proxy import service_location, service_proxy
+from .service_proxy import ServiceProxy
 from .serving import (
     ANONYMOUS_PATHS,
     JSON,
@@ -94,6 +94,7 @@ class ApiServer:
             store, registry, self.logs, clock, self.unreachable_nodes, self.stopping
         )
         self.pod_proxy = PodProxy(store, self.proxy_handlers, self.unreachable_nodes)
+        self.service_proxy = ServiceProxy(store, registry)
         self.admin = Admin(
             config,
             store,
@@ -200,7 +201,7 @@ class ApiServer:
 
     def service_endpoint(self, namespace: str, name: str, port: str) -> tuple[str, int]:
         """An address and port of a Service's endpoints, as the service proxy resolves them."""
-        _, ip, number = service_location(self, namespace, f"https:{name}:{port}")
+        _, ip, number = self.service_proxy.location(namespace, f"https:{name}:{port}")
         return ip, number
 
     async def _dispatch(self, request: web.Request, user: Identity) -> web.StreamResponse:
@@ -360,7 +361,7 @@ class ApiServer:
         if sub == "log":
             return await self.pod_logs.serve(request, route, query)
         if sub == "proxy" and rt.plural == "services":
-            return await service_proxy(self, request, route)
+            return await self.service_proxy.serve(request, route)
         if sub == "proxy":
             return await self.pod_proxy.serve(route, query)
         as_table = tables.requested(request.headers.get("Accept"))

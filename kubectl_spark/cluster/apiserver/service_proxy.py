@@ -23,7 +23,8 @@ from .errors import ApiError, bad_request, not_found
 from .serving import Route
 
 if TYPE_CHECKING:
-    from .server import ApiServer
+    from .resources import Registry
+    from .store import Store
 
 TIMEOUT = aiohttp.ClientTimeout(total=30)
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"}
@@ -49,62 +50,68 @@ def split_scheme_name_port(text: str) -> tuple[str, str, str] | None:
     return scheme or "http", name, port
 
 
-def service_location(self: ApiServer, namespace: str, text: str) -> tuple[str, str, int]:
-    """(scheme, address, port) of ``text`` ("[scheme:]name[:port]") in ``namespace``."""
-    split = split_scheme_name_port(text)
-    if split is None:
-        raise bad_request(f'invalid service request "{text}"')
-    scheme, name, port = split
-    services_type = self.registry.lookup("", "v1", "services")
-    assert services_type is not None
-    if port.isdecimal():  # the Service is read only to name a port given by number
-        service = self.store.get(services_type, namespace, name)
-        named = [
-            str(p.get("name") or "")
-            for p in (service.get("spec") or {}).get("ports") or []
-            if str(p.get("port")) == port
+class ServiceProxy:
+    """Resolves a Service to one of its endpoints' addresses and forwards requests there."""
+
+    def __init__(self, store: Store, registry: Registry) -> None:
+        self.store = store
+        self.registry = registry
+
+    def location(self, namespace: str, text: str) -> tuple[str, str, int]:
+        """(scheme, address, port) of ``text`` ("[scheme:]name[:port]") in ``namespace``."""
+        split = split_scheme_name_port(text)
+        if split is None:
+            raise bad_request(f'invalid service request "{text}"')
+        scheme, name, port = split
+        services_type = self.registry.lookup("", "v1", "services")
+        assert services_type is not None
+        if port.isdecimal():  # the Service is read only to name a port given by number
+            service = self.store.get(services_type, namespace, name)
+            named = [
+                str(p.get("name") or "")
+                for p in (service.get("spec") or {}).get("ports") or []
+                if str(p.get("port")) == port
+            ]
+            if not named:
+                raise _unavailable(f'no service port {port} found for service "{name}"')
+            port = named[0]
+        endpoints_type = self.registry.lookup("", "v1", "endpoints")
+        pods_type = self.registry.lookup("", "v1", "pods")
+        assert endpoints_type is not None
+        assert pods_type is not None
+        found = self.store.lookup(endpoints_type, namespace, name)
+        if found is None:
+            raise not_found("endpoints", "", name)
+        subsets = found.obj.get("subsets") or []
+        if not subsets:
+            raise _unavailable(f'no endpoints available for service "{name}"')
+        for subset in subsets:
+            for ep_port in subset.get("ports") or []:
+                if str(ep_port.get("name") or "") != port:
+                    continue
+                for address in subset.get("addresses") or []:
+                    ref = address.get("targetRef") or {}
+                    if ref.get("namespace") != namespace:
+                        continue
+                    pod = self.store.lookup(pods_type, namespace, str(ref.get("name") or ""))
+                    if pod is None:
+                        continue
+                    status = pod.obj.get("status") or {}
+                    ips = {i.get("ip") for i in status.get("podIPs") or []} | {status.get("podIP")}
+                    if address.get("ip") in ips:
+                        return scheme, str(address["ip"]), int(ep_port.get("port") or 0)
+        raise _unavailable(f'no endpoints available for service "{text}"')
+
+    async def serve(self, request: web.Request, route: Route) -> web.StreamResponse:
+        scheme, ip, port = self.location(route.namespace, route.name)
+        host = f"[{ip}]" if ":" in ip else ip
+        url = f"{scheme}://{host}:{port}/{route.rest}"
+        headers = [
+            (k, v)
+            for k, v in request.headers.items()
+            if k.lower() not in HOP_BY_HOP and k.lower() not in ("authorization", "host")
         ]
-        if not named:
-            raise _unavailable(f'no service port {port} found for service "{name}"')
-        port = named[0]
-    endpoints_type = self.registry.lookup("", "v1", "endpoints")
-    pods_type = self.registry.lookup("", "v1", "pods")
-    assert endpoints_type is not None
-    assert pods_type is not None
-    found = self.store.lookup(endpoints_type, namespace, name)
-    if found is None:
-        raise not_found("endpoints", "", name)
-    subsets = found.obj.get("subsets") or []
-    if not subsets:
-        raise _unavailable(f'no endpoints available for service "{name}"')
-    for subset in subsets:
-        for ep_port in subset.get("ports") or []:
-            if str(ep_port.get("name") or "") != port:
-                continue
-            for address in subset.get("addresses") or []:
-                ref = address.get("targetRef") or {}
-                if ref.get("namespace") != namespace:
-                    continue
-                pod = self.store.lookup(pods_type, namespace, str(ref.get("name") or ""))
-                if pod is None:
-                    continue
-                status = pod.obj.get("status") or {}
-                ips = {i.get("ip") for i in status.get("podIPs") or []} | {status.get("podIP")}
-                if address.get("ip") in ips:
-                    return scheme, str(address["ip"]), int(ep_port.get("port") or 0)
-    raise _unavailable(f'no endpoints available for service "{text}"')
-
-
-async def service_proxy(self: ApiServer, request: web.Request, route: Route) -> web.StreamResponse:
-    scheme, ip, port = service_location(self, route.namespace, route.name)
-    host = f"[{ip}]" if ":" in ip else ip
-    url = f"{scheme}://{host}:{port}/{route.rest}"
-    headers = [
-        (k, v)
-        for k, v in request.headers.items()
-        if k.lower() not in HOP_BY_HOP and k.lower() not in ("authorization", "host")
-    ]
-    return await forward(request, url, headers)
+        return await forward(request, url, headers)
 
 
 async def forward(

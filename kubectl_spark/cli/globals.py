@@ -73,6 +73,8 @@ class Globals:
     # --all-contexts: every context of the kubeconfig, each read as --context NAME would be
     # (``ls`` and ``tui``; cli/clusters.py). ``--context a,b`` names several the same way.
     all_contexts: bool = False
+    # Not a flag: the client process a warm worker answers for (cli.main.run; -v says so).
+    served_for: int | None = None
 
     def contexts(self) -> tuple[str, ...]:
         """The contexts ``--context a,b`` names; () for one context (or --all-contexts)."""

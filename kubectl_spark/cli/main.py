@@ -39,13 +39,16 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def run(args: list[str]) -> int:
-    """The command line in this process: what a cold start and a warm worker both run."""
+def run(args: list[str], served_for: int | None = None) -> int:
+    """The command line in this process: what a cold start and a warm worker both run.
+
+    ``served_for``: the client process a warm worker answers for (its -v trace says so).
+    """
     if args[:1] == ["__complete"]:
         # the shell-completion protocol: kept off the normal path, never an error
-        from kubectl_spark.cli.complete import run
+        from kubectl_spark.cli.complete import run as complete
 
-        return run(args[1:])
+        return complete(args[1:])
     if args == ["version"]:
         # What people run to check an install: answered before typer is even imported.
         from kubectl_spark import __version__
@@ -57,13 +60,17 @@ def run(args: list[str]) -> int:
     if args == [SERVE]:
         from kubectl_spark.warm.server import serve
 
-        return serve()
+        return serve(run)
     from kubectl_spark.cli import globals as cli_globals
     from kubectl_spark.cli.app import NAMES, build_app
     from kubectl_spark.kube.lazy_kubernetes import EAGER
 
     try:
         options, rest = cli_globals.split(args)
+        if served_for is not None:
+            import dataclasses  # not at the top: a warm client imports next to nothing
+
+            options = dataclasses.replace(options, served_for=served_for)
         cli_globals.use(options)
         # Only the command asked for is built (its module alone imported); anything else (a
         # typo, the top-level help) gets the whole tree and its own message.

@@ -24,7 +24,7 @@ from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
-from kubectl_spark import errors, warm
+from kubectl_spark import errors
 from kubectl_spark.memory import collector_paused
 
 from . import answers, credentials, lazy_kubernetes, paging, trace
@@ -53,6 +53,7 @@ class Connection:
     # Whether a credential plugin may talk to the user on the terminal (not under the TUI).
     interactive: bool = True
     in_cluster: bool = False  # the pod's service account (``record --in-cluster``)
+    served_for: int | None = None  # the client process a warm worker answers for (-v says)
 
     def selection(self) -> Selection:
         """What the kubeconfig loader applies: the fields both have, by name."""
@@ -475,8 +476,8 @@ def _timed_out(exc: BaseException) -> bool:
 def connect(conn: Connection) -> Api:
     resolved = load(conn.selection())
     if conn.verbosity >= trace.REQUESTS:
-        if warm.served_for is not None:
-            trace.line("warm", f"served by the warm process for process {warm.served_for}")
+        if conn.served_for is not None:
+            trace.line("warm", f"served by the warm process for process {conn.served_for}")
         for path in resolved.files:
             trace.line("config.py", f"Config loaded from file:  {path}")
     user = resolved.user_entry

@@ -61,8 +61,6 @@ LIVE_FLAGS = frozenset({"-w", "--watch", "-f", "--follow", "--watch-only"})
 # Variables Python or an imported module read once, at start or import: a server started with
 # other values would answer differently, so they are part of its identity.
 IMPORT_TIME_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TYPER_USE_RICH")
-# In a warm worker: the pid of the client it serves (``-v=6`` says so, beside the request lines).
-served_for: int | None = None
 # The values KUBECTL_SPARK_WARM takes; anything else is refused (a typo must not mean "on").
 SETTINGS = ("on", "off")
 # Set, any of these makes a command run differently from the server (the dynamic loader reads

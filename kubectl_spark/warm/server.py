@@ -7,7 +7,8 @@ status: a worker that crashes or is killed still gets its client an answer (128 
 as a shell says it), and a client that goes away (SIGKILL) takes its worker with it. The
 worker takes the client's stdin, stdout and stderr, environment, working directory, umask,
 argv and ignored signals, rebuilds ``sys.std*`` as a cold start would have built them, sends
-its pid (the client forwards Ctrl-C, SIGTERM and Ctrl-Z to it), and runs ``cli.main.main``.
+its pid (the client forwards Ctrl-C, SIGTERM and Ctrl-Z to it), and runs the command line the
+CLI handed to :func:`serve` (``cli.main.run``).
 Nothing of a command runs in the server itself, so no command's state outlives it; what does
 is what imports leave, which is why the variables read at import are part of the server's
 identity (``place``).
@@ -26,6 +27,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from kubectl_spark.memory import end_without_freeing
@@ -41,6 +43,10 @@ from kubectl_spark.warm.client import (
     PROTOCOL,
     REFUSED,
 )
+
+# A worker's command line: the arguments, and the pid of the client process it answers for
+# (said in -v traces). The CLI injects its own (``cli.main.run``) when it starts the server.
+Command = Callable[[list[str], int | None], int]
 
 # What the reading commands import on their way (``ls``'s import set, and the few modules
 # ``describe``, ``history``, ``events``, ``logs`` and ``doctor`` add). None of them reads the
@@ -71,8 +77,12 @@ MAX_REQUEST = 4 << 20
 MAX_CONNECTIONS = 16
 
 
-def serve() -> int:
-    """Listen until idle; 0 when another server already answers at the same place."""
+def serve(command: Command) -> int:
+    """Listen until idle; 0 when another server already answers at the same place.
+
+    ``command`` is the command line each worker runs: injected by the CLI that starts the
+    server, so that this module imports nothing of the CLI (no import circle).
+    """
     ident = place.identity()
     name = place.socket_name(ident)
     try:
@@ -126,7 +136,7 @@ def serve() -> int:
             child = os.fork()
             if child == 0:
                 listener.close()
-                _monitor(conn, ident)  # never returns
+                _monitor(conn, ident, command)  # never returns
             monitors.add(child)
             conn.close()
     finally:
@@ -231,7 +241,7 @@ def _refusal(body: tuple[Any, ...], fds: list[int], ident: str) -> int | None:
     return None
 
 
-def _monitor(conn: socket.socket, ident: str) -> None:
+def _monitor(conn: socket.socket, ident: str, command: Command) -> None:
     """Run one request in a worker and send the client its exit status; then exit."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
@@ -242,7 +252,7 @@ def _monitor(conn: socket.socket, ident: str) -> None:
             os._exit(0)
         worker = os.fork()
         if worker == 0:
-            _work(conn, body, fds)  # never returns
+            _work(conn, body, fds, command)  # never returns
         for fd in fds:
             os.close(fd)
         code = _wait(worker, conn)
@@ -281,7 +291,7 @@ def _wait(worker: int, conn: socket.socket) -> int | None:
             os.close(pidfd)
 
 
-def _work(conn: socket.socket, body: tuple[Any, ...], fds: list[int]) -> None:
+def _work(conn: socket.socket, body: tuple[Any, ...], fds: list[int], command: Command) -> None:
     code = 1
     try:
         _proto, _ident, argv, env, _cwd, umask, streams, client, ignored = body
@@ -300,11 +310,7 @@ def _work(conn: socket.socket, body: tuple[Any, ...], fds: list[int]) -> None:
         except OSError:
             os._exit(1)  # the client gave up waiting and runs the command itself: not twice
         conn.close()
-        import kubectl_spark.warm
-        from kubectl_spark.cli.main import main
-
-        kubectl_spark.warm.served_for = client
-        code = main(list(argv[1:]))
+        code = command(list(argv[1:]), client)
     except BaseException:  # noqa: BLE001 - the worker's end is os._exit, whatever happened
         code = 1
     finally:

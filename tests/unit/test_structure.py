@@ -7,10 +7,9 @@ from pathlib import Path
 from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-# The files whose functions still take the class's ``self`` (bound into ApiServer and Store):
+# The files whose functions still take the class's ``self`` (bound into the emulator's Store):
 # the emulator's last cosmetic splits, to become collaborators. The set may only shrink.
 STILL_SPLIT = {
-    "kubectl_spark/cluster/apiserver/server_reads.py",
     "kubectl_spark/cluster/apiserver/store_deletion.py",
     "kubectl_spark/cluster/apiserver/store_reads.py",
     "kubectl_spark/cluster/apiserver/store_writes.py",

@@ -22,7 +22,6 @@ from kubectl_spark.knowledge.clock import Clock
 from kubectl_spark.knowledge.podlogs import LogStore
 
 from . import admission, fieldvalidation, openapi, patching, protobuf, reviews, tables, tokens
-from . import server_reads as _server_reads
 from .aggregation import Aggregator
 from .authz import (
     ANONYMOUS,
@@ -47,6 +46,7 @@ from .impersonation import impersonated
 from .kinds import field_getters
 from .resources import Registry
 from .selectors import parse_field_selector, parse_label_selector
+from .server_reads import CollectionReads, PatchEndpoint
 from .server_subresources import Admin, Evictions, LogEndpoint, PodProxy, bind
 from .service_proxy import ServiceProxy
 from .serving import (
@@ -95,6 +95,10 @@ class ApiServer:
         )
         self.pod_proxy = PodProxy(store, self.proxy_handlers, self.unreachable_nodes)
         self.service_proxy = ServiceProxy(store, registry)
+        self.reads = CollectionReads(
+            store, clock, config, self.faults, self._streams, self.stopping
+        )
+        self.patches = PatchEndpoint(store, self._body)
         self.admin = Admin(
             config,
             store,
@@ -373,12 +377,12 @@ class ApiServer:
             obj = store.get(rt, ns, name)
             if as_table:
                 meta = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
-                return _json(self._table(rt.resource, [obj], as_table, query, meta))
+                return _json(self.reads.table(rt.resource, [obj], as_table, query, meta))
             return _json(obj)
         if verb == "list":
-            return self._list(route, query, as_table)
+            return self.reads.list(route, query, as_table)
         if verb == "watch":
-            return await self._watch(request, route, query, as_table)
+            return await self.reads.watch(request, route, query, as_table)
         if verb in ("create", "update", "patch"):
             return await self._write(request, route, verb, query, dry_run, user)
         if verb in ("delete", "deletecollection"):
@@ -425,7 +429,7 @@ class ApiServer:
             )
             updated = store.update(rt, ns, name, body, subresource=sub or None, dry_run=dry_run)
             return _warned(_json(updated), warnings)
-        return await self._patch(request, route, query, dry_run)
+        return await self.patches.serve(request, route, query, dry_run)
 
     async def _delete(
         self,
@@ -480,11 +484,6 @@ class ApiServer:
             raise bad_request(f"couldn't get version/kind; json parse error: {exc}") from exc
 
     # ------------------------------------------------------------------------------ list
-    _table = _server_reads._table
-    _list = _server_reads._list
-    _watch = _server_reads._watch
-    _table_line = _server_reads._table_line
-    _patch = _server_reads._patch
 
     # ----------------------------------------------------------------------------- watch
 

@@ -9,28 +9,31 @@ snapshots and watch history share them safely and lets their JSON be cached.
 from __future__ import annotations
 
 import copy
-from collections import OrderedDict
+import time
 from typing import Any
 
 from kubectl_spark.knowledge.clock import Clock
 from kubectl_spark.knowledge.times import rfc3339
 
-from . import admission
+from . import admission, kinds
 from . import store_deletion as _store_deletion
-from . import store_reads as _store_reads
 from . import store_writes as _store_writes
-from .errors import (
-    not_found,
-)
+from .continuation import Continuations
+from .errors import ApiError, bad_request, expired, invalid, not_found
 from .resources import Registry, ResourceType
+from .selectors import FieldSelector, LabelSelector
 from .storedata import (
     SYSTEM_NAMESPACES,
     Key,
+    ListResult,
     Snapshot,
     Storage,
     Stored,
+    list_order,
+    selected,
 )
-from .watch import WatchEvent
+from .watch import Watcher
+from .watchhub import WatchHub
 
 
 class Store:
@@ -47,10 +50,9 @@ class Store:
         self.registry = registry
         self.clock = clock
         self.rv = 1
-        self.history_size = history_size
         self.event_ttl_seconds = event_ttl_seconds
-        self.snapshot_ttl_seconds = snapshot_ttl_seconds
-        self.max_snapshots = max_snapshots
+        self.watches = WatchHub(history_size)
+        self.continuations = Continuations(snapshot_ttl_seconds, max_snapshots)
         self.gc_enabled = True
         #: The CA the API server's certificate is signed by, which each namespace's
         #: ``kube-root-ca.crt`` ConfigMap holds ("" without TLS: no ConfigMap).
@@ -61,7 +63,6 @@ class Store:
                 self.storages[rt.key] = Storage(rt)
         self.by_uid: dict[str, tuple[str, Key]] = {}
         self.dependents: dict[str, set[tuple[str, Key]]] = {}
-        self.snapshots: OrderedDict[str, Snapshot] = OrderedDict()
         self._event_expiry: list[tuple[float, str, Key, int]] = []
         # Namespaces deleted and not yet removed, with the monotonic time they may go: kube-
         # apiserver answers a namespace DELETE with the object Terminating, and the namespace
@@ -118,20 +119,9 @@ class Store:
             raise not_found(rt.plural, rt.group, name)
         return stored
 
-    def _record(self, storage: Storage, event: WatchEvent) -> None:
-        storage.last_write_rv = event.rv
-        storage.history.append(event)
-        while len(storage.history) > self.history_size:
-            dropped = storage.history.popleft()
-            storage.compacted_rv = max(storage.compacted_rv, dropped.rv)
-        for watcher in list(storage.watchers):
-            watcher.offer(event)
-
     def compact(self) -> None:
         """Forget all watch history, as etcd compaction does: older watches then get 410."""
-        for storage in self.storages.values():
-            storage.history.clear()
-            storage.compacted_rv = self.rv
+        self.watches.compact(self.storages.values(), self.rv)
 
     def _index(
         self, storage_key: str, key: Key, obj: dict[str, Any], old: dict[str, Any] | None
@@ -173,20 +163,184 @@ class Store:
     _after_write = _store_writes._after_write
 
     # --------------------------------------------------------------------------------- read
-    get = _store_reads.get
-    get_stored = _store_reads.get_stored
-    _selected = staticmethod(_store_reads._selected)
-    _matching = _store_reads._matching
-    list_objects = _store_reads.list_objects
-    _check_list_rv = _store_reads._check_list_rv
-    check_fresh = _store_reads.check_fresh
-    _remember = _store_reads._remember
-    _prune_snapshots = _store_reads._prune_snapshots
-    expire_continue_tokens = _store_reads.expire_continue_tokens
-    _resume = _store_reads._resume
-    watch = _store_reads.watch
-    unwatch = _store_reads.unwatch
-    close_watches = _store_reads.close_watches
+    def get(self, rt: ResourceType, namespace: str, name: str) -> dict[str, Any]:
+        self.expire_events()
+        return kinds.from_storage(rt, self._require(rt, namespace, name).obj)
+
+    def get_stored(self, rt: ResourceType, namespace: str, name: str) -> Stored:
+        self.expire_events()
+        return self._require(rt, namespace, name)
+
+    def matching(
+        self, rt: ResourceType, namespace: str, labels: LabelSelector, fields: FieldSelector
+    ) -> list[Stored]:
+        """The objects a list of ``namespace`` with these selectors holds, in no order."""
+        getters = kinds.field_getters(self.storage(rt).rt)
+        return [
+            stored
+            for stored in self.storage(rt).objects.values()
+            if selected(rt, stored.obj, namespace, labels, fields, getters)
+        ]
+
+    def list_objects(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        labels: LabelSelector,
+        fields: FieldSelector,
+        *,
+        limit: int | None = None,
+        continue_token: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+    ) -> ListResult:
+        self.expire_events()
+        storage = self.storage(rt)
+        if continue_token:
+            if resource_version not in (None, "", "0"):
+                raise bad_request("specifying resource version is not allowed when using continue")
+            snapshot, start = self.continuations.resume(continue_token, storage, self.rv)
+        else:
+            self._check_list_rv(storage, resource_version, resource_version_match, limit)
+            items = sorted(storage.objects.values(), key=list_order)
+            snapshot = Snapshot(self.rv, rt.key, items, time.monotonic())
+            start = 0
+        out: list[Stored | dict[str, Any]] = []
+        items = snapshot.items
+        total = len(items)
+        getters = kinds.field_getters(storage.rt)
+        index = start
+        has_more = False
+        while index < total:
+            stored = items[index]
+            if not selected(rt, stored.obj, namespace, labels, fields, getters):
+                index += 1
+                continue
+            if limit and len(out) >= limit:
+                has_more = True
+                break
+            out.append(kinds.from_storage(rt, stored.obj) if rt.storage else stored)
+            index += 1
+        token = ""
+        remaining: int | None = None
+        if has_more:
+            token = self.continuations.remember(snapshot, index)
+            if labels.empty and fields.empty and not namespace:
+                remaining = total - index
+        return ListResult(out, snapshot.rv, token, remaining)
+
+    def _check_list_rv(
+        self, storage: Storage, rv: str | None, match: str | None, limit: int | None
+    ) -> None:
+        if match and not rv:
+            raise invalid(
+                "ListOptions",
+                "meta.k8s.io",
+                "",
+                [
+                    (
+                        "FieldValueForbidden",
+                        "resourceVersionMatch",
+                        "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+                    )
+                ],
+            )
+        if match and match not in ("Exact", "NotOlderThan"):
+            raise invalid(
+                "ListOptions",
+                "meta.k8s.io",
+                "",
+                [
+                    (
+                        "FieldValueNotSupported",
+                        "resourceVersionMatch",
+                        f'Unsupported value: "{match}": supported values: "Exact", "NotOlderThan"',
+                    )
+                ],
+            )
+        if not rv or rv == "0":
+            if match == "Exact":
+                raise invalid(
+                    "ListOptions",
+                    "meta.k8s.io",
+                    "",
+                    [
+                        (
+                            "FieldValueForbidden",
+                            "resourceVersionMatch",
+                            'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+                        )
+                    ],
+                )
+            return
+        wanted = self.check_fresh(rv)
+        exact = match == "Exact" or (match is None and limit)
+        if exact and wanted < storage.last_write_rv:
+            # Only the current state is kept; it equals the state at `wanted` only if nothing
+            # of this resource changed since.
+            raise expired("The resourceVersion for the provided list is too old.")
+
+    def check_fresh(self, rv: str) -> int:
+        """A read at resourceVersion ``rv`` (not older than it): the store must have reached it.
+
+        kube-apiserver waits up to 3 s for its watch cache to get there, then answers 504 "Too
+        large resource version" (apiserver storage/cacher/watch_cache.go
+        ``waitUntilFreshAndBlock``), for a list and a get alike; a watch from such a version is
+        accepted (it just sees nothing older).
+        """
+        try:
+            wanted = int(rv)
+        except ValueError as exc:
+            raise bad_request(f'invalid resource version "{rv}"') from exc
+        if wanted > self.rv:
+            raise ApiError(
+                504,
+                "Timeout",
+                f"Timeout: Too large resource version: {wanted}, current: {self.rv}",
+                {
+                    "causes": [
+                        {
+                            "reason": "ResourceVersionTooLarge",
+                            "message": "Too large resource version",
+                        }
+                    ],
+                    "retryAfterSeconds": 1,
+                },
+            )
+        return wanted
+
+    def expire_continue_tokens(self) -> None:
+        self.continuations.clear()
+
+    def watch(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        labels: LabelSelector,
+        fields: FieldSelector,
+        resource_version: str | None,
+        *,
+        send_initial_events: bool = False,
+        allow_bookmarks: bool = False,
+    ) -> Watcher:
+        self.expire_events()
+        return self.watches.watch(
+            self.storage(rt),
+            rt,
+            namespace,
+            labels,
+            fields,
+            resource_version,
+            self.rv,
+            send_initial_events=send_initial_events,
+            allow_bookmarks=allow_bookmarks,
+        )
+
+    def unwatch(self, watcher: Watcher) -> None:
+        self.storage(watcher.rt).watchers.discard(watcher)
+
+    def close_watches(self) -> None:
+        self.watches.close(self.storages.values())
 
     # ------------------------------------------------------------------------------- watch
 

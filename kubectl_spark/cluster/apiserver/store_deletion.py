@@ -150,10 +150,7 @@ def delete_collection(
     fields: FieldSelector,
     opts: DeleteOptions,
 ) -> list[dict[str, Any]]:
-    storage = self.storage(rt)
-    victims = [
-        s.obj for s in self._matching(rt, list(storage.objects.values()), namespace, labels, fields)
-    ]
+    victims = [s.obj for s in self.matching(rt, namespace, labels, fields)]
     out = []
     for obj in victims:
         meta = obj["metadata"]
@@ -168,7 +165,7 @@ def _remove(self: Store, storage: Storage, key: Key) -> dict[str, Any]:
     final = copy.deepcopy(current.obj)
     final["metadata"]["resourceVersion"] = str(self._bump())
     self._unindex(storage.rt.key, key, current.obj)
-    self._record(storage, WatchEvent(self.rv, "DELETED", final, current.obj))
+    self.watches.record(storage, WatchEvent(self.rv, "DELETED", final, current.obj))
     self._on_removed(storage, final)
     return final
 

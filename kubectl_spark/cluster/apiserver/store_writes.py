@@ -76,7 +76,7 @@ def create(
     stored = Stored(obj)
     storage.objects[key] = stored
     self._index(rt.key, key, obj, None)
-    self._record(storage, WatchEvent(self.rv, "ADDED", obj, None))
+    self.watches.record(storage, WatchEvent(self.rv, "ADDED", obj, None))
     if storage_rt.plural == "events":
         self._schedule_expiry(rt.key, key, self.rv)
     self._collect_if_orphaned(rt.key, key)
@@ -431,7 +431,7 @@ def _replace(self: Store, storage: Storage, current: Stored, result: dict[str, A
     stored = Stored(result)
     storage.objects[key] = stored
     self._index(storage.rt.key, key, result, current.obj)
-    self._record(storage, WatchEvent(self.rv, "MODIFIED", result, current.obj))
+    self.watches.record(storage, WatchEvent(self.rv, "MODIFIED", result, current.obj))
     if storage.rt.plural == "events":
         self._schedule_expiry(storage.rt.key, key, self.rv)
     return stored

@@ -12,6 +12,7 @@ from .errors import (
     bad_request,
 )
 from .resources import ResourceType
+from .selectors import FieldSelector, LabelSelector
 from .watch import Watcher, WatchEvent
 
 Key = tuple[str, str]  # (namespace, name); namespace is "" for cluster-scoped objects
@@ -59,6 +60,29 @@ class Stored:
     @property
     def rv(self) -> int:
         return int(self.obj["metadata"]["resourceVersion"])
+
+
+def list_order(stored: Stored) -> tuple[str, str]:
+    """Where an object comes in a list: by namespace, then name (etcd's key order)."""
+    meta = stored.obj["metadata"]
+    return meta.get("namespace", ""), meta["name"]
+
+
+def selected(
+    rt: ResourceType,
+    obj: dict[str, Any],
+    namespace: str,
+    labels: LabelSelector,
+    fields: FieldSelector,
+    getters: dict[str, Any],
+) -> bool:
+    """Whether a list or a watch of ``namespace`` with these selectors holds ``obj``."""
+    meta = obj["metadata"]
+    if rt.namespaced and namespace and meta.get("namespace") != namespace:
+        return False
+    if not labels.empty and not labels.matches(meta.get("labels")):
+        return False
+    return fields.empty or fields.matches(obj, getters)
 
 
 @dataclass

@@ -67,7 +67,7 @@ def bind(store: Store, route: Route, body: Any) -> dict[str, Any]:
             route.name,
             f"pod {route.name} is being deleted, cannot be assigned to a host",
         )
-    now = store._now()
+    now = store.now_text()
 
     def assign(obj: dict[str, Any]) -> dict[str, Any]:
         obj["spec"]["nodeName"] = node
@@ -116,7 +116,7 @@ class Evictions:
             "Succeeded",
             "Failed",
         ):
-            now = self.store._now()
+            now = self.store.now_text()
 
             def mark(obj: dict[str, Any]) -> dict[str, Any]:
                 status = obj.setdefault("status", {})
@@ -422,7 +422,7 @@ class Admin:
         if what == "logs" and method == "POST":
             return _json(self.logs.write(body or {}))
         if what == "gc" and method == "PUT":
-            self.store.set_gc_enabled(bool((body or {}).get("enabled", True)))
+            self.store.gc.set_enabled(bool((body or {}).get("enabled", True)))
             return _json(success_status())
         if what == "compact" and method == "POST":
             self.store.compact()

@@ -10,29 +10,34 @@ from __future__ import annotations
 
 import copy
 import time
+from datetime import timedelta
 from typing import Any
 
 from kubectl_spark.knowledge.clock import Clock
 from kubectl_spark.knowledge.times import rfc3339
 
 from . import admission, kinds
-from . import store_deletion as _store_deletion
 from . import store_writes as _store_writes
 from .continuation import Continuations
 from .errors import ApiError, bad_request, expired, invalid, not_found
+from .eventttl import EventExpiry
+from .garbage import GarbageCollector
+from .namespaces import NamespaceLifecycle
 from .resources import Registry, ResourceType
 from .selectors import FieldSelector, LabelSelector
 from .storedata import (
     SYSTEM_NAMESPACES,
+    DeleteOptions,
     Key,
     ListResult,
     Snapshot,
     Storage,
     Stored,
+    checked_policy,
     list_order,
     selected,
 )
-from .watch import Watcher
+from .watch import Watcher, WatchEvent
 from .watchhub import WatchHub
 
 
@@ -50,10 +55,8 @@ class Store:
         self.registry = registry
         self.clock = clock
         self.rv = 1
-        self.event_ttl_seconds = event_ttl_seconds
         self.watches = WatchHub(history_size)
         self.continuations = Continuations(snapshot_ttl_seconds, max_snapshots)
-        self.gc_enabled = True
         #: The CA the API server's certificate is signed by, which each namespace's
         #: ``kube-root-ca.crt`` ConfigMap holds ("" without TLS: no ConfigMap).
         self.root_ca = ""
@@ -63,12 +66,10 @@ class Store:
                 self.storages[rt.key] = Storage(rt)
         self.by_uid: dict[str, tuple[str, Key]] = {}
         self.dependents: dict[str, set[tuple[str, Key]]] = {}
-        self._event_expiry: list[tuple[float, str, Key, int]] = []
-        # Namespaces deleted and not yet removed, with the monotonic time they may go: kube-
-        # apiserver answers a namespace DELETE with the object Terminating, and the namespace
-        # controller (pkg/controller/namespace) removes it once emptied, a moment later. Until
-        # then creating in it is Forbidden (NamespaceTerminating), as the admission says.
-        self._namespaces_held: dict[str, float] = {}
+        # The controllers and timers that act inside a change, each holding this store.
+        self.gc = GarbageCollector(self)
+        self.namespaces = NamespaceLifecycle(self)
+        self.events = EventExpiry(self, event_ttl_seconds)
         self._next_cluster_ip = 10
         namespaces = self.registry.lookup("", "v1", "namespaces")
         assert namespaces is not None
@@ -100,7 +101,7 @@ class Store:
     def storage(self, rt: ResourceType) -> Storage:
         return self.storages[rt.key]
 
-    def _now(self) -> str:
+    def now_text(self) -> str:
         return rfc3339(self.clock.now())
 
     def _bump(self) -> int:
@@ -153,22 +154,26 @@ class Store:
 
     # ------------------------------------------------------------------------------- create
     create = _store_writes.create
-    _admit_namespace = _store_writes._admit_namespace
     _allocate_cluster_ip = _store_writes._allocate_cluster_ip
     update = _store_writes.update
     patch = _store_writes.patch
     force_write = _store_writes.force_write
     _write = _store_writes._write
-    _replace = _store_writes._replace
-    _after_write = _store_writes._after_write
+    replace = _store_writes.replace
+    after_write = _store_writes.after_write
+
+    def catch_up(self) -> None:
+        """What is due before any operation: emptied namespaces removed, expired Events dropped."""
+        self.namespaces.finish_held()
+        self.events.expire()
 
     # --------------------------------------------------------------------------------- read
     def get(self, rt: ResourceType, namespace: str, name: str) -> dict[str, Any]:
-        self.expire_events()
+        self.catch_up()
         return kinds.from_storage(rt, self._require(rt, namespace, name).obj)
 
     def get_stored(self, rt: ResourceType, namespace: str, name: str) -> Stored:
-        self.expire_events()
+        self.catch_up()
         return self._require(rt, namespace, name)
 
     def matching(
@@ -194,7 +199,7 @@ class Store:
         resource_version: str | None = None,
         resource_version_match: str | None = None,
     ) -> ListResult:
-        self.expire_events()
+        self.catch_up()
         storage = self.storage(rt)
         if continue_token:
             if resource_version not in (None, "", "0"):
@@ -323,7 +328,7 @@ class Store:
         send_initial_events: bool = False,
         allow_bookmarks: bool = False,
     ) -> Watcher:
-        self.expire_events()
+        self.catch_up()
         return self.watches.watch(
             self.storage(rt),
             rt,
@@ -342,27 +347,88 @@ class Store:
     def close_watches(self) -> None:
         self.watches.close(self.storages.values())
 
-    # ------------------------------------------------------------------------------- watch
-
-    # ------------------------------------------------------------------------------ update
-
     # ------------------------------------------------------------------------------ delete
-    delete = _store_deletion.delete
-    delete_collection = _store_deletion.delete_collection
-    _remove = _store_deletion._remove
-    _owner_alive = _store_deletion._owner_alive
-    _collect_if_orphaned = _store_deletion._collect_if_orphaned
-    _on_removed = _store_deletion._on_removed
-    _process_deleting = _store_deletion._process_deleting
-    set_gc_enabled = _store_deletion.set_gc_enabled
-    _delete_namespace = _store_deletion._delete_namespace
-    _finish_held_namespaces = _store_deletion._finish_held_namespaces
-    _finish_namespace = _store_deletion._finish_namespace
-    _schedule_expiry = _store_deletion._schedule_expiry
-    expire_events = _store_deletion.expire_events
+    def delete(
+        self, rt: ResourceType, namespace: str, name: str, opts: DeleteOptions
+    ) -> tuple[dict[str, Any], bool]:
+        """Delete; return (the object in its last or pending state, whether it is gone)."""
+        self.catch_up()
+        storage = self.storage(rt)
+        current = self._require(rt, namespace, name)
+        key = self._key(rt, namespace, name)
+        meta = current.obj["metadata"]
+        policy = checked_policy(rt, storage.rt, meta, name, opts)
+        grace = kinds.grace_period_for_delete(storage.rt, current.obj, opts.grace_period_seconds)
+        admission.admit(
+            self,
+            admission.Request("DELETE", rt, namespace, name, "", None, current.obj, opts.dry_run),
+        )
+        if opts.dry_run:
+            return kinds.from_storage(rt, current.obj), False
+        if storage.rt.plural == "namespaces":
+            return self.namespaces.delete(storage, current), False
+        finalizers = list(meta.get("finalizers") or [])
+        wanted = {"Orphan": "orphan", "Foreground": "foregroundDeletion"}.get(policy)
+        if wanted and wanted not in finalizers and not meta.get("deletionTimestamp"):
+            finalizers.append(wanted)
+        now = self.clock.now()
+        if meta.get("deletionTimestamp"):
+            current_grace = int(meta.get("deletionGracePeriodSeconds") or 0)
+            if storage.rt.plural == "pods" and grace < current_grace:
+                result = copy.deepcopy(current.obj)
+                result["metadata"]["deletionTimestamp"] = rfc3339(now + timedelta(seconds=grace))
+                result["metadata"]["deletionGracePeriodSeconds"] = grace
+                self.replace(storage, current, result)
+                if grace == 0 and not finalizers:
+                    return kinds.from_storage(rt, self.remove(storage, key)), True
+                return kinds.from_storage(rt, storage.objects[key].obj), False
+            return kinds.from_storage(rt, current.obj), False
+        if grace > 0 or finalizers:
+            result = copy.deepcopy(current.obj)
+            result["metadata"]["deletionTimestamp"] = rfc3339(now + timedelta(seconds=grace))
+            result["metadata"]["deletionGracePeriodSeconds"] = grace
+            if finalizers:
+                result["metadata"]["finalizers"] = finalizers
+            if "generation" in result["metadata"]:
+                result["metadata"]["generation"] = int(result["metadata"]["generation"]) + 1
+            self.replace(storage, current, result)
+            self.gc.process_deleting(storage, key)
+            if key in storage.objects:
+                return kinds.from_storage(rt, storage.objects[key].obj), False
+            return kinds.from_storage(rt, result), True
+        if storage.rt.plural == "pods":
+            # The pod strategy's CheckGracefulDelete makes this a graceful deletion of 0 seconds:
+            # kube-apiserver writes the mark (a MODIFIED event) before it deletes, so watchers
+            # see a pending pod deleted, or a forced deletion, as deleted, not as vanished.
+            result = copy.deepcopy(current.obj)
+            result["metadata"]["deletionTimestamp"] = rfc3339(now)
+            result["metadata"]["deletionGracePeriodSeconds"] = 0
+            self.replace(storage, current, result)
+        return kinds.from_storage(rt, self.remove(storage, key)), True
 
-    # ---------------------------------------------------------------- garbage collection
+    def delete_collection(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        labels: LabelSelector,
+        fields: FieldSelector,
+        opts: DeleteOptions,
+    ) -> list[dict[str, Any]]:
+        victims = [s.obj for s in self.matching(rt, namespace, labels, fields)]
+        out = []
+        for obj in victims:
+            meta = obj["metadata"]
+            if self.lookup(rt, meta.get("namespace", ""), meta["name"]) is None:
+                continue
+            out.append(self.delete(rt, meta.get("namespace", ""), meta["name"], opts)[0])
+        return out
 
-    # --------------------------------------------------------------------------- namespaces
-
-    # ------------------------------------------------------------------------------ events
+    def remove(self, storage: Storage, key: Key) -> dict[str, Any]:
+        current = storage.objects.pop(key)
+        final = copy.deepcopy(current.obj)
+        final["metadata"]["resourceVersion"] = str(self._bump())
+        self._unindex(storage.rt.key, key, current.obj)
+        self.watches.record(storage, WatchEvent(self.rv, "DELETED", final, current.obj))
+        self.gc.on_removed(final)
+        self.namespaces.on_removed(storage, final)
+        return final

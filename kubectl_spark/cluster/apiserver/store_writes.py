@@ -10,12 +10,10 @@ from typing import TYPE_CHECKING, Any
 from . import admission, kinds
 from .errors import (
     STALE_OBJECT,
-    ApiError,
     already_exists,
     bad_request,
     conflict,
     invalid,
-    not_found,
 )
 from .resources import ResourceType
 from .selectors import validate_labels
@@ -34,7 +32,7 @@ if TYPE_CHECKING:
 def create(
     self: Store, rt: ResourceType, namespace: str, body: dict[str, Any], *, dry_run: bool = False
 ) -> dict[str, Any]:
-    self.expire_events()
+    self.catch_up()
     if not isinstance(body, dict):
         raise bad_request("the body of the request must be a JSON object")
     obj, meta, storage_rt = _typed(self, rt, namespace, body)
@@ -51,7 +49,7 @@ def create(
     ):
         meta.pop(stale, None)
     meta["uid"] = uid
-    meta["creationTimestamp"] = self._now()
+    meta["creationTimestamp"] = self.now_text()
     if storage_rt.has_status:
         # PrepareForCreate: a client cannot create an object with a status of its choosing.
         obj.pop("status", None)
@@ -78,8 +76,8 @@ def create(
     self._index(rt.key, key, obj, None)
     self.watches.record(storage, WatchEvent(self.rv, "ADDED", obj, None))
     if storage_rt.plural == "events":
-        self._schedule_expiry(rt.key, key, self.rv)
-    self._collect_if_orphaned(rt.key, key)
+        self.events.schedule(rt.key, key, self.rv)
+    self.gc.collect_if_orphaned(rt.key, key)
     if storage_rt.plural == "namespaces":
         _default_service_account(self, name)
     return kinds.from_storage(rt, obj)
@@ -135,7 +133,7 @@ def _typed(
                 "the request"
             )
         meta["namespace"] = namespace
-        self._admit_namespace(
+        self.namespaces.admit(
             rt, namespace, str(meta.get("name") or meta.get("generateName") or "")
         )
     else:
@@ -169,37 +167,6 @@ def _generated_name(self: Store, rt: ResourceType, namespace: str, meta: dict[st
     return name
 
 
-def _admit_namespace(self: Store, rt: ResourceType, namespace: str, name: str) -> None:
-    """The NamespaceLifecycle admission plugin."""
-    ns_rt = self.registry.lookup("", "v1", "namespaces")
-    assert ns_rt is not None
-    ns = self.storage(ns_rt).objects.get(("", namespace))
-    if ns is None:
-        raise not_found("namespaces", "", namespace)
-    if ns.obj["metadata"].get("deletionTimestamp"):
-        err = ApiError(
-            403,
-            "Forbidden",
-            f'{rt.plural if not rt.group else rt.plural + "." + rt.group} "{name}" is forbidden: '
-            f"unable to create new content in namespace {namespace} because it is being terminated",
-            {
-                "name": name,
-                "kind": rt.plural,
-                "causes": [
-                    {
-                        "reason": "NamespaceTerminating",
-                        "message": f"namespace {namespace} is being terminated",
-                        "field": "metadata.namespace",
-                    }
-                ],
-            },
-        )
-        if rt.group:
-            assert err.details is not None
-            err.details["group"] = rt.group
-        raise err
-
-
 def _allocate_cluster_ip(self: Store, obj: dict[str, Any]) -> None:
     spec = obj.setdefault("spec", {})
     if spec.get("clusterIP") in (None, ""):
@@ -219,7 +186,7 @@ def update(
     subresource: str | None = None,
     dry_run: bool = False,
 ) -> dict[str, Any]:
-    self.expire_events()
+    self.catch_up()
     if not isinstance(body, dict):
         raise bad_request("the body of the request must be a JSON object")
     current = self._require(rt, namespace, name)
@@ -262,7 +229,7 @@ def patch(
     dry_run: bool = False,
 ) -> dict[str, Any]:
     """Apply ``apply`` (a function of the current object) and write the result."""
-    self.expire_events()
+    self.catch_up()
     current = self._require(rt, namespace, name)
     patched = apply(kinds.from_storage(rt, current.obj))
     if not isinstance(patched, dict):
@@ -307,8 +274,8 @@ def force_write(
     storage = self.storage(rt)
     current = self._require(rt, namespace, name)
     result = change(copy.deepcopy(current.obj))
-    self._replace(storage, current, result)
-    return kinds.from_storage(rt, self._after_write(storage, self._key(rt, namespace, name)))
+    self.replace(storage, current, result)
+    return kinds.from_storage(rt, self.after_write(storage, self._key(rt, namespace, name)))
 
 
 def _write(
@@ -387,9 +354,9 @@ def _write(
         return kinds.from_storage(rt, old)  # a no-op write: no new resourceVersion, no event
     if dry_run:
         return kinds.from_storage(rt, result)
-    self._replace(storage, current, result)
+    self.replace(storage, current, result)
     return kinds.from_storage(
-        rt, self._after_write(storage, (meta.get("namespace", ""), meta["name"]))
+        rt, self.after_write(storage, (meta.get("namespace", ""), meta["name"]))
     )
 
 
@@ -425,7 +392,7 @@ def _merged(
     return result
 
 
-def _replace(self: Store, storage: Storage, current: Stored, result: dict[str, Any]) -> Stored:
+def replace(self: Store, storage: Storage, current: Stored, result: dict[str, Any]) -> Stored:
     key = (result["metadata"].get("namespace", ""), result["metadata"]["name"])
     result["metadata"]["resourceVersion"] = str(self._bump())
     stored = Stored(result)
@@ -433,11 +400,11 @@ def _replace(self: Store, storage: Storage, current: Stored, result: dict[str, A
     self._index(storage.rt.key, key, result, current.obj)
     self.watches.record(storage, WatchEvent(self.rv, "MODIFIED", result, current.obj))
     if storage.rt.plural == "events":
-        self._schedule_expiry(storage.rt.key, key, self.rv)
+        self.events.schedule(storage.rt.key, key, self.rv)
     return stored
 
 
-def _after_write(self: Store, storage: Storage, key: Key) -> dict[str, Any]:
+def after_write(self: Store, storage: Storage, key: Key) -> dict[str, Any]:
     """Finish deletions that a write made possible (last finalizer removed)."""
     stored = storage.objects[key]
     meta = stored.obj["metadata"]
@@ -446,7 +413,7 @@ def _after_write(self: Store, storage: Storage, key: Key) -> dict[str, Any]:
             storage.rt.plural == "pods" and int(meta.get("deletionGracePeriodSeconds") or 0) > 0
         )
         if not graceful:
-            return self._remove(storage, key)
+            return self.remove(storage, key)
     if meta.get("deletionTimestamp"):
-        self._process_deleting(storage, key)
+        self.gc.process_deleting(storage, key)
     return storage.objects[key].obj if key in storage.objects else stored.obj

@@ -8,8 +8,11 @@ from typing import Any
 
 import orjson
 
+from . import kinds
 from .errors import (
     bad_request,
+    conflict,
+    invalid,
 )
 from .resources import ResourceType
 from .selectors import FieldSelector, LabelSelector
@@ -141,3 +144,56 @@ class DeleteOptions:
             precondition_rv=pre.get("resourceVersion"),
             dry_run=bool(dry) and (dry == "All" or (isinstance(dry, list) and "All" in dry)),
         )
+
+
+def checked_policy(
+    rt: ResourceType, stored_rt: ResourceType, meta: dict[str, Any], name: str, opts: DeleteOptions
+) -> str:
+    """The preconditions, then the propagation policy (the kind's default when not given)."""
+    # rest.BeforeDelete checks the preconditions first, naming the Kind, not the resource
+    # (staging/src/k8s.io/apiserver/pkg/registry/rest/delete.go).
+    if opts.precondition_uid and opts.precondition_uid != meta["uid"]:
+        raise conflict(
+            rt.kind,
+            rt.group,
+            name,
+            f"the UID in the precondition ({opts.precondition_uid}) does not match the UID in record ({meta['uid']}). The object might have been deleted and then recreated",
+        )
+    if opts.precondition_rv and opts.precondition_rv != meta["resourceVersion"]:
+        raise conflict(
+            rt.kind,
+            rt.group,
+            name,
+            f"the ResourceVersion in the precondition ({opts.precondition_rv}) does not match the ResourceVersion in record ({meta['resourceVersion']}). The object might have been modified",
+        )
+    if opts.propagation_policy and opts.orphan_dependents is not None:
+        raise invalid(
+            "DeleteOptions",
+            "meta.k8s.io",
+            "",
+            [
+                (
+                    "FieldValueInvalid",
+                    "propagationPolicy",
+                    "Invalid value: orphanDependents and deletionPropagation cannot be both set",
+                )
+            ],
+        )
+    policy = opts.propagation_policy
+    if policy is None and opts.orphan_dependents is not None:
+        policy = "Orphan" if opts.orphan_dependents else "Background"
+    policy = policy or kinds.default_propagation(stored_rt)
+    if policy not in ("Orphan", "Background", "Foreground"):
+        raise invalid(
+            "DeleteOptions",
+            "meta.k8s.io",
+            "",
+            [
+                (
+                    "FieldValueNotSupported",
+                    "propagationPolicy",
+                    f'Unsupported value: "{policy}": supported values: "Foreground", "Background", "Orphan", "nil"',
+                )
+            ],
+        )
+    return policy

@@ -7,11 +7,6 @@ from pathlib import Path
 from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-# The files whose functions still take the class's ``self`` (bound into the emulator's Store):
-# the emulator's last cosmetic splits, to become collaborators. The set may only shrink.
-STILL_SPLIT = {
-    "kubectl_spark/cluster/apiserver/store_writes.py",
-}
 
 
 def _structure() -> ModuleType:
@@ -27,5 +22,4 @@ def test_no_import_circle_spans_two_folders() -> None:
 
 
 def test_no_function_outside_a_class_takes_self() -> None:
-    found = _structure().functions_taking_self()
-    assert {each.partition(":")[0] for each in found} == STILL_SPLIT, found
+    assert _structure().functions_taking_self() == []

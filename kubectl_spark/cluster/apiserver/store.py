@@ -17,7 +17,6 @@ from kubectl_spark.knowledge.clock import Clock
 from kubectl_spark.knowledge.times import rfc3339
 
 from . import admission, kinds
-from . import store_writes as _store_writes
 from .continuation import Continuations
 from .errors import ApiError, bad_request, expired, invalid, not_found
 from .eventttl import EventExpiry
@@ -25,6 +24,7 @@ from .garbage import GarbageCollector
 from .namespaces import NamespaceLifecycle
 from .resources import Registry, ResourceType
 from .selectors import FieldSelector, LabelSelector
+from .store_writes import Writes
 from .storedata import (
     SYSTEM_NAMESPACES,
     DeleteOptions,
@@ -70,7 +70,7 @@ class Store:
         self.gc = GarbageCollector(self)
         self.namespaces = NamespaceLifecycle(self)
         self.events = EventExpiry(self, event_ttl_seconds)
-        self._next_cluster_ip = 10
+        self.writes = Writes(self)
         namespaces = self.registry.lookup("", "v1", "namespaces")
         assert namespaces is not None
         for ns in SYSTEM_NAMESPACES:
@@ -104,17 +104,17 @@ class Store:
     def now_text(self) -> str:
         return rfc3339(self.clock.now())
 
-    def _bump(self) -> int:
+    def bump(self) -> int:
         self.rv += 1
         return self.rv
 
-    def _key(self, rt: ResourceType, namespace: str, name: str) -> Key:
+    def key(self, rt: ResourceType, namespace: str, name: str) -> Key:
         return (namespace if rt.namespaced else "", name)
 
     def lookup(self, rt: ResourceType, namespace: str, name: str) -> Stored | None:
-        return self.storage(rt).objects.get(self._key(rt, namespace, name))
+        return self.storage(rt).objects.get(self.key(rt, namespace, name))
 
-    def _require(self, rt: ResourceType, namespace: str, name: str) -> Stored:
+    def require(self, rt: ResourceType, namespace: str, name: str) -> Stored:
         stored = self.lookup(rt, namespace, name)
         if stored is None:
             raise not_found(rt.plural, rt.group, name)
@@ -124,7 +124,7 @@ class Store:
         """Forget all watch history, as etcd compaction does: older watches then get 410."""
         self.watches.compact(self.storages.values(), self.rv)
 
-    def _index(
+    def index(
         self, storage_key: str, key: Key, obj: dict[str, Any], old: dict[str, Any] | None
     ) -> None:
         if old is not None:
@@ -135,7 +135,7 @@ class Store:
         for ref in obj["metadata"].get("ownerReferences") or []:
             self.dependents.setdefault(str(ref.get("uid")), set()).add((storage_key, key))
 
-    def _unindex(self, storage_key: str, key: Key, obj: dict[str, Any]) -> None:
+    def unindex(self, storage_key: str, key: Key, obj: dict[str, Any]) -> None:
         self.by_uid.pop(obj["metadata"]["uid"], None)
         for ref in obj["metadata"].get("ownerReferences") or []:
             deps = self.dependents.get(str(ref.get("uid")))
@@ -153,14 +153,58 @@ class Store:
         return (storage, stored) if stored is not None else None
 
     # ------------------------------------------------------------------------------- create
-    create = _store_writes.create
-    _allocate_cluster_ip = _store_writes._allocate_cluster_ip
-    update = _store_writes.update
-    patch = _store_writes.patch
-    force_write = _store_writes.force_write
-    _write = _store_writes._write
-    replace = _store_writes.replace
-    after_write = _store_writes.after_write
+    def create(
+        self, rt: ResourceType, namespace: str, body: dict[str, Any], *, dry_run: bool = False
+    ) -> dict[str, Any]:
+        return self.writes.create(rt, namespace, body, dry_run=dry_run)
+
+    def update(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        name: str,
+        body: dict[str, Any],
+        *,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        return self.writes.update(
+            rt, namespace, name, body, subresource=subresource, dry_run=dry_run
+        )
+
+    def patch(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        name: str,
+        apply: Any,
+        *,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Apply ``apply`` (a function of the current object) and write the result."""
+        return self.writes.patch(
+            rt, namespace, name, apply, subresource=subresource, dry_run=dry_run
+        )
+
+    def force_write(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        name: str,
+        change: Any,
+        *,
+        subresource: str | None = None,
+    ) -> dict[str, Any]:
+        """Write a change the server makes itself, skipping a client update's rules."""
+        return self.writes.force_write(rt, namespace, name, change, subresource=subresource)
+
+    def replace(self, storage: Storage, current: Stored, result: dict[str, Any]) -> Stored:
+        """Store ``result`` in place of ``current``: the write of a controller in the server."""
+        return self.writes.replace(storage, current, result)
+
+    def after_write(self, storage: Storage, key: Key) -> dict[str, Any]:
+        return self.writes.after_write(storage, key)
 
     def catch_up(self) -> None:
         """What is due before any operation: emptied namespaces removed, expired Events dropped."""
@@ -170,11 +214,11 @@ class Store:
     # --------------------------------------------------------------------------------- read
     def get(self, rt: ResourceType, namespace: str, name: str) -> dict[str, Any]:
         self.catch_up()
-        return kinds.from_storage(rt, self._require(rt, namespace, name).obj)
+        return kinds.from_storage(rt, self.require(rt, namespace, name).obj)
 
     def get_stored(self, rt: ResourceType, namespace: str, name: str) -> Stored:
         self.catch_up()
-        return self._require(rt, namespace, name)
+        return self.require(rt, namespace, name)
 
     def matching(
         self, rt: ResourceType, namespace: str, labels: LabelSelector, fields: FieldSelector
@@ -354,8 +398,8 @@ class Store:
         """Delete; return (the object in its last or pending state, whether it is gone)."""
         self.catch_up()
         storage = self.storage(rt)
-        current = self._require(rt, namespace, name)
-        key = self._key(rt, namespace, name)
+        current = self.require(rt, namespace, name)
+        key = self.key(rt, namespace, name)
         meta = current.obj["metadata"]
         policy = checked_policy(rt, storage.rt, meta, name, opts)
         grace = kinds.grace_period_for_delete(storage.rt, current.obj, opts.grace_period_seconds)
@@ -426,8 +470,8 @@ class Store:
     def remove(self, storage: Storage, key: Key) -> dict[str, Any]:
         current = storage.objects.pop(key)
         final = copy.deepcopy(current.obj)
-        final["metadata"]["resourceVersion"] = str(self._bump())
-        self._unindex(storage.rt.key, key, current.obj)
+        final["metadata"]["resourceVersion"] = str(self.bump())
+        self.unindex(storage.rt.key, key, current.obj)
         self.watches.record(storage, WatchEvent(self.rv, "DELETED", final, current.obj))
         self.gc.on_removed(final)
         self.namespaces.on_removed(storage, final)

@@ -568,21 +568,12 @@ class SparkTUI(App[None]):
             "Faults only", "Show only applications with alerts or losses", self.action_faults
         )
         if not self.readonly:
-            yield SystemCommand(
-                "Fence attempt",
-                "Fence the selected attempt (shows the plan first)",
-                self.action_fence,
-            )
-            yield SystemCommand(
-                "Force-kill attempt",
-                "Force-kill the selected attempt (shows the plan first)",
-                self.action_force_kill,
-            )
-            yield SystemCommand(
-                "Resubmit application",
-                "Resubmit the selected application (shows the plan first)",
-                self.action_resubmit,
-            )
+            for title, what, action in (
+                ("Fence attempt", "Fence the selected attempt", self.action_fence),
+                ("Force-kill attempt", "Force-kill the selected attempt", self.action_force_kill),
+                ("Resubmit application", "Resubmit the selected application", self.action_resubmit),
+            ):
+                yield SystemCommand(title, f"{what} (shows the plan first)", action)
 
     def action_fence(self) -> None:
         self.plans.make("fence", *self.selection()[:2])

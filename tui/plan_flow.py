@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kubectl_spark.core.model import App as SparkApp
@@ -32,12 +33,7 @@ class PlanFlow:
         executor: str = "",
     ) -> None:
         """Plan ``action`` on a worker (one at a time: a newer key press replaces it)."""
-        self.tui.run_worker(
-            functools.partial(self._plan, action, chosen, chosen_attempt, executor),
-            thread=True,
-            exclusive=True,
-            group="action",
-        )
+        self._in_worker(functools.partial(self._plan, action, chosen, chosen_attempt, executor))
 
     def delete_pod(self) -> None:
         """k9s's ctrl+d on the focused executor's pod: a plan pinned to its UID, then confirmed."""
@@ -52,12 +48,10 @@ class PlanFlow:
 
     def apply(self, plan: Any, chosen: SparkApp) -> None:
         """Apply a confirmed ``plan`` on a worker."""
-        self.tui.run_worker(
-            functools.partial(self._apply, plan, chosen),
-            thread=True,
-            exclusive=True,
-            group="action",
-        )
+        self._in_worker(functools.partial(self._apply, plan, chosen))
+
+    def _in_worker(self, step: Callable[[], None]) -> None:
+        self.tui.run_worker(step, thread=True, exclusive=True, group="action")
 
     def _plan(
         self,

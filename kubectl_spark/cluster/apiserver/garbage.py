@@ -60,7 +60,7 @@ class GarbageCollector:
             if len(alive) != len(refs):
                 result = copy.deepcopy(stored.obj)
                 result["metadata"]["ownerReferences"] = alive
-                self.store.replace(storage, stored, result)
+                self.store.writes.replace(storage, stored, result)
             return
         if stored.obj["metadata"].get("deletionTimestamp"):
             return
@@ -117,8 +117,8 @@ class GarbageCollector:
             result["metadata"]["finalizers"] = finalizers
         else:
             result["metadata"].pop("finalizers", None)
-        self.store.replace(storage, stored, result)
-        self.store.after_write(storage, key)
+        self.store.writes.replace(storage, stored, result)
+        self.store.writes.after_write(storage, key)
 
     def _orphan(self, uid: str, deps: list[tuple[str, Key]]) -> None:
         """The dependents lose their reference to ``uid`` and stay."""
@@ -133,7 +133,7 @@ class GarbageCollector:
             ] or None
             if result["metadata"]["ownerReferences"] is None:
                 del result["metadata"]["ownerReferences"]
-            self.store.replace(dstorage, dep, result)
+            self.store.writes.replace(dstorage, dep, result)
 
     def _blocked_in_foreground(self, uid: str, deps: list[tuple[str, Key]]) -> bool:
         """The dependents are deleted; whether one that blocks its owner's deletion is left."""

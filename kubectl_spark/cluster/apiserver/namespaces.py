@@ -67,7 +67,7 @@ class NamespaceLifecycle:
             result["metadata"]["deletionTimestamp"] = self.store.now_text()
             result["metadata"]["deletionGracePeriodSeconds"] = 0
             result.setdefault("status", {})["phase"] = "Terminating"
-            self.store.replace(storage, current, result)
+            self.store.writes.replace(storage, current, result)
         for other in self.store.storages.values():
             if not other.rt.namespaced:
                 continue

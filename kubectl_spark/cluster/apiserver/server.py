@@ -427,7 +427,9 @@ class ApiServer:
             warnings = fieldvalidation.check(
                 query.get("fieldValidation"), rt.kind, rt.api_version, body
             )
-            updated = store.update(rt, ns, name, body, subresource=sub or None, dry_run=dry_run)
+            updated = store.writes.update(
+                rt, ns, name, body, subresource=sub or None, dry_run=dry_run
+            )
             return _warned(_json(updated), warnings)
         return await self.patches.serve(request, route, query, dry_run)
 

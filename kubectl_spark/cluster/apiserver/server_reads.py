@@ -313,7 +313,7 @@ class PatchEndpoint:
             return patching.merge_patch(current, body)
 
         return _json(
-            self.store.patch(
+            self.store.writes.patch(
                 rt,
                 route.namespace,
                 route.name,

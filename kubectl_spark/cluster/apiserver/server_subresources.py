@@ -87,7 +87,7 @@ def bind(store: Store, route: Route, body: Any) -> dict[str, Any]:
         obj["status"]["conditions"] = conditions
         return obj
 
-    store.force_write(route.rt, route.namespace, route.name, assign)
+    store.writes.force_write(route.rt, route.namespace, route.name, assign)
     return success_status(code=201)
 
 
@@ -136,7 +136,7 @@ class Evictions:
                 status["conditions"] = conditions
                 return obj
 
-            self.store.force_write(
+            self.store.writes.force_write(
                 route.rt, route.namespace, route.name, mark, subresource="status"
             )
         self.store.delete(route.rt, route.namespace, route.name, opts)

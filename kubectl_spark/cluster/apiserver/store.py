@@ -158,54 +158,6 @@ class Store:
     ) -> dict[str, Any]:
         return self.writes.create(rt, namespace, body, dry_run=dry_run)
 
-    def update(
-        self,
-        rt: ResourceType,
-        namespace: str,
-        name: str,
-        body: dict[str, Any],
-        *,
-        subresource: str | None = None,
-        dry_run: bool = False,
-    ) -> dict[str, Any]:
-        return self.writes.update(
-            rt, namespace, name, body, subresource=subresource, dry_run=dry_run
-        )
-
-    def patch(
-        self,
-        rt: ResourceType,
-        namespace: str,
-        name: str,
-        apply: Any,
-        *,
-        subresource: str | None = None,
-        dry_run: bool = False,
-    ) -> dict[str, Any]:
-        """Apply ``apply`` (a function of the current object) and write the result."""
-        return self.writes.patch(
-            rt, namespace, name, apply, subresource=subresource, dry_run=dry_run
-        )
-
-    def force_write(
-        self,
-        rt: ResourceType,
-        namespace: str,
-        name: str,
-        change: Any,
-        *,
-        subresource: str | None = None,
-    ) -> dict[str, Any]:
-        """Write a change the server makes itself, skipping a client update's rules."""
-        return self.writes.force_write(rt, namespace, name, change, subresource=subresource)
-
-    def replace(self, storage: Storage, current: Stored, result: dict[str, Any]) -> Stored:
-        """Store ``result`` in place of ``current``: the write of a controller in the server."""
-        return self.writes.replace(storage, current, result)
-
-    def after_write(self, storage: Storage, key: Key) -> dict[str, Any]:
-        return self.writes.after_write(storage, key)
-
     def catch_up(self) -> None:
         """What is due before any operation: emptied namespaces removed, expired Events dropped."""
         self.namespaces.finish_held()
@@ -422,7 +374,7 @@ class Store:
                 result = copy.deepcopy(current.obj)
                 result["metadata"]["deletionTimestamp"] = rfc3339(now + timedelta(seconds=grace))
                 result["metadata"]["deletionGracePeriodSeconds"] = grace
-                self.replace(storage, current, result)
+                self.writes.replace(storage, current, result)
                 if grace == 0 and not finalizers:
                     return kinds.from_storage(rt, self.remove(storage, key)), True
                 return kinds.from_storage(rt, storage.objects[key].obj), False
@@ -435,7 +387,7 @@ class Store:
                 result["metadata"]["finalizers"] = finalizers
             if "generation" in result["metadata"]:
                 result["metadata"]["generation"] = int(result["metadata"]["generation"]) + 1
-            self.replace(storage, current, result)
+            self.writes.replace(storage, current, result)
             self.gc.process_deleting(storage, key)
             if key in storage.objects:
                 return kinds.from_storage(rt, storage.objects[key].obj), False
@@ -447,7 +399,7 @@ class Store:
             result = copy.deepcopy(current.obj)
             result["metadata"]["deletionTimestamp"] = rfc3339(now)
             result["metadata"]["deletionGracePeriodSeconds"] = 0
-            self.replace(storage, current, result)
+            self.writes.replace(storage, current, result)
         return kinds.from_storage(rt, self.remove(storage, key)), True
 
     def delete_collection(

@@ -505,12 +505,12 @@ CLIENT_MODULES = {
 def test_a_warm_client_imports_next_to_nothing(warm_on: Warm) -> None:
     warm_on.started()
     script = (
-        "import sys, json\n"
+        "import os, sys, json\n"
         "sys.argv = ['kubectl-spark', 'ls', '-A', '-v=6']\n"
         "before = set(sys.modules)\n"
         "from kubectl_spark.cli.main import main\n"
         "code = main()\n"
-        "print(json.dumps([code, sorted(set(sys.modules) - before)]), file=sys.stderr)\n"
+        "print(json.dumps([code, sorted(set(sys.modules) - before), os.getpid()]), file=sys.stderr)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script],
@@ -520,7 +520,8 @@ def test_a_warm_client_imports_next_to_nothing(warm_on: Warm) -> None:
         timeout=60,
         check=False,
     )
-    assert "served by the warm process" in done.stderr, done.stderr
-    code, loaded = json.loads(done.stderr.strip().splitlines()[-1])
+    code, loaded, client = json.loads(done.stderr.strip().splitlines()[-1])
+    # The worker names the process it answers for: the client's pid, carried in its connection.
+    assert f"served by the warm process for process {client}" in done.stderr, done.stderr
     assert code == 0
     assert set(loaded) <= CLIENT_MODULES, set(loaded) - CLIENT_MODULES

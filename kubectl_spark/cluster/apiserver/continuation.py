@@ -58,7 +58,7 @@ class Continuations:
         try:
             doc = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
             snap_id, index = str(doc["id"]), int(doc["i"])
-            int(doc["rv"])
+            int(doc["rv"])  # read only to refuse a token without one, as the registry does
         except (ValueError, KeyError, TypeError, binascii.Error, orjson.JSONDecodeError) as exc:
             raise bad_request(f"invalid continue token: continue key is not valid: {exc}") from exc
         self.prune()

@@ -234,44 +234,20 @@ class Store:
         self, storage: Storage, rv: str | None, match: str | None, limit: int | None
     ) -> None:
         if match and not rv:
-            raise invalid(
-                "ListOptions",
-                "meta.k8s.io",
-                "",
-                [
-                    (
-                        "FieldValueForbidden",
-                        "resourceVersionMatch",
-                        "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
-                    )
-                ],
+            raise _bad_match(
+                "FieldValueForbidden",
+                "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
             )
         if match and match not in ("Exact", "NotOlderThan"):
-            raise invalid(
-                "ListOptions",
-                "meta.k8s.io",
-                "",
-                [
-                    (
-                        "FieldValueNotSupported",
-                        "resourceVersionMatch",
-                        f'Unsupported value: "{match}": supported values: "Exact", "NotOlderThan"',
-                    )
-                ],
+            raise _bad_match(
+                "FieldValueNotSupported",
+                f'Unsupported value: "{match}": supported values: "Exact", "NotOlderThan"',
             )
         if not rv or rv == "0":
             if match == "Exact":
-                raise invalid(
-                    "ListOptions",
-                    "meta.k8s.io",
-                    "",
-                    [
-                        (
-                            "FieldValueForbidden",
-                            "resourceVersionMatch",
-                            'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
-                        )
-                    ],
+                raise _bad_match(
+                    "FieldValueForbidden",
+                    'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
                 )
             return
         wanted = self.check_fresh(rv)
@@ -428,3 +404,8 @@ class Store:
         self.gc.on_removed(final)
         self.namespaces.on_removed(storage, final)
         return final
+
+
+def _bad_match(reason: str, message: str) -> ApiError:
+    """A list's resourceVersionMatch refused, as kube-apiserver's ListOptions validation says."""
+    return invalid("ListOptions", "meta.k8s.io", "", [(reason, "resourceVersionMatch", message)])

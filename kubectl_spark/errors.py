@@ -26,6 +26,10 @@ class ConfigError(KubectlSparkError):
     """No usable kubeconfig, context or credentials."""
 
 
+class HistoryError(KubectlSparkError):
+    """The local history store cannot be used as it is; it was left untouched."""
+
+
 class ClusterUnreachable(KubectlSparkError):
     """The API server could not be reached or did not answer in time."""
 

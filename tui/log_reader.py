@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kubectl_spark.kube.client import Api
+    from kubectl_spark.app.session import Api
 
 CHUNK = 65536
 # How long a followed container that stopped is waited for to run again, and how often its pod

@@ -19,8 +19,9 @@ from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import Analysis, App, UngroupedPod
 
 if TYPE_CHECKING:
+    from kubectl_spark.app.logtext import KeptLines
+    from kubectl_spark.app.session import Api
     from kubectl_spark.core.incremental import Changes
-    from kubectl_spark.kube.client import Api
 
     from .sources import Source
 
@@ -148,9 +149,7 @@ class ManySource:
     def connect(self) -> Api:
         raise RuntimeError("several clusters: act through the application's own (member)")
 
-    def kept_log(
-        self, namespace: str, uid: str, *, previous: bool = False
-    ) -> dict[str, Any] | None:
+    def kept_log(self, namespace: str, uid: str, *, previous: bool = False) -> KeptLines | None:
         for m in self.members.values():
             found = m.kept_log(namespace, uid, previous=previous)
             if found is not None:

@@ -89,29 +89,14 @@ class PlanFlow:
         self.tui.call_from_thread(self.tui.push_screen, PlanScreen(plan), decided)
 
     def _apply(self, plan: Any, chosen: SparkApp) -> None:
-        from kubectl_spark.kube import actions
+        from kubectl_spark.app.act import apply
+
+        def warn(text: str) -> None:
+            self.tui.call_from_thread(self.tui.notify, text, severity="warning", timeout=10)
 
         try:
             with self.tui.source_of(chosen).connect() as api:
-                missing = actions.missing_permissions(api, plan)
-                if missing:
-                    self.tui.call_from_thread(
-                        self.tui.notify,
-                        "nothing changed: missing " + "; ".join(missing),
-                        severity="error",
-                        timeout=10,
-                    )
-                    return
-                if plan.keep:
-                    from kubectl_spark.app.act import now_text
-                    from kubectl_spark.app.kept import keep
-
-                    kept = keep(api, plan, now_text(api))
-                    if kept:
-                        self.tui.call_from_thread(
-                            self.tui.notify, kept, severity="warning", timeout=10
-                        )
-                report = actions.apply(api, plan)
+                report = apply(api, plan, warn)
         except Exception as exc:  # noqa: BLE001 - shown to the user
             self.tui.call_from_thread(
                 self.tui.notify, getattr(exc, "message", str(exc)), severity="error", timeout=10

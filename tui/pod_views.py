@@ -96,7 +96,6 @@ class PodViews:
         The store is this TUI's own, else an in-cluster recorder's (``LiveSource.kept_log``).
         """
         from kubectl_spark.app.logtext import KEEP_HINT, PREVIOUS_GONE
-        from kubectl_spark.kube.logtails import run_said
 
         kept = self.tui.connected().kept_log(namespace, uid, previous=previous)
         if kept is None:
@@ -107,14 +106,12 @@ class PodViews:
                 severity="warning",
             )
             return
-        keeper = str(kept.get("keptBy") or "kubectl spark record")
         title = (
-            f"last lines of {namespace}/{pod}, kept by {keeper}: the pod is gone "
-            f"({run_said(kept, earlier=previous)})  (esc: back)"
+            f"last lines of {namespace}/{pod}, kept by {kept.keeper}: the pod is gone "
+            f"({kept.run_said(earlier=previous)})  (esc: back)"
         )
         self.tui.call_from_thread(
-            self.tui.push_screen,
-            TextScreen(title, str(kept.get("text") or "") or "(empty)", log=True),
+            self.tui.push_screen, TextScreen(title, kept.text or "(empty)", log=True)
         )
 
     def previous_logs(self) -> None:
@@ -197,12 +194,12 @@ class PodViews:
 
     def _shell(self, pod: tuple[str, str, str, bool], source: Source) -> None:
         """Ask whether exec is allowed (off the UI thread), then hand the terminal over."""
-        from kubectl_spark.kube.actions import can
+        from kubectl_spark.app.act import may_exec
 
         namespace, name, container, _ = pod
         try:
             with source.connect() as api:
-                allowed = can(api, "create", "", "pods", "exec", namespace)
+                allowed = may_exec(api, namespace)
         except Exception as exc:  # noqa: BLE001 - shown to the user
             self.tui.call_from_thread(
                 self.tui.notify, getattr(exc, "message", str(exc)), severity="error"
@@ -349,8 +346,7 @@ class PodViews:
         )
 
     def _start_ui_forward(self, namespace: str, pod: str, source: Source) -> None:
-        from kubectl_spark.kube.sparkapi import DEFAULT_UI_PORT, ui_port
-        from kubectl_spark.kube.uiforward import UiForward
+        from kubectl_spark.app.driver_ui import forward_ui
 
         found = next(
             (
@@ -361,12 +357,7 @@ class PodViews:
             None,
         )
         try:
-            forward = UiForward(
-                source.connect,
-                namespace,
-                pod,
-                ui_port(found) if found is not None else DEFAULT_UI_PORT,
-            )
+            forward = forward_ui(source.connect, namespace, pod, found)
         except Exception as exc:  # noqa: BLE001 - shown to the user
             self.tui.call_from_thread(
                 self.tui.notify, getattr(exc, "message", str(exc)), severity="error", timeout=8

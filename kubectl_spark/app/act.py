@@ -1,8 +1,9 @@
 """Planning an action from a cluster view: what the plan reads beyond the snapshot, and the plan.
 
 The CLI's commands and the TUI's keys call the same builders, so a plan the TUI shows is the
-plan ``--dry-run`` prints. Applying it (``kube.actions``) and asking for confirmation are the
-front ends' part.
+plan ``--dry-run`` prints, and both apply it here (``apply``: permissions first, then what the
+plan keeps, then its steps through ``kube.actions``). Asking for confirmation is the front
+ends' part.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import functools
 import hashlib
 import itertools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,8 +23,10 @@ from kubectl_spark.core.model import App, Attempt
 from kubectl_spark.core.plans import KillContext, Plan, fence_plan, force_kill_plan, resubmit_plan
 from kubectl_spark.core.plans.base import FENCE_ID
 from kubectl_spark.core.plans.force_kill import executor_controllers
-from kubectl_spark.errors import ApiRequestError, NotFound
+from kubectl_spark.errors import ApiRequestError, Forbidden, NotFound
 from kubectl_spark.knowledge.labels import SOURCE
+from kubectl_spark.kube import actions
+from kubectl_spark.kube.actions import Report
 from kubectl_spark.kube.client import Api
 
 
@@ -350,3 +354,35 @@ def reread(
         raise NotFound(f"{chosen.namespace}/{chosen.name} is no longer there", status=404)
     number = chosen_attempt.number if chosen_attempt is not None else None
     return view.snapshot, app, next((a for a in app.attempts if a.number == number), None)
+
+
+def apply(
+    api: Api, plan: Plan, warn: Callable[[str], None], *, server_dry_run: bool = False
+) -> Report:
+    """Apply a plan the user confirmed, the same from the CLI and the TUI.
+
+    Nothing is written when a step's permission is missing (asked first, with a
+    SelfSubjectAccessReview each: a plan that would stop half-way for RBAC does not start).
+    What the plan keeps of the pods it removes is written to the local store before they go;
+    a store that cannot take it is ``warn``-ed and the action goes on.
+    """
+    missing = actions.missing_permissions(api, plan)
+    if missing:
+        raise Forbidden(
+            f"{plan.action} needs permissions you do not have, so nothing was changed: missing "
+            + "; ".join(missing),
+            status=403,
+            reason="Forbidden",
+        )
+    if plan.keep and not server_dry_run:
+        from kubectl_spark.app.kept import keep
+
+        kept = keep(api, plan, now_text(api))
+        if kept:
+            warn(kept)
+    return actions.apply(api, plan, server_dry_run=server_dry_run)
+
+
+def may_exec(api: Api, namespace: str) -> bool:
+    """Whether the user may open a shell in the namespace's pods (create pods/exec)."""
+    return actions.can(api, "create", "", "pods", "exec", namespace)

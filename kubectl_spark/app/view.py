@@ -18,7 +18,7 @@ from kubectl_spark.app.spark_lists import keep_and_recall
 from kubectl_spark.core import raw
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
-from kubectl_spark.core.model import Analysis
+from kubectl_spark.core.model import Analysis, App
 from kubectl_spark.core.selecting import select_apps
 from kubectl_spark.core.sparkview import merge_kept
 from kubectl_spark.errors import UsageError
@@ -101,6 +101,11 @@ def load(api: Api, wanted: Wanted) -> ClusterView:
         snap = dataclasses.replace(snap, finished_views={**snap.finished_views, **views})
     analysis = select_apps(analyze(snap, group_by=wanted.group_by), snap, selector)
     return ClusterView(analysis, wanted.namespace, api, snap)
+
+
+def applications(api: Api, namespace: str | None) -> list[App]:
+    """What the cluster's objects alone show (no keepers, no Spark asked): completion's offer."""
+    return list(analyze(reading.read(api, namespace)).apps)
 
 
 def _finished_views(

@@ -8,7 +8,7 @@ from typing import Any
 from kubectl_spark.app.text import escape
 from kubectl_spark.cli import render
 from kubectl_spark.core.plans import Plan
-from kubectl_spark.errors import ApiRequestError, Forbidden, KubectlSparkError, UsageError
+from kubectl_spark.errors import ApiRequestError, KubectlSparkError, UsageError
 
 DRY_RUN = ("none", "client", "server")
 
@@ -47,7 +47,8 @@ def show(plan: Plan, output: str) -> None:
 
 def execute(api: Any, plan: Plan, *, dry_run: str, yes: bool, output: str) -> None:
     """Refusal → error; no-op → say so; dry-run → print; else confirm, check permissions, apply."""
-    from kubectl_spark.kube import actions
+    from kubectl_spark.app.act import apply
+    from kubectl_spark.cli.common import warn
 
     if plan.refusal:
         raise UsageError(plan.refusal)
@@ -67,22 +68,7 @@ def execute(api: Any, plan: Plan, *, dry_run: str, yes: bool, output: str) -> No
         if sys.stdin.readline().strip().lower() not in ("y", "yes"):
             raise UsageError("not confirmed: nothing was changed")
     api.lift_deadline()  # from here each write and each wait has its own --request-timeout
-    missing = actions.missing_permissions(api, plan)
-    if missing:
-        raise Forbidden(
-            f"{plan.action} needs permissions you do not have, so nothing was changed: missing "
-            + "; ".join(missing),
-            status=403,
-            reason="Forbidden",
-        )
-    if dry_run == "none" and plan.keep:
-        from kubectl_spark.app.act import now_text
-        from kubectl_spark.app.kept import keep
-
-        kept = keep(api, plan, now_text(api))
-        if kept:
-            sys.stderr.write(escape(f"Warning: {kept}") + "\n")
-    report = actions.apply(api, plan, server_dry_run=dry_run == "server")
+    report = apply(api, plan, warn, server_dry_run=dry_run == "server")
     prefix = "(server dry run) " if dry_run == "server" else ""
     for op, why in report.done:
         if dry_run == "server":

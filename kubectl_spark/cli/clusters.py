@@ -42,9 +42,9 @@ def asked() -> tuple[str, ...]:
     """The contexts the flags name: () when they name one cluster, as before."""
     g = cli_globals.current()
     if g.all_contexts:
-        from kubectl_spark.kube.config import Selection, context_names
+        from kubectl_spark.app.session import context_names
 
-        return tuple(context_names(Selection(kubeconfig=g.kubeconfig)))
+        return tuple(context_names(g.kubeconfig))
     return tuple(dict.fromkeys(g.contexts()))  # a name given twice is read once
 
 

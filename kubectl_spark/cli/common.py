@@ -11,12 +11,12 @@ from pathlib import Path
 
 from kubectl_spark import memory
 from kubectl_spark.app.find import find_app, find_attempt, find_executor
+from kubectl_spark.app.session import Api, Connection
 from kubectl_spark.app.view import ClusterView, Wanted
 from kubectl_spark.cli import globals as cli_globals
 from kubectl_spark.core.model import App
 from kubectl_spark.errors import UsageError
 from kubectl_spark.knowledge.names import shown
-from kubectl_spark.kube.client import Api, Connection
 
 __all__ = ["Loaded", "find_app", "find_attempt", "find_executor", "load", "one_app", "session"]
 
@@ -42,7 +42,7 @@ def connect() -> Api:
     Its reads share one --request-timeout (``Api.deadline``); what was set aside while reading
     is said on stderr, as kubectl says a server's warnings.
     """
-    from kubectl_spark.kube.client import connect as open_connection
+    from kubectl_spark.app.session import connect as open_connection
 
     api = open_connection(connection())
     api.start_deadline()
@@ -57,10 +57,10 @@ def warn(text: str) -> None:
 
 
 def history_path() -> Path:
-    from kubectl_spark.history.store import default_path
+    from kubectl_spark.app.session import default_history_path
 
     g = cli_globals.current()
-    return Path(g.history_db).expanduser() if g.history_db else default_path()
+    return Path(g.history_db).expanduser() if g.history_db else default_history_path()
 
 
 def recorder_wanted() -> str:

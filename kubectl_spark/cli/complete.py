@@ -89,32 +89,28 @@ TIMEOUT = 2.0
 def _cluster_apps(preceding: list[str]) -> Any:
     import dataclasses
 
+    from kubectl_spark.app.session import connect
+    from kubectl_spark.app.view import applications
     from kubectl_spark.cli import globals as cli_globals
     from kubectl_spark.cli.common import connection
-    from kubectl_spark.core.analyze import analyze
-    from kubectl_spark.kube import snapshot
-    from kubectl_spark.kube.client import connect
 
     options, _ = cli_globals.split(preceding)
     cli_globals.use(options)
     conn = dataclasses.replace(connection(), request_timeout=TIMEOUT)
     with connect(conn) as api:
-        return analyze(snapshot.read(api, None if options.all_namespaces else api.namespace)).apps
+        return applications(api, None if options.all_namespaces else api.namespace)
 
 
 def _namespaces(preceding: list[str]) -> list[str]:
     import dataclasses
 
+    from kubectl_spark.app.session import namespace_names
     from kubectl_spark.cli import globals as cli_globals
     from kubectl_spark.cli.common import connection
-    from kubectl_spark.kube.client import connect
 
     options, _ = cli_globals.split([w for w in preceding if w not in ("-n", "--namespace")])
     cli_globals.use(options)
-    conn = dataclasses.replace(connection(), namespace=None, request_timeout=TIMEOUT)
-    with connect(conn) as api:
-        items, _ = api.list("/api/v1/namespaces", what="list namespaces")
-    return sorted(str(i["metadata"]["name"]) for i in items)
+    return namespace_names(dataclasses.replace(connection(), request_timeout=TIMEOUT))
 
 
 def _contexts(kind: str, preceding: list[str]) -> list[str]:

@@ -63,7 +63,7 @@ def run(args: list[str], served_for: int | None = None) -> int:
         return serve(run)
     from kubectl_spark.cli import globals as cli_globals
     from kubectl_spark.cli.app import NAMES, build_app
-    from kubectl_spark.kube.lazy_kubernetes import EAGER
+    from kubectl_spark.warm import EAGER
 
     try:
         options, rest = cli_globals.split(args)

@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from kubectl_spark.errors import KubectlSparkError
+from kubectl_spark.errors import HistoryError
 
 SCHEMA_VERSION = 1
 APPLICATION = "kubectl-spark history"
@@ -54,10 +54,6 @@ CREATE TABLE objects (
 CREATE INDEX objects_by_scope ON objects (cluster, context, namespace, kind);
 CREATE INDEX objects_by_age ON objects (seen_at);
 """
-
-
-class HistoryError(KubectlSparkError):
-    """The history database cannot be used as it is; it was left untouched."""
 
 
 def default_path() -> Path:

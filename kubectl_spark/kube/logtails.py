@@ -178,15 +178,3 @@ def kept_tail(
     if latest is None or not previous:
         return latest
     return max((d for d in kept if _run(d)[0] < _run(latest)[0]), key=_run, default=None)
-
-
-def run_said(kept: dict[str, Any], *, earlier: bool = False) -> str:
-    """Which run kept lines are of, as ``logs`` and the TUI say it: "last run, exit code 52".
-
-    ``earlier``: they were asked for as the run before the last (``logs -p``).
-    """
-    if earlier:
-        which = "the run before the last"
-    else:
-        which = "previous run" if kept.get("previous") is True else "last run"
-    return f"{which}, exit code {kept.get('exitCode')}"

@@ -161,8 +161,8 @@ def _play_and_read(s: Stage, capsys: pytest.CaptureFixture[str], port: int, toke
     try:
         assert str(source.recorder_ref) == f"{NS}/{NAME}"
         kept = source.kept_log("default", _uid_of(app, "1"))
-        assert kept is not None and kept["text"]
-        assert kept["keptBy"] == f"the recorder {NS}/{NAME}"  # the log view's title says so
+        assert kept is not None and kept.text
+        assert kept.keeper == f"the recorder {NS}/{NAME}"  # the log view's title says so
         changes, snapshot = source.take_changes()
         del changes
         sources = {

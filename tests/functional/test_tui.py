@@ -534,7 +534,7 @@ async def test_a_tenant_without_nodes_sees_the_split_brain_live(cluster, tmp_pat
         # they tell) may come before the node list's refusal is recorded.
         await until(
             pilot,
-            lambda: "nodes" in app.source.live.snapshot().unreadable,
+            lambda: "nodes" in app.source.follow.live.snapshot().unreadable,
             45,
             "the refused node list recorded",
         )
@@ -673,7 +673,7 @@ async def test_the_demo_tui_reads_the_clock_the_cluster_stamps_times_with(cluste
         table = app.query_one(AppsTable)
         await until(pilot, lambda: table.row_count >= 1, 30, "the applications listed")
         assert app.clock() == c.clock.now()
-        assert app.source.live.snapshot().now == c.clock.now()
+        assert app.source.follow.live.snapshot().now == c.clock.now()
         ages = [str(table.get_row_at(i)[-1]) for i in range(table.row_count)]
         # submitted in the scenario's first seconds: about 100 s ago, not the wall's 260 s
         assert all(a[-1] == "s" and a[:-1].isdigit() and 80 <= int(a[:-1]) <= 100 for a in ages), (

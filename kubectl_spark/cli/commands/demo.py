@@ -210,7 +210,7 @@ def demo_app(path: Path, clock: Any) -> Any:
     Ages, churn windows and the timeline's "now" read that clock, not the wall's, which is
     ahead of it while it catches up.
     """
-    from kubectl_spark.kube.client import Connection
+    from kubectl_spark.app.session import Connection
     from kubectl_spark.tui.app import SparkTUI
     from kubectl_spark.tui.sources import LiveSource
 
@@ -231,9 +231,9 @@ def player_speed(clock: Any) -> float:
 
 
 def _play(scenario_name: str, path: Path) -> None:
+    from kubectl_spark.app.session import Connection, get_json
     from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
     from kubectl_spark.knowledge.clock import ManualClock
-    from kubectl_spark.kube.client import Connection, get_json
     from kubectl_spark.sim import scenario as scenarios
     from kubectl_spark.sim.world import World
 

@@ -13,22 +13,16 @@ import typer
 
 from kubectl_spark.cli import common, render
 from kubectl_spark.core.safe_job import JobOptions, driver_job
-from kubectl_spark.errors import ConfigError, UsageError
+from kubectl_spark.errors import UsageError
 
 NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 
 def _namespace() -> str:
     """-n, else the kubeconfig context's namespace, else default; no request is made."""
-    from kubectl_spark.kube.config import load
+    from kubectl_spark.app.session import kubeconfig_namespace
 
-    chosen = common.connection()
-    if chosen.namespace:
-        return chosen.namespace
-    try:
-        return load(chosen.selection()).namespace or "default"
-    except ConfigError:
-        return "default"
+    return kubeconfig_namespace(common.connection())
 
 
 def _conf(pairs: list[str]) -> tuple[tuple[str, str], ...]:

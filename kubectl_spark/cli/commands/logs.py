@@ -56,52 +56,33 @@ def _print_kept(
     The local history store first, then an in-cluster recorder (through the API server, as an aggregated API).
     With ``previous`` (``-p``), those of the run before the last.
     """
+    from kubectl_spark.app.logtext import kept_lines
     from kubectl_spark.cli import globals as cli_globals
-    from kubectl_spark.history.store import HistoryStore
-    from kubectl_spark.kube.client import history_scope
-    from kubectl_spark.kube.logtails import kept_tail, run_said
 
     if not uid or cli_globals.current().no_history:
         return False
-    with HistoryStore(common.history_path(), create=False) as store:
-        kept = kept_tail(store, history_scope(loaded.api), namespace, uid, previous=previous)
-    keeper = "kubectl spark record"
-    if kept is None:
-        kept, keeper = _kept_in_cluster(loaded, namespace, uid, previous=previous)
+    kept = kept_lines(
+        loaded.api,
+        namespace,
+        uid,
+        previous=previous,
+        store=common.history_path(),
+        recorder=common.recorder_wanted(),
+        warn=common.warn,
+    )
     if kept is None:
         return False
-    ended = kept.get("finishedAt") or "?"
+    ended = kept.doc.get("finishedAt") or "?"
     sys.stderr.write(
         escape(
-            f"pod {pod} is gone; these are the last {kept.get('tailLines', '?')} lines of its "
-            f"{kept.get('container', '?')} container ({run_said(kept, earlier=previous)}, "
-            f"ended {ended}), kept by {keeper}\n"
+            f"pod {pod} is gone; these are the last {kept.doc.get('tailLines', '?')} lines of its "
+            f"{kept.doc.get('container', '?')} container ({kept.run_said(earlier=previous)}, "
+            f"ended {ended}), kept by {kept.keeper}\n"
         )
     )
-    sys.stdout.write(escape(str(kept.get("text") or "")))
+    sys.stdout.write(escape(kept.text))
     sys.stdout.flush()
     return True
-
-
-def _kept_in_cluster(
-    loaded: common.Loaded, namespace: str, uid: str, *, previous: bool
-) -> tuple[dict[str, object] | None, str]:
-    """The lines an in-cluster recorder kept, and which recorder; (None, "") if none did."""
-    from kubectl_spark.cli.common import warn
-    from kubectl_spark.errors import KubectlSparkError
-    from kubectl_spark.kube import recorder_api, trace
-
-    ref = recorder_api.find(loaded.api, common.recorder_wanted())
-    if ref is None:
-        return None, ""
-    try:
-        found = recorder_api.log_tail(loaded.api, ref, namespace, uid, previous=previous)
-    except KubectlSparkError as exc:
-        warn(f"the recorder {ref} did not answer ({exc.message}): its kept lines are not shown")
-        return None, ""
-    if found is not None and loaded.api.verbosity >= trace.REQUESTS:
-        trace.line("logs.py", f"recorder {ref} (aggregated API): the kept lines of pod {uid}")
-    return found, f"the recorder {ref}"
 
 
 def run(

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -30,6 +29,10 @@ from kubectl_spark.core import raw
 from kubectl_spark.core.model import Analysis, App
 from kubectl_spark.core.selecting import select_apps
 from kubectl_spark.errors import KubectlSparkError, UsageError
+
+if TYPE_CHECKING:
+    from kubectl_spark.app.follow import Follow
+    from kubectl_spark.app.session import Connection
 
 
 @dataclass(frozen=True)
@@ -453,10 +456,15 @@ class _Followed:
     """One cluster ``ls -w`` follows: the view it printed, and how to connect again."""
 
     loaded: common.Loaded
-    connection: Any
-    live: Any = None  # kube.live.LiveCluster, once following
+    connection: Connection
+    follow: Follow | None = None  # once following
     said: str = ""  # the last reconnecting error said
     caught_up: bool = False
+
+    @property
+    def following(self) -> Follow:
+        assert self.follow is not None, "asked before following"
+        return self.follow
 
 
 def _follow(parts: list[tuple[str, _Part]], view: _WatchView) -> None:
@@ -468,9 +476,8 @@ def _follow(parts: list[tuple[str, _Part]], view: _WatchView) -> None:
     match. Several contexts (``--context a,b``) are followed side by side: one that is cut is
     named on stderr while the others go on, and said again when it is back.
     """
+    from kubectl_spark.app.follow import Follow
     from kubectl_spark.core.analyze import analyze
-    from kubectl_spark.kube.client import connect
-    from kubectl_spark.kube.live import LiveCluster
 
     wake = threading.Event()
     selector = label_selector(view.selector)  # applications, as ls selected them
@@ -481,15 +488,14 @@ def _follow(parts: list[tuple[str, _Part]], view: _WatchView) -> None:
         if f is None:
             continue
         f.loaded.api.lift_deadline()  # the first answer is printed: following has no end
-        f.live = LiveCluster(functools.partial(connect, f.connection), f.loaded.namespace)
-        f.live.seed_snapshot(f.loaded.snapshot)
-        f.live.on_change = wake.set
+        f.follow = Follow(f.connection, f.loaded.namespace)
+        f.follow.seed_snapshot(f.loaded.snapshot)
         labels_by_uid = view.labels.index(f.loaded.snapshot.pods)
         for a in part.analysis.in_context(name).apps:
             shown[(name, a.namespace, a.name)] = view.row(a, part.now, labels_by_uid)
         followed.append((name, f))
     for _, f in followed:
-        f.live.start()
+        f.following.start(wake.set)
     try:
         while True:
             woke = wake.wait(timeout=0.5)
@@ -498,10 +504,10 @@ def _follow(parts: list[tuple[str, _Part]], view: _WatchView) -> None:
                 _say_state(name, f)
                 # Until every resource is listed, a row would be news that is not; once it
                 # is, look once (changes made while it listed woke nobody), then on each change.
-                if not f.live.ready.is_set() or (f.caught_up and not woke):
+                if not f.following.ready.is_set() or (f.caught_up and not woke):
                     continue
                 f.caught_up = True
-                _, snap = f.live.take_changes()  # also re-arms on_change
+                _, snap = f.following.take_changes()  # also re-arms on_change
                 fresh = select_apps(analyze(snap, group_by=view.group_by), snap, selector)
                 if view.field_selector:
                     fresh = with_pods_matching(f.loaded, view.field_selector, fresh)
@@ -509,17 +515,17 @@ def _follow(parts: list[tuple[str, _Part]], view: _WatchView) -> None:
                 _reprint(fresh.in_context(name), snap.now, shown, view, labels_by_uid)
     finally:
         for _, f in followed:
-            f.live.stop()
+            f.following.stop()
             f.loaded.api.close()
 
 
 def _say_state(name: str, f: _Followed) -> None:
     """A cut cluster on stderr, once per reason; with several, its return too."""
     where = f"context {name}: " if name else ""
-    if f.live.state == "reconnecting" and f.live.error != f.said:
-        f.said = f.live.error
-        sys.stderr.write(f"reconnecting: {escape(where + f.live.error)}\n")
-    elif f.live.state == "live" and f.said:
+    if f.following.state == "reconnecting" and f.following.error != f.said:
+        f.said = f.following.error
+        sys.stderr.write(f"reconnecting: {escape(where + f.following.error)}\n")
+    elif f.following.state == "live" and f.said:
         f.said = ""
         if name:
             sys.stderr.write(f"{escape(where)}watching again\n")

@@ -21,9 +21,9 @@ def run(
     readonly: bool = typer.Option(False, "--readonly", help="Hide fence, force-kill and resubmit."),
 ) -> None:
     """Open the live terminal UI."""
+    from kubectl_spark.app.session import connect
     from kubectl_spark.cli import clusters
     from kubectl_spark.cli.common import connection, history_path, recorder_wanted
-    from kubectl_spark.kube.client import connect
     from kubectl_spark.tui.app import SparkTUI
     from kubectl_spark.tui.sources import LiveSource
 
@@ -92,24 +92,17 @@ def picker_names(base: Any) -> Callable[[str, str | None], list[str]]:
     """
 
     def names(kind: str, context: str | None) -> list[str]:
-        from kubectl_spark.kube.client import connect
-        from kubectl_spark.kube.config import Selection, context_names
+        from kubectl_spark.app.session import context_names, namespace_names
 
         if kind == "ctx":
-            return ["all", *context_names(Selection(kubeconfig=base.kubeconfig))]
+            return ["all", *context_names(base.kubeconfig)]
         first = (context or "").split(",")[0]
         conn = dataclasses.replace(
             base,
             context=first if first and first != "all" else base.context,
             interactive=False,
         )
-        with connect(conn) as api:
-            found, _ = api.list(
-                "/api/v1/namespaces",
-                what="list namespaces",
-                keep=lambda item: (item.get("metadata") or {}).get("name") or "",
-            )
-        return ["all", *sorted(n for n in found if n)]
+        return ["all", *namespace_names(conn)]
 
     return names
 
@@ -120,11 +113,11 @@ def _contexts(base: Any, context: str | None) -> list[str]:
     A kubeconfig that cannot be read is said by the source, as for an unknown context.
     """
     if context == "all":
+        from kubectl_spark.app.session import context_names
         from kubectl_spark.errors import KubectlSparkError
-        from kubectl_spark.kube.config import Selection, context_names
 
         try:
-            return context_names(Selection(kubeconfig=base.kubeconfig))
+            return context_names(base.kubeconfig)
         except KubectlSparkError:
             return [context]  # its source fails: no context "all", said on the status bar
     if context and "," in context:

@@ -1,4 +1,4 @@
-"""The command tree. Registers commands only; each lives in its own module."""
+"""The command tree. Registers the commands of ``kubectl_spark.command_table``; each lives in its own module."""
 
 from __future__ import annotations
 
@@ -8,77 +8,9 @@ from typing import Any
 
 import typer
 
-# name, module (kubectl_spark.cli.commands.*), function, help, help panel: in the order the
-# help lists them. A command's module is imported only when it is registered.
-COMMANDS: tuple[tuple[str, str, str, str, str | None], ...] = (
-    ("ls", "ls", "run", "List Spark applications: attempts, executors, losses, alerts.", None),
-    (
-        "describe",
-        "describe",
-        "run",
-        "Show one application with loss reasons, evidence and alerts.",
-        None,
-    ),
-    ("history", "history", "run", "Show an application's restart history as a timeline.", None),
-    (
-        "events",
-        "events",
-        "run",
-        "Show the Events of an application's pods, Job and SparkApplication.",
-        None,
-    ),
-    ("logs", "logs", "run", "Print the log of a driver attempt or an executor.", None),
-    ("tui", "tui", "run", "Open the live terminal UI.", None),
-    (
-        "record",
-        "record",
-        "run",
-        "Keep Spark pods' last states and Events in the local history store.",
-        None,
-    ),
-    (
-        "recorder",
-        "recorder",
-        "run",
-        "Print or apply the in-cluster recorder (record with leader election).",
-        None,
-    ),
-    ("fence", "fence", "run", "Fence an attempt so that it cannot make progress.", "Actions"),
-    ("unfence", "fence", "unfence", "Undo a fence.", "Actions"),
-    (
-        "force-kill",
-        "force_kill",
-        "run",
-        "Delete exactly one attempt's pods, now, by UID.",
-        "Actions",
-    ),
-    ("resubmit", "resubmit", "run", "Start a fresh attempt of an application.", "Actions"),
-    (
-        "doctor",
-        "doctor",
-        "run",
-        "List the split-brain hazards of an application's driver Job.",
-        None,
-    ),
-    (
-        "job",
-        "job",
-        "run",
-        "Print a driver Job that avoids the split-brain hazards by construction.",
-        None,
-    ),
-    ("demo", "demo", "run", "Run the embedded cluster with a simulated failure scenario.", None),
-    (
-        "completion",
-        "completion",
-        "run",
-        "Shell completion: bash, zsh or fish scripts, or install it for kubectl.",
-        None,
-    ),
-    ("version", "version", "run", "Print the kubectl spark version.", None),
-    ("warm", "warm", "run", "See or stop the warm process that answers reads fast.", None),
-)
-NAMES = frozenset(c[0] for c in COMMANDS)
+from kubectl_spark.command_table import COMMANDS, NAMES
+
+__all__ = ["NAMES", "build_app"]
 
 
 def _function(module: str, attr: str) -> Callable[..., Any]:
@@ -110,7 +42,7 @@ def build_app(only: str | None = None) -> typer.Typer:
         rich_markup_mode=None,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
-    for name, module, attr, text, panel in COMMANDS:
+    for name, module, attr, text, panel, _ in COMMANDS:
         if only is not None and name != only:
             continue
         app.command(name, help=text, rich_help_panel=panel)(_function(module, attr))

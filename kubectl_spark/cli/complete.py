@@ -12,7 +12,8 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from kubectl_spark.cli.command_table import COMMANDS  # written ahead from the tree: no typer
+from kubectl_spark.cli.command_flags import FLAGS  # written ahead from the tree: no typer
+from kubectl_spark.command_table import HELP
 
 NO_FILE = 4
 VALUE_FLAGS = {
@@ -154,10 +155,10 @@ def candidates(words: list[str]) -> tuple[list[str], int]:
     if previous in VALUE_FLAGS:
         return _flag_values(previous, subcommand, preceding)
     if current.startswith("-"):
-        flags = COMMANDS.get(subcommand, ("", []))[1] if subcommand else []
+        flags = FLAGS.get(subcommand, []) if subcommand else []
         return [*flags, *GLOBAL_FLAGS, "--help"], NO_FILE
     if not subcommand:
-        return [f"{name}\t{help_}" for name, (help_, _) in COMMANDS.items()], NO_FILE
+        return [f"{name}\t{help_}" for name, help_ in HELP.items()], NO_FILE
     if positional:
         return [], NO_FILE
     return _arguments(subcommand, current, preceding), NO_FILE

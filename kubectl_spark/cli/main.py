@@ -106,7 +106,7 @@ def _print_top_help() -> bool:
     """
     import shutil
 
-    from kubectl_spark.cli.command_table import TOP_HELP
+    from kubectl_spark.cli.command_flags import TOP_HELP
 
     if not TOP_HELP or prog_name() != "kubectl spark" or shutil.get_terminal_size().columns < 80:
         return False

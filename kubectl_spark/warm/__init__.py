@@ -11,7 +11,8 @@ stdout and stderr (``SCM_RIGHTS``), and gets the exit code back. The server fork
 takes the client's environment and file descriptors and runs the same ``main`` a cold start
 would: the same kubeconfig read, the same requests, the same analysis, the same output.
 
-Only the reading one-shot commands go this way (``WARM_COMMANDS``): a failed hand-over can
+Only the reading one-shot commands go this way (``kubectl_spark.command_table.WARM_COMMANDS``,
+the table the CLI registers its commands from, and the flags that make them live): a failed hand-over can
 always fall back to running them in the client itself. The TUI, ``--watch``/``--follow``,
 ``record`` and the actions run as they always did. ``KUBECTL_SPARK_WARM=off`` turns it off
 (``on``, the default, and ``off`` are the only values); the server exits after
@@ -36,28 +37,6 @@ ENV = "KUBECTL_SPARK_WARM"
 EAGER = "KUBECTL_SPARK_EAGER_KUBERNETES"
 SERVE = "__warm-serve"  # the hidden command that runs the server
 IDLE_SECONDS = 600.0
-WARM_COMMANDS = frozenset({"ls", "describe", "history", "events", "logs", "doctor"})
-# Every other command (the same names as cli.app.NAMES, a test says; not imported from there:
-# that module imports typer). A command line naming one of them anywhere (``resubmit ls``: an
-# application named ls) runs cold.
-OTHER_COMMANDS = frozenset(
-    {
-        "tui",
-        "record",
-        "recorder",
-        "fence",
-        "unfence",
-        "force-kill",
-        "resubmit",
-        "job",
-        "demo",
-        "completion",
-        "version",
-        "warm",
-    }
-)
-# Flags that make a reading command long-running (its own signals, terminal, timing).
-LIVE_FLAGS = frozenset({"-w", "--watch", "-f", "--follow", "--watch-only"})
 # Variables Python or an imported module read once, at start or import: a server started with
 # other values would answer differently, so they are part of its identity.
 IMPORT_TIME_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TYPER_USE_RICH")

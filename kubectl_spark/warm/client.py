@@ -17,18 +17,16 @@ import marshal
 import os
 import sys
 
+from kubectl_spark.command_table import LIVE_FLAGS, NAMES, WARM_COMMANDS
 from kubectl_spark.errors import UsageError
 from kubectl_spark.warm import (
     EAGER,
     ENV,
-    LIVE_FLAGS,
     LOADER_ENV_PREFIX,
     NAMESPACES,
-    OTHER_COMMANDS,
     REPRODUCED_PYTHON_ENV,
     SERVE,
     SETTINGS,
-    WARM_COMMANDS,
     place,
 )
 
@@ -69,7 +67,7 @@ def eligible(args: list[str]) -> bool:
     for arg in args:
         if arg == "--":
             break
-        if arg in OTHER_COMMANDS:
+        if arg in NAMES and arg not in WARM_COMMANDS:
             return False  # an action, say, whatever else the line holds
         if arg.split("=", 1)[0] in LIVE_FLAGS:
             return False

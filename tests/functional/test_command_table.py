@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kubectl_spark.cli.command_table import TOP_HELP
+from kubectl_spark.cli.command_flags import FLAGS, TOP_HELP
+from kubectl_spark.command_table import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent / "kubectl-spark"
@@ -27,6 +28,12 @@ def _generator():  # type: ignore[no-untyped-def]
 def test_the_table_matches_the_command_tree() -> None:
     generator = _generator()
     assert generator.TABLE.read_text() == generator.render(), "run scripts/command_table.py"
+
+
+def test_the_flags_that_make_a_read_live_are_that_commands_flags() -> None:
+    """A live flag misspelt in the table would let ``ls --wacth`` pass for one-shot (and warm)."""
+    for name, *_, live in COMMANDS:
+        assert set(live or ()) <= set(FLAGS[name]), name
 
 
 def _help(columns: str) -> str:

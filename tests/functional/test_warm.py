@@ -398,12 +398,18 @@ def test_only_one_shot_reading_commands_go_warm(args: list[str], warm: bool) -> 
     assert client.eligible(args) is warm
 
 
-def test_every_command_is_either_warm_or_not() -> None:
-    from kubectl_spark.cli.app import NAMES
-    from kubectl_spark.warm import OTHER_COMMANDS, WARM_COMMANDS
+def test_the_warm_client_reads_the_table_the_cli_registers_from() -> None:
+    """One table: a command added to the CLI is known to the warm client, warm or not."""
+    import typer.main
 
-    assert WARM_COMMANDS | OTHER_COMMANDS == NAMES
-    assert not WARM_COMMANDS & OTHER_COMMANDS
+    from kubectl_spark.cli.app import build_app
+    from kubectl_spark.command_table import NAMES, WARM_COMMANDS
+
+    registered = set(getattr(typer.main.get_command(build_app()), "commands", {}))
+    assert registered == NAMES
+    assert WARM_COMMANDS < NAMES
+    for name in NAMES - WARM_COMMANDS:  # an action or a live command, anywhere on the line
+        assert not client.eligible(["ls", name])
 
 
 def test_off_and_the_eager_switch_keep_it_cold(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -495,6 +501,7 @@ CLIENT_MODULES = {
     "kubectl_spark",
     "kubectl_spark.cli",
     "kubectl_spark.cli.main",
+    "kubectl_spark.command_table",  # plain tuples: the commands, once
     "kubectl_spark.errors",
     "kubectl_spark.warm",
     "kubectl_spark.warm.client",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -46,14 +47,23 @@ class ScaledClock:
 
     Started ``lead`` simulated seconds before the wall clock, it runs ``speed`` times faster
     until it has caught up, then at real speed, so the objects it stamps are never in the future
-    (kubectl would print their AGE as ``<invalid>``).
+    (kubectl would print their AGE as ``<invalid>``). ``real`` is where real seconds come from:
+    the monotonic clock, or a test's, which moves only when the test says (no test may
+    depend on how fast a loaded machine schedules it).
     """
 
-    def __init__(self, speed: float = 1.0, lead: float = 0.0) -> None:
+    def __init__(
+        self,
+        speed: float = 1.0,
+        lead: float = 0.0,
+        *,
+        real: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.speed = speed
+        self._real = real
         self._wall0 = datetime.now(UTC)
         self._start = self._wall0 - timedelta(seconds=lead)
-        self._t0 = time.monotonic()
+        self._t0 = real()
         # Real seconds until it meets the wall clock: it gains (speed - 1) s on it each second,
         # so lead / (speed - 1). Switching at lead / speed (where it has run ``lead`` simulated
         # seconds but the wall clock has moved on too) jumped the clock forward by lead / speed:
@@ -61,7 +71,7 @@ class ScaledClock:
         self._catch_up = lead / (speed - 1) if speed > 1 else 0.0
 
     def now(self) -> datetime:
-        real = time.monotonic() - self._t0
+        real = self._real() - self._t0
         if real <= self._catch_up:
             return self._start + timedelta(seconds=real * self.speed)
         return self._wall0 + timedelta(seconds=real)

@@ -6,17 +6,13 @@ from datetime import timedelta
 
 import pytest
 
-from kubectl_spark.knowledge import clock as clock_module
 from kubectl_spark.knowledge.clock import ScaledClock
 
 
 @pytest.mark.parametrize(("speed", "lead"), [(10.0, 660.0), (30.0, 450.0), (2.0, 60.0)])
-def test_the_clock_never_jumps_and_meets_the_wall_clock(
-    monkeypatch: pytest.MonkeyPatch, speed: float, lead: float
-) -> None:
+def test_the_clock_never_jumps_and_meets_the_wall_clock(speed: float, lead: float) -> None:
     real = [1000.0]
-    monkeypatch.setattr(clock_module.time, "monotonic", lambda: real[0])
-    clock = ScaledClock(speed, lead=lead)
+    clock = ScaledClock(speed, lead=lead, real=lambda: real[0])
     wall0 = clock.now() + timedelta(seconds=lead)  # it starts ``lead`` before the wall clock
     before = clock.now()
     step = 0.05

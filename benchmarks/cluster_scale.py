@@ -34,6 +34,7 @@ from kubectl_spark.core import podfacts, slim
 from kubectl_spark.core.analyze import _executor, analyze
 from kubectl_spark.core.inputs import Snapshot, build_index
 from kubectl_spark.core.model import Executor, in_id_order
+from kubectl_spark.knowledge import labels as spark_labels
 from kubectl_spark.knowledge.clock import SystemClock
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.memory import collector_paused
@@ -71,7 +72,8 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, flo
 
 def side_by_side(a: list[str], b: list[str], runs: int) -> dict[str, float]:
     """Alternate A and B (B first every other round) and report medians and ratios."""
-    ours, theirs = [], []
+    ours: list[tuple[float, float]] = []
+    theirs: list[tuple[float, float]] = []
     for i in range(runs):
         order = [(a, ours), (b, theirs)] if i % 2 == 0 else [(b, theirs), (a, ours)]
         for cmd, into in order:
@@ -313,14 +315,14 @@ def _floor(pods: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 LABELS_READ = (
-    podfacts.ROLE,
-    podfacts.APP_ID,
-    podfacts.EXEC_ID,
-    podfacts.APP_NAME,
-    podfacts.OPERATOR_APP,
-    podfacts.SUBMISSION,
-    podfacts.FENCE_LABEL,
-    podfacts.INACTIVE,
+    spark_labels.ROLE,
+    spark_labels.APP_ID,
+    spark_labels.EXEC_ID,
+    spark_labels.APP_NAME,
+    spark_labels.OPERATOR_APP,
+    spark_labels.SUBMISSION,
+    spark_labels.FENCE_LABEL,
+    spark_labels.INACTIVE,
 )
 
 
@@ -364,7 +366,7 @@ def _least_analysis(pods: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> 
     """
     snapshot = Snapshot(pods=pods, nodes=nodes)
     index = build_index(snapshot)
-    wanted = podfacts.SPARK_CONTAINERS
+    wanted = spark_labels.SPARK_CONTAINERS
 
     def one_pass() -> None:
         by_owner: dict[str, list[Executor]] = {}
@@ -373,11 +375,14 @@ def _least_analysis(pods: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> 
             labels = meta["labels"]
             name, uid, created = meta["name"], meta["uid"], meta["creationTimestamp"]
             phase, node = status["phase"], pod["spec"].get("nodeName")
-            role, exec_id = labels.get(podfacts.ROLE, ""), labels.get(podfacts.EXEC_ID, "")
-            labels.get(podfacts.APP_ID)
+            role, exec_id = labels.get(spark_labels.ROLE, ""), labels.get(spark_labels.EXEC_ID, "")
+            labels.get(spark_labels.APP_ID)
             for key in LABELS_READ[3:6]:  # app name, operator labels
                 labels.get(key)
-            set_aside = "true" in (labels.get(podfacts.FENCE_LABEL), labels.get(podfacts.INACTIVE))
+            set_aside = "true" in (
+                labels.get(spark_labels.FENCE_LABEL),
+                labels.get(spark_labels.INACTIVE),
+            )
             owner = ""
             for ref in meta.get("ownerReferences") or ():
                 if ref.get("controller") is True:
@@ -394,7 +399,7 @@ def _least_analysis(pods: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> 
             if statuses and "running" not in ((chosen or statuses[0]).get("state") or ()):
                 quiet = False
             status.get("initContainerStatuses")
-            if podfacts.SOURCE in (meta.get("annotations") or ()):
+            if spark_labels.SOURCE in (meta.get("annotations") or ()):
                 quiet = False
             for condition in status.get("conditions") or ():
                 if condition.get("type") == "DisruptionTarget":

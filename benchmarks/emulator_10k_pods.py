@@ -21,6 +21,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 from _docs import put_table
@@ -29,7 +30,7 @@ from kubernetes import config
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def driver_pod(app: int) -> dict:
+def driver_pod(app: int) -> dict[str, Any]:
     pod = spark_pod(app, 0, "")
     pod["metadata"]["name"] = f"app{app}-driver"
     pod["metadata"]["labels"]["spark-role"] = "driver"
@@ -37,7 +38,7 @@ def driver_pod(app: int) -> dict:
     return pod
 
 
-def spark_pod(app: int, i: int, driver_uid: str) -> dict:
+def spark_pod(app: int, i: int, driver_uid: str) -> dict[str, Any]:
     app_id = f"spark-{app:032x}"
     name = f"app{app}-{app_id[-8:]}-exec-{i}"
     return {
@@ -156,7 +157,7 @@ def main() -> int:
         per_app = args.pods // 100 - 1
         pods = [spark_pod(a, i, drivers[a]) for a in range(100) for i in range(1, per_app + 1)]
 
-        def create(batch: tuple[int, list[dict]]) -> None:
+        def create(batch: tuple[int, list[dict[str, Any]]]) -> None:
             api = clients[batch[0]]
             for pod in batch[1]:
                 api.call_api(
@@ -196,7 +197,7 @@ def main() -> int:
                 if not token:
                     return count
 
-        kubectl = shutil.which("kubectl")
+        kubectl = shutil.which("kubectl") or ""
 
         def list_kubectl() -> int:
             out = subprocess.run(
@@ -220,7 +221,7 @@ def main() -> int:
     finally:
         server.terminate()
         server.wait(timeout=30)
-    result = {
+    result: dict[str, Any] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
         f"{__import__('os').cpu_count()} cores",

@@ -98,7 +98,7 @@ async def measure(
 
     app = SparkTUI(make, all_namespaces=True)
     async with app.run_test(size=(160, 50)) as pilot:
-        while not sources or sources[0].live is None or not sources[0].live.ready.is_set():
+        while not sources or sources[0].follow is None or not sources[0].follow.ready.is_set():
             await asyncio.sleep(0.01)
         listed = time.monotonic()
         profiler = cProfile.Profile() if PROFILE else None
@@ -108,7 +108,7 @@ async def measure(
         first_paint = time.monotonic() - listed
         if profiler is not None:
             profiler.disable()
-            profiler.dump_stats(PROFILE)
+            profiler.dump_stats(str(PROFILE))
         running = [
             (a.namespace, e.pod, a.name)
             for a in app.analysis.apps
@@ -159,7 +159,7 @@ async def measure(
             latencies.append(time.monotonic() - start)
         if events_profiler is not None:
             events_profiler.disable()
-            events_profiler.dump_stats(PROFILE_EVENTS)
+            events_profiler.dump_stats(str(PROFILE_EVENTS))
         churner.terminate()
         said, _ = churner.communicate(timeout=30)
         churn_rate = float((said.strip().splitlines() or ["0"])[-1])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -294,6 +294,6 @@ def _remove(client: Client, collection: str, item: dict[str, Any]) -> None:
             raise
 
 
-def emulator_bed() -> Iterator[EmulatorBed]:
+def emulator_bed() -> Generator[EmulatorBed, None, None]:
     with EmbeddedApiServer(EmulatorOptions(bookmark_interval=0.5)) as server:
         yield EmulatorBed(server)

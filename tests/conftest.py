@@ -52,7 +52,8 @@ def bed(request: pytest.FixtureRequest) -> Iterator[Bed]:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test that asks for the emulator itself (its admin hooks, its clock) runs on it alone."""
     emulator_only = {"emulator", "cluster"}
-    keep, drop = [], []
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
     for item in items:
         callspec = getattr(item, "callspec", None)
         on_real = callspec is not None and callspec.params.get("bed") == "real"

@@ -42,8 +42,11 @@ def one_cluster() -> Analyzer:
 class Source(Protocol):
     """What the TUI reads its data from: a live cluster, or a frozen one for tests."""
 
-    context: str
     namespace: str | None
+
+    @property
+    def context(self) -> str:
+        """The kubeconfig context (several, comma-separated, for many clusters)."""
 
     @property
     def version(self) -> int:

@@ -117,7 +117,7 @@ class Recorder:
         shown = keep(answer) if keep is not None and status < 300 else answer
         if isinstance(shown, dict) and shown.get("kind") == "Status" and "message" in shown:
             shown = dict(shown, message=":".join(str(shown["message"]).split(":")[:2]))
-            if "invalid continue token" not in shown["message"]:
+            if "invalid continue token" not in shown["message"] and isinstance(answer, dict):
                 shown["message"] = answer["message"]
         self.answers[step] = {"code": status, **_flatten(_normalize(shown))}
         return answer

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import ssl
 import subprocess
 import time
 from typing import Any
@@ -656,7 +657,7 @@ def test_the_date_header_is_the_emulators_clock(cluster) -> None:
         assert parsedate_to_datetime(error.headers["Date"]) == stamped
 
 
-def _unverified() -> object:
+def _unverified() -> ssl.SSLContext:
     import ssl
 
     return ssl._create_unverified_context()

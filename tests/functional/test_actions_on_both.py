@@ -216,7 +216,9 @@ def _rwop_claim(s: Stage) -> None:
         s.world.client.patch(f"{claims}/checkpoint/status", {"status": {"phase": "Bound"}})
     s.until(
         "the claim bound",
-        lambda: s.world.client.get(f"{claims}/checkpoint")["status"].get("phase") == "Bound",
+        lambda: (
+            (s.world.client.get(f"{claims}/checkpoint") or {})["status"].get("phase") == "Bound"
+        ),
     )
 
 

@@ -51,6 +51,7 @@ def test_both_versions_served_v1_stored_status_apart(admin: Client, kubectl_on: 
     kubectl_on("apply", "-f", "-", input=MANIFEST)
     at_v1 = admin.get(APPS.format(version="v1") + "/pi")
     at_beta = admin.get(APPS.format(version="v1beta1") + "/pi")
+    assert at_v1 is not None and at_beta is not None
     assert at_v1["apiVersion"] == "spark.apache.org/v1"
     assert at_beta["apiVersion"] == "spark.apache.org/v1beta1"
     assert at_v1["spec"] == at_beta["spec"]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -98,10 +99,10 @@ WORDS = [
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> tuple[EmbeddedApiServer, Path]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EmbeddedApiServer, Path]]:
     server = EmbeddedApiServer().start()
     path = server.write_kubeconfig(tmp_path_factory.mktemp("kc") / "kubeconfig")
-    yield server, path  # type: ignore[misc]
+    yield server, path
     server.stop()
 
 

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent / "kubectl-spark"
 
 
-def _generator():  # type: ignore[no-untyped-def]
+def _generator():
     spec = importlib.util.spec_from_file_location(
         "command_table", ROOT / "scripts" / "command_table.py"
     )

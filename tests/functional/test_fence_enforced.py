@@ -9,6 +9,7 @@ takes the refusal away.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -151,7 +152,8 @@ def test_a_fenced_zombie_driver_is_refused_by_the_api_server(stage: Stage, capsy
     victim_path = f"{ns}/{victim['metadata']['name']}"
     denied = _refused(lambda: zombie_client.delete(victim_path, uid=victim["metadata"]["uid"]))
     assert denied is not None and denied.status == 403, denied
-    assert s.world.client.get(victim_path)["metadata"]["uid"] == victim["metadata"]["uid"]
+    kept = s.world.client.get(victim_path)
+    assert kept is not None and kept["metadata"]["uid"] == victim["metadata"]["uid"]
 
     # A fenced zombie may be force-killed without --node-down (the fence cut it off); its pods
     # go, the fence's policies stay; unfence then removes what the fence left.
@@ -203,7 +205,7 @@ def test_a_fence_refuses_the_zombies_connections_not_an_admins_eviction(
             ("POST", f"{ns}/{target}/portforward?ports=4040"),
         ]
     for method, path in connections:
-        denied = _refused(lambda m=method, p=path: zombie_client.request(m, p))
+        denied = _refused(functools.partial(zombie_client.request, method, path))
         assert denied is not None and denied.status == 403, (path, denied)
         assert "fenced by kubectl spark" in str(denied), (path, denied)
 

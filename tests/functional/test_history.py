@@ -292,14 +292,14 @@ def test_record_keeps_the_last_lines_of_an_executor_spark_deleted(
     driver_said = "Exception in thread main: java.lang.IllegalStateException: no input\n"
     emulator.append_log("default", "vm-driver", "spark-kubernetes-driver", driver_said)
     db = tmp_path / "history.sqlite"
-    proc = start_record(SimpleNamespace(kubeconfig=kubeconfig), db)  # type: ignore[arg-type]
+    proc = start_record(SimpleNamespace(kubeconfig=kubeconfig), db)
     try:
         for name, container, kept in (
             ("vm-exec-1", "spark-kubernetes-executor", 1),
             ("vm-driver", "spark-kubernetes-driver", 2),
         ):
             exit_52(core, name, container)
-            wait_until(lambda kept=kept: logs_kept(db) == kept)  # type: ignore[misc]
+            wait_until(lambda kept=kept: logs_kept(db) == kept)
             core.delete_namespaced_pod(
                 name, "default", grace_period_seconds=0, _preload_content=False
             )
@@ -352,7 +352,7 @@ def test_record_without_pods_log_says_so_once_and_keeps_recording(
         tmp_path / "limited", user="oncall", token=emulator.add_user("oncall")
     )
     db = tmp_path / "history.sqlite"
-    proc = start_record(SimpleNamespace(kubeconfig=limited), db)  # type: ignore[arg-type]
+    proc = start_record(SimpleNamespace(kubeconfig=limited), db)
     try:
         exit_52(core, "vm-exec-1")
         wait_until(lambda: '"Failed"' in pod_body(db, executor.metadata.uid))

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from kubectl_spark.cli.main import main
-from kubectl_spark.history.store import SCHEMA_VERSION, HistoryError, HistoryStore, Scope
+from kubectl_spark.errors import HistoryError
+from kubectl_spark.history.store import SCHEMA_VERSION, HistoryStore, Scope
 
 SCOPE = Scope("https://127.0.0.1:6443", "ctx")
 

@@ -4,6 +4,7 @@ the TUI's log screen, and never reach the terminal raw."""
 from __future__ import annotations
 
 import pytest
+from textual.widgets import RichLog
 
 from kubectl_spark.cli.main import main
 from tests.unit.test_hostile_data import RAW
@@ -47,7 +48,7 @@ async def test_the_tuis_log_screen_shows_hostile_bytes_escaped(cluster) -> None:
         await cursor_to(pilot, tree, tree.root.children[0])  # the attempt: its driver's log
         await pilot.press("l")
         await until(pilot, lambda: isinstance(app.screen, TextScreen))
-        lines = [line.text for line in app.screen.query_one("#text-body").lines]
+        lines = [line.text for line in app.screen.query_one("#text-body", RichLog).lines]
         shown = "\n".join(lines)
         assert "broken" in shown and "\ufffd" in shown
         assert RAW.search(shown) is None, repr(RAW.search(shown))

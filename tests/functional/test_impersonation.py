@@ -36,7 +36,9 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Any:
     c.player.play()
     c.oncall_token = c.server.add_user("oncall")  # type: ignore[attr-defined]
     c.oncall = c.server.write_kubeconfig(  # type: ignore[attr-defined]
-        tmp_path_factory.mktemp("kc") / "oncall", user="oncall", token=c.oncall_token
+        tmp_path_factory.mktemp("kc") / "oncall",
+        user="oncall",
+        token=c.oncall_token,  # type: ignore[attr-defined]
     )
     c.server.set_policy(POLICY)
     yield c

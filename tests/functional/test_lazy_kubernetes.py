@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 from kubectl_spark.kube.lazy_kubernetes import _absolute, bindings
 
 
-def run(code: str) -> dict[str, object]:
+def run(code: str) -> dict[str, Any]:
     script = f"import json, sys\nimport kubectl_spark.kube\n{code}\nprint(json.dumps(out))"
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True

@@ -129,7 +129,7 @@ def test_a_stopped_cluster_wakes_nobody() -> None:
     """The TUI stops the watches and then closes its event loop; a change a watch thread was
     still applying must not wake a reader that is gone."""
     woken: list[int] = []
-    live = LiveCluster(lambda: None, None)
+    live = LiveCluster(lambda: None, None)  # type: ignore[arg-type, return-value]  # never connects
     live.on_change = lambda: woken.append(1)
     pod = {"metadata": {"uid": "u1", "name": "d1", "labels": {"spark-role": "driver"}}}
     live._apply("pods", "MODIFIED", pod)

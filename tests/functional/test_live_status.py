@@ -5,8 +5,9 @@ name is refused before it reaches a request path."""
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from tests.functional.test_reliability import create_pods, spark_pod, through
 from tests.functional.test_tui import SIZE, until
 
 
-def wait_for(condition: Any, what: str, seconds: float = 10) -> None:
+def wait_for(condition: Any, what: Callable[[], object], seconds: float = 10) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
         assert time.monotonic() < deadline, what()
@@ -208,6 +209,15 @@ async def test_the_status_bar_counts_as_prose_does() -> None:
             assert said in str(bar.render())
 
 
+def _bad_source(
+    kubeconfig: Path, namespace: str | None, context: str | None, _: bool, *, everywhere: bool
+) -> LiveSource:
+    return LiveSource(
+        Connection(kubeconfig=str(kubeconfig), context=context, namespace=namespace),
+        all_namespaces=everywhere,
+    )
+
+
 async def test_rejected_credentials_are_named_by_the_first_required_read(
     emulator: EmbeddedApiServer, tmp_path: Path
 ) -> None:
@@ -219,12 +229,7 @@ async def test_rejected_credentials_are_named_by_the_first_required_read(
     bad = tmp_path / "bad-kubeconfig"
     bad.write_text(yaml.safe_dump(doc))
     for everywhere, where in ((False, "default"), (True, "all namespaces")):
-        app = SparkTUI(
-            lambda namespace, context, _, everywhere=everywhere: LiveSource(
-                Connection(kubeconfig=str(bad), context=context, namespace=namespace),
-                all_namespaces=everywhere,
-            )
-        )
+        app = SparkTUI(functools.partial(_bad_source, bad, everywhere=everywhere))
         async with app.run_test(size=SIZE) as pilot:
             status = app.query_one(StatusBar)
             await until(pilot, lambda bar=status: "● failed" in str(bar.render()), what="failed")

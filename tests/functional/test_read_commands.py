@@ -385,8 +385,8 @@ def test_a_client_mode_driver_is_asked_at_the_ui_it_is_pointed_at(cluster, capsy
     assert "no longer runs" not in note and "--spark-ui" in note, note
     assert any(driver_url in n for n in doc["notes"]), doc["notes"]
     ui = SparkUI("spark-lap", "laptop", "2026-01-01T00:00:00Z")
-    for i in ("1", "2", "3"):
-        ui.added(i, "2026-01-01T00:00:01Z")
+    for exec_id in ("1", "2", "3"):
+        ui.added(exec_id, "2026-01-01T00:00:01Z")
     failed = {"status": {"containerStatuses": [
         {"name": "spark-kubernetes-executor", "state": {"terminated": {"exitCode": 52}}}
     ]}}  # fmt: skip

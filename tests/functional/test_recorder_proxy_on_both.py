@@ -182,13 +182,13 @@ def _play_and_read(s: Stage, capsys: pytest.CaptureFixture[str], port: int, toke
 
     binary = kubectl_binary()
     if binary is not None:
-        out = subprocess.run(
+        got = subprocess.run(
             [binary, "--kubeconfig", str(s.kubeconfig), "get", "--raw",
              f"{API_PATH}/namespaces/default/keptpods?limit=1"],
             capture_output=True, text=True, check=False, timeout=30,
         )  # fmt: skip
-        assert out.returncode == 0, out.stderr
-        assert json.loads(out.stdout)["kind"] == "KeptList"
+        assert got.returncode == 0, got.stderr
+        assert json.loads(got.stdout)["kind"] == "KeptList"
 
 
 def _uid_of(app: dict[str, Any], exec_id: str) -> str:

@@ -244,7 +244,7 @@ def test_s4_executor_losses_of_every_kind(stage, capsys) -> None:
          if p["spec"].get("nodeName") != "node-e"),
         key=int,
     )  # fmt: skip
-    faults = (
+    faults: tuple[tuple[str, dict[str, Any], tuple[str, str, bool] | None], ...] = (
         ("oom_kill", {}, ("OOMKilled", "app", True)),
         ("exit", {"code": 137}, ("PossibleOOM", "app", True)),
         ("exit", {"code": 52}, ("JvmOutOfMemory", "app", True)),
@@ -276,10 +276,14 @@ def test_s4_executor_losses_of_every_kind(stage, capsys) -> None:
     assert code == 0, err
     (attempt,) = json.loads(out)["attempts"]
     by_id = {e["id"]: e["reason"] for e in attempt["executors"]}
-    for exec_id, (reason, category, counts) in expected.items():
+    for exec_id, (loss_code, category, counts) in expected.items():
         assert exec_id in by_id, (exec_id, sorted(by_id), s.state())
         got = by_id[exec_id]
-        assert (got["code"], got["category"], got["countsAsFailure"]) == (reason, category, counts)
+        assert (got["code"], got["category"], got["countsAsFailure"]) == (
+            loss_code,
+            category,
+            counts,
+        )
     possible = by_id[targets[1]]
     assert possible["exitCode"] == 137 and "possible container OOM" in possible["message"]
     if on_e:  # a real scheduler may have put none there

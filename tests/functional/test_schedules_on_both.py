@@ -22,7 +22,7 @@ SPARKAPPS = "/apis/sparkoperator.k8s.io/v1beta2/namespaces/default/sparkapplicat
 
 @pytest.fixture
 def stage(staged: Any) -> Stage:
-    doc = {
+    doc: dict[str, Any] = {
         "name": "schedule-runs",
         "title": "two runs of a schedule and an application of its own",
         "description": "driven by the test",

@@ -160,9 +160,8 @@ def test_driver_creates_configmap_service_and_executors_then_cleans_up(world: Wo
     assert svcs[0]["spec"]["clusterIP"] == "None" and svcs[0]["metadata"]["name"].endswith(
         "-driver-svc"
     )
-    logs = world.server.call(
-        world.server.api.logs.get, driver["metadata"]["uid"], "spark-kubernetes-driver"
-    )  # type: ignore[attr-defined]
+    server = world.server  # type: ignore[attr-defined]
+    logs = server.call(server.api.logs.get, driver["metadata"]["uid"], "spark-kubernetes-driver")
     assert any("Requested executor with id 3" in line for _, line in logs.current.lines)
     world.step(40)
     (driver,) = world.find_pods("default", spark_role="driver")

@@ -14,7 +14,8 @@ import pytest
 from kubectl_spark.app.text import escape
 from kubectl_spark.cli import render
 from kubectl_spark.cli.main import main
-from kubectl_spark.history.store import HistoryError, HistoryStore, Scope
+from kubectl_spark.errors import HistoryError
+from kubectl_spark.history.store import HistoryStore, Scope
 from tests.conftest import ScenarioCluster
 
 INVISIBLE = "zero\u200bwidth\u200djoin\u2060word\ufeffbom\u2028sep"

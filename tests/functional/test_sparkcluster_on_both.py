@@ -31,7 +31,7 @@ def _pod(name: str, role: str) -> dict[str, Any]:
 
 @pytest.fixture
 def stage(staged: Any) -> Stage:
-    doc = {
+    doc: dict[str, Any] = {
         "name": "spark-cluster",
         "title": "a SparkCluster beside an application",
         "description": "driven by the test",

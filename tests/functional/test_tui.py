@@ -9,8 +9,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from textual.widgets import RichLog
+
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.kube.client import Connection
+from kubectl_spark.kube.live import LiveCluster
 from kubectl_spark.tui.app import SparkTUI
 from kubectl_spark.tui.screens.help import HelpScreen
 from kubectl_spark.tui.screens.plan import PlanScreen
@@ -33,6 +36,13 @@ from tests.recording import (
 from tests.unit.test_core_grouping import mk, ref
 
 SIZE = (140, 45)
+
+
+def watched(app: SparkTUI) -> LiveCluster:
+    """The watches behind a TUI that shows one live cluster."""
+    source = app.connected()
+    assert isinstance(source, LiveSource) and source.follow is not None
+    return source.follow.live
 
 
 def live_app(
@@ -140,7 +150,12 @@ async def test_the_log_of_a_driver_on_an_unreachable_node_is_asked_for_once(clus
     app = live_app(c)
     told: list[str] = []
     shown = app.notify
-    app.notify = lambda message, **kw: (told.append(str(message)), shown(message, **kw))[1]  # type: ignore[method-assign]
+
+    def notify(message: str, **kw: Any) -> None:
+        told.append(str(message))
+        shown(message, **kw)
+
+    app.notify = notify  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
         await to_first_attempt(pilot, app)  # on the partitioned node-a
@@ -231,7 +246,7 @@ async def test_readonly_works_under_a_read_only_policy(cluster, tmp_path) -> Non
         await pilot.press("f", "K", "r")
         await pilot.pause(0.3)
         assert not isinstance(app.screen, PlanScreen)
-        assert app.source.state == "live"
+        assert app.connected().state == "live"
     assert c.server.audit_writes() == []
 
 
@@ -257,7 +272,7 @@ async def test_previous_logs_of_a_restarted_executor_and_live_update(cluster) ->
         await pilot.press("p")
         await until(pilot, lambda: isinstance(app.screen, TextScreen))
         assert "previous logs" in text_of(app.screen.query_one("#text-title"))
-        lines = [str(line.text) for line in app.screen.query_one("#text-body").lines]
+        lines = [str(line.text) for line in app.screen.query_one("#text-body", RichLog).lines]
         assert any("Started executor" in line for line in lines)
         await pilot.press("escape")
         # live: an OOM kill injected now shows up in the open TUI
@@ -286,7 +301,7 @@ async def test_the_tui_records_while_open_and_shows_what_the_store_kept(
     app = live_app(c, history=db)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(AppsTable)
-        await until(pilot, lambda: table.row_count == 0 and app.source.version > 0)
+        await until(pilot, lambda: table.row_count == 0 and app.connected().version > 0)
         for t in range(10, 181, 10):
             c.player.play_until(t)
             await pilot.pause(0.05)
@@ -534,7 +549,7 @@ async def test_a_tenant_without_nodes_sees_the_split_brain_live(cluster, tmp_pat
         # they tell) may come before the node list's refusal is recorded.
         await until(
             pilot,
-            lambda: "nodes" in app.source.follow.live.snapshot().unreadable,
+            lambda: "nodes" in watched(app).snapshot().unreadable,
             45,
             "the refused node list recorded",
         )
@@ -673,7 +688,7 @@ async def test_the_demo_tui_reads_the_clock_the_cluster_stamps_times_with(cluste
         table = app.query_one(AppsTable)
         await until(pilot, lambda: table.row_count >= 1, 30, "the applications listed")
         assert app.clock() == c.clock.now()
-        assert app.source.follow.live.snapshot().now == c.clock.now()
+        assert watched(app).snapshot().now == c.clock.now()
         ages = [str(table.get_row_at(i)[-1]) for i in range(table.row_count)]
         # submitted in the scenario's first seconds: about 100 s ago, not the wall's 260 s
         assert all(a[-1] == "s" and a[:-1].isdigit() and 80 <= int(a[:-1]) <= 100 for a in ages), (
@@ -691,7 +706,7 @@ def test_a_watch_that_wakes_the_app_after_it_closed_is_ignored() -> None:
             await pilot.pause(0.1)
 
     asyncio.run(run())  # its own loop, closed on return, as the test's loop is after a test
-    assert app._loop.is_closed()
+    assert app._loop is not None and app._loop.is_closed()
     app._wake()  # nothing to wake, nothing raised
 
 
@@ -749,7 +764,7 @@ async def test_the_log_of_a_gone_pod_is_what_record_kept(
     emulator.append_log("default", "vm-exec-1", "spark-kubernetes-executor", said)
     db = tmp_path / "history.sqlite"
     cluster = SimpleNamespace(kubeconfig=kubeconfig)
-    proc = start_record(cluster, db)  # type: ignore[arg-type]
+    proc = start_record(cluster, db)
     try:
         for name, container, kept in (
             ("vm-exec-1", "spark-kubernetes-executor", 1),
@@ -771,15 +786,18 @@ async def test_the_log_of_a_gone_pod_is_what_record_kept(
         title = text_of(app.screen.query_one("#text-title"))
         assert "default/vm-exec-1, kept by kubectl spark record" in title
         assert "kept by kubectl spark record: the pod is gone (last run, exit code 52)" in title
-        lines = [str(line.text) for line in app.screen.query_one("#text-body").lines]
+        lines = [str(line.text) for line in app.screen.query_one("#text-body", RichLog).lines]
         assert "java.lang.OutOfMemoryError: Java heap space" in lines
         await pilot.press("escape")
         # p, as logs -p: the run before the last. It ran once, so none was kept: said, not shown.
         await pilot.press("p")
-        said = lambda: [n.message for n in app._notifications]  # noqa: E731
-        await until(pilot, lambda: any("no run before its last was kept" in m for m in said()))
+
+        def told() -> list[str]:
+            return [n.message for n in app._notifications]
+
+        await until(pilot, lambda: any("no run before its last was kept" in m for m in told()))
         assert not isinstance(app.screen, TextScreen)
-        assert not any("still exists" in m for m in said()), said()
+        assert not any("still exists" in m for m in told()), told()
         await cursor_to(pilot, tree, tree.root.children[0])  # attempt 1: its driver is gone too
         await pilot.press("l")
         await until(pilot, lambda: "vm-driver" in text_of(app.screen.query_one("#text-title")))
@@ -812,5 +830,5 @@ async def test_the_tui_keeps_a_stopped_executors_last_lines_itself(
         )
         await until(pilot, lambda: "kept from a watch" in str(app.analysis.to_json()))
         await press_l_on_the_first_executor(pilot, app)
-        lines = [str(line.text) for line in app.screen.query_one("#text-body").lines]
+        lines = [str(line.text) for line in app.screen.query_one("#text-body", RichLog).lines]
         assert "java.lang.OutOfMemoryError: GC overhead limit exceeded" in lines

@@ -60,8 +60,14 @@ async def test_enter_drills_down_to_a_pod_and_escape_comes_back(cluster: Any) ->
         await until(pilot, lambda: tree.has_focus)
         await pilot.press("down", "down")  # the root, attempt 1, its first executor
         await until(
-            pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data[0] == "executor"
+            pilot,
+            lambda: (
+                tree.cursor_node is not None
+                and tree.cursor_node.data is not None
+                and tree.cursor_node.data[0] == "executor"
+            ),
         )
+        assert tree.cursor_node is not None and tree.cursor_node.data is not None
         line = tree.cursor_node.data
         assert focus_line(app).startswith(
             f"▸ tree: default/networkwordcount ▸ attempt 1 ▸ executor {line[2]}"

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from rich.text import Text
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 from textual.widgets.tree import TreeNode
@@ -83,7 +84,7 @@ async def test_the_apps_table_keeps_the_cursor_on_its_application_when_one_above
         third = dataclasses.replace(shown[-1], name="zz-nightly")  # sorts after the others
         table.sync([*shown, third], NOW, SIZE[0])
         await pilot.pause(0.1)
-        keys = [str(table.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(3)]
+        keys = [str(table.coordinate_to_cell_key(Coordinate(i, 0)).row_key.value) for i in range(3)]
         middle = next(a for a in (*shown, third) if app_key(a) == keys[1])
         await select(pilot, table, middle.name)
         assert table.cursor_row == 1

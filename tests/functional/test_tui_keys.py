@@ -273,7 +273,7 @@ async def test_keys_act_on_what_is_focused_and_focus_returns_after_a_dialog(clus
         await pilot.press("escape")
         await until(pilot, lambda: tree.has_focus)
         await pilot.press("j")  # from attempt 1 to its first executor
-        await until(pilot, lambda: tree.cursor_node.data == ("executor", 1, "1"))  # type: ignore[union-attr]
+        await until(pilot, lambda: tree.cursor_node.data == ("executor", 1, "1"))
         await pilot.press("escape")
         await until(pilot, lambda: table.has_focus)
         current = app.selection()[1]

@@ -16,6 +16,7 @@ from kubectl_spark.core.plans.fence import fence_plan
 from kubectl_spark.tui.app import SparkTUI
 from kubectl_spark.tui.screens.plan import PlanScreen
 from kubectl_spark.tui.screens.text import TextScreen
+from kubectl_spark.tui.sources import Source
 from kubectl_spark.tui.widgets.apps_table import DROP_ORDER, AppsTable
 from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
 from tests.functional.test_tui import static_app, to_first_attempt, until
@@ -63,7 +64,7 @@ def test_snapshot_two_clusters(snap_compare: Any, size: tuple[int, int]) -> None
     from kubectl_spark.tui.sources import StaticSource
     from tests.functional.test_tui import NOW, fixed_snapshot
 
-    def make(*_: Any) -> ManySource:
+    def make(namespace: str | None, context: str | None, everywhere: bool) -> Source:
         return ManySource(
             {
                 "prod": StaticSource(fixed_snapshot(), context="prod", namespace="spark"),

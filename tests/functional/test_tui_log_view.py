@@ -11,6 +11,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from textual.widgets import OptionList, RichLog
+
 from kubectl_spark.tui.app import SparkTUI
 from kubectl_spark.tui.screens.text import TextScreen
 from tests.functional.test_tui import static_app, text_of, until
@@ -37,7 +39,8 @@ async def opened(pilot: Any, body: str = LOG, reader: Any = None) -> TextScreen:
     return screen
 
 
-def title(screen: TextScreen) -> str:
+def title(screen: object) -> str:
+    assert isinstance(screen, TextScreen), screen
     return text_of(screen.query_one("#text-title"))
 
 
@@ -54,7 +57,7 @@ async def test_search_marks_every_match_and_n_and_N_go_round_them() -> None:
         assert "2/11" in title(screen) and screen.current == 1
         await pilot.press("N", "N")
         assert "11/11" in title(screen)  # round the start, as less does
-        body = screen.query_one("#text-body")
+        body = screen.query_one("#text-body", RichLog)
         line = screen.matches[screen.current]
         assert (
             body.scroll_offset.y <= screen._starts[line] < body.scroll_offset.y + body.size.height
@@ -185,9 +188,9 @@ async def test_a_pod_with_a_sidecar_asks_which_containers_log(cluster: Any) -> N
         await until(pilot, lambda: app.query_one(AppsTable).row_count == 1)
         await pilot.press("l")
         await until(pilot, lambda: isinstance(app.screen, PickerScreen), timeout=15)
-        picker = app.screen
-        await until(pilot, lambda: picker.query_one("#picker-list").option_count == 2)
-        first = picker.query_one("#picker-list").get_option_at_index(0)
+        options = app.screen.query_one("#picker-list", OptionList)
+        await until(pilot, lambda: options.option_count == 2)
+        first = options.get_option_at_index(0)
         assert str(first.prompt) == "spark-kubernetes-driver"
         await pilot.press(*"fluent", "enter")
         await until(pilot, lambda: isinstance(app.screen, TextScreen), timeout=15)

@@ -8,6 +8,7 @@ import pytest
 
 from kubectl_spark.core import analyze as analysis
 from kubectl_spark.core.analyze import analyze
+from kubectl_spark.core.history import build_history
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import History, HistoryEntry
 
@@ -35,7 +36,7 @@ def test_a_history_is_built_on_first_read_and_only_once() -> None:
 def test_an_analysis_builds_no_timeline_until_one_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     """``ls`` of 10,000 pods shows no timeline: building every application's cost a sixth of it."""
     built: list[str] = []
-    real = analysis.build_history
+    real = build_history
 
     def counting(app: Any, group: Any, index: Any) -> tuple[HistoryEntry, ...]:
         built.append(app.name)

@@ -224,10 +224,11 @@ def test_the_events_of_an_executor_spark_alone_remembers_reach_the_partial_path(
         return f"{three.reason.category}/{three.reason.code}"
 
     assert loss(analyze(both)) == "cluster/Preempted"
-    for first, last, change in (
+    orders: list[tuple[dict[str, Any], dict[str, Any], str]] = [
         ({"events": [preempted]}, {"spark_views": {"uid-b-driver": view}}, "spark_views"),
         ({"spark_views": {"uid-b-driver": view}}, {"events": [preempted]}, "events"),
-    ):
+    ]
+    for first, last, change in orders:
         live = LiveAnalysis()
         live.update(
             dataclasses.replace(both, **{**first, **{k: type(v)() for k, v in last.items()}}), None

@@ -57,7 +57,8 @@ def test_a_pod_not_ready_since_its_nodes_not_ready_event_tells_the_node_is_lost(
         )
     ).apps
     attempt = app.attempts[0]
-    assert (attempt.state, attempt.reason and attempt.reason.code) == ("Lost", "NodeLost")
+    assert attempt.reason is not None
+    assert (attempt.state, attempt.reason.code) == ("Lost", "NodeLost")
     assert "told by pod wc-driver" in attempt.reason.evidence[0]
     assert any(n.startswith("nodes could not be read") for n in app.notes)
     # the timeline places the loss when the pod stopped being Ready

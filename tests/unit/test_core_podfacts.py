@@ -13,7 +13,7 @@ from kubectl_spark.core.losses import classify
 from kubectl_spark.core.podfacts import _careful, facts
 from kubectl_spark.core.reasons import NodeHealth, PodContext, spark_container
 
-RUNNING = {
+RUNNING: dict[str, Any] = {
     "metadata": {
         "name": "app-exec-1",
         "namespace": "spark",
@@ -188,7 +188,7 @@ def pods(draw: Any) -> dict[str, Any]:
     return pod
 
 
-FIELDS = [f for f in facts(RUNNING).__slots__ if f not in ("pod", "quiet")]  # type: ignore[attr-defined]
+FIELDS = [f for f in facts(RUNNING).__slots__ if f not in ("pod", "quiet")]
 
 
 @settings(

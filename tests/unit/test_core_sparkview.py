@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kubectl_spark.core.analyze import analyze
@@ -369,7 +371,11 @@ def test_gaps_whose_events_show_they_never_ran_are_no_loss() -> None:
         _pod_event(f"a-x-exec-{i}", *told) for i, said in NEVER_RAN_EVENTS.items() for told in said
     ]
     events.append(_pod_event("a-x-exec-2", "Started", "Started container x", "Normal"))
-    for view in ({"executors": []}, {"executors": [summary("5", "Executor killed by driver.")]}):
+    views: list[dict[str, Any]] = [
+        {"executors": []},
+        {"executors": [summary("5", "Executor killed by driver.")]},
+    ]
+    for view in views:
         snapshot = Snapshot(
             pods=_cluster(), events=events, now=NOW, spark_views={"uid-a-driver": view}
         )

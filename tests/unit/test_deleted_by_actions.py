@@ -146,7 +146,7 @@ def test_the_incremental_analysis_reads_them_as_the_full_one() -> None:
         "events": {e["metadata"]["uid"]: Change(e) for e in events},
     }
     snapshot = Snapshot(pods=after, events=events, now=NOW)
-    fast = live.update(snapshot, changes)  # type: ignore[arg-type]
+    fast = live.update(snapshot, changes)
     full = analyze(snapshot)
     assert [dataclasses.asdict(a) for a in fast.apps] == [dataclasses.asdict(a) for a in full.apps]
     assert len(app_named(fast, "a").attempts[-1].executors) == 2

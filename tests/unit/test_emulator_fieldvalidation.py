@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
 from kubectl_spark.cluster.apiserver.errors import ApiError
 from kubectl_spark.cluster.apiserver.fieldvalidation import check, unknown_fields
 
-JOB = {
+JOB: dict[str, Any] = {
     "apiVersion": "batch/v1",
     "kind": "Job",
     "metadata": {"name": "pi-driver", "labels": {"a": "b"}},

@@ -11,8 +11,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubectl_spark.app import present
+from kubectl_spark.app.describe import text as describe_text
+from kubectl_spark.app.events import app_events
 from kubectl_spark.cli import render
-from kubectl_spark.cli.commands import describe, events, history, ls
+from kubectl_spark.cli.commands import history
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
 
@@ -141,12 +144,12 @@ def test_hostile_text_never_crashes_and_never_reaches_the_terminal_raw(snapshot:
     analysis = analyze(snapshot)
     out = [
         render.table(
-            ls.headers(all_namespaces=True, wide=True),
-            [ls.row(a, NOW, all_namespaces=True, wide=True) for a in analysis.apps],
+            present.headers(all_namespaces=True, wide=True),
+            [present.row(a, NOW, all_namespaces=True, wide=True) for a in analysis.apps],
         )
     ]
     for app in analysis.apps:
-        out.append(describe.text(app, NOW, events.app_events(snapshot, app, NOW)))
+        out.append(describe_text(app, NOW, app_events(snapshot, app, NOW)))
         out.append(
             render.table(("TIME", "KIND", "ATTEMPT", "EXECUTOR", "MESSAGE"), history.rows(app))
         )

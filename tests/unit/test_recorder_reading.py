@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_spark.app.view import newest_kept
+from kubectl_spark.app.view import Kept, newest_kept
 from kubectl_spark.cli.globals import check_history_server, check_recorder
 from kubectl_spark.cli.main import main
 from kubectl_spark.errors import UsageError
@@ -56,7 +56,7 @@ def test_a_bad_flag_or_variable_fails_before_any_request(
 
 
 def test_the_same_pod_is_taken_from_whichever_keeper_saw_it_last() -> None:
-    local = (
+    local: Kept = (
         [
             (recorded_pod("a", "10"), "t1"),
             (recorded_pod("b", "30"), "t2"),

@@ -17,7 +17,7 @@ GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 NOW = datetime(2026, 3, 1, 2, 0, tzinfo=UTC)
 
 
-def analysis():  # type: ignore[no-untyped-def]
+def analysis():
     job = ref("Job", "ingest-driver", "job-1")
     labels = {"spark-app-selector": "spark-ingest", "spark-app-name": "ingest"}
     old = mk(

@@ -8,6 +8,7 @@ Each test names one bullet of the issue; each fails without its fix. Facts from 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -21,6 +22,8 @@ from kubectl_spark.core.sparkview import reason_from_spark, with_spark_view
 from kubectl_spark.knowledge.times import parse
 from tests.unit.test_core_reasons import pod
 
+ONE_AM = datetime(2026, 1, 1, 1, tzinfo=UTC)
+
 
 def executor(item: dict[str, Any], **ctx: Any) -> Reason:
     reason = classify(PodContext(item, "executor", **ctx))
@@ -32,7 +35,7 @@ def test_kubelet_admission_rejection_is_counted_by_spark_and_was_scheduled() -> 
     rejected = pod("Failed", reason="OutOfcpu", message="Node didn't have enough resource: cpu")
     rejected["status"]["containerStatuses"][0]["state"] = {"waiting": {"reason": "Pending"}}
     reason = executor(rejected)
-    assert reason.code == "AdmissionRejected" and reason.code != "Unschedulable"
+    assert reason.code == "AdmissionRejected"  # not Unschedulable: it was scheduled
     assert reason.category == "cluster"
     assert reason.counts_toward_max_failures and reason.counts_as_failure
     assert "scheduled, then rejected" in reason.message
@@ -230,7 +233,7 @@ def test_liveness_probe_kill_is_not_a_possible_oom() -> None:
         },
     ]
     reason = executor(item, events=events)
-    assert reason.code == "LivenessProbe" and reason.code != "PossibleOOM"
+    assert reason.code == "LivenessProbe"  # not PossibleOOM
     assert any("Liveness probe failed" in e for e in reason.evidence)
     assert executor(item).code == "PossibleOOM"  # without the Events it may be an OOM
 
@@ -300,16 +303,14 @@ def test_force_kill_of_a_healthy_attempt_reads_a_users_action() -> None:
         "message": "attempt 1 force-killed by alice",
         "type": "Warning",
     }
-    snapshot = Snapshot(pods=[executor_pod], events=[killed], now=parse("2026-01-01T01:00:00Z"))
+    snapshot = Snapshot(pods=[executor_pod], events=[killed], now=ONE_AM)
     reason = analyze(snapshot).apps[0].attempts[0].reason
     assert reason is not None
     assert (reason.code, reason.category) == ("DeletedByUser", "user")
     # A zombie on a lost node, force-killed: the node loss is the loss, the kill its evidence.
     lost = {**killed, "metadata": {"name": "ev2", "namespace": "ns", "uid": "ev2"},
             "reason": "NodeNotReady", "message": "Node is not ready"}  # fmt: skip
-    snapshot = Snapshot(
-        pods=[executor_pod], events=[lost, killed], now=parse("2026-01-01T01:00:00Z")
-    )
+    snapshot = Snapshot(pods=[executor_pod], events=[lost, killed], now=ONE_AM)
     reason = analyze(snapshot).apps[0].attempts[0].reason
     assert reason is not None and (reason.code, reason.category) == ("NodeLost", "cluster")
     assert any("ForceKilled" in e for e in reason.evidence)

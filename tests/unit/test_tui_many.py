@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from kubectl_spark.core.incremental import Change
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.tui.many import ManyAnalysis, ManySnapshot
 from tests.unit.test_core_grouping import mk
@@ -38,7 +39,7 @@ def test_a_quiet_cluster_keeps_its_rows_as_they_were() -> None:
     many = ManyAnalysis()
     parts = {"a": cluster("uid-a"), "b": cluster("uid-b")}
     first = many.update(ManySnapshot.joined(parts), None)
-    quiet: dict[str, dict[str, object]] = {}
+    quiet: dict[str, dict[str, Change]] = {}
     again = many.update(ManySnapshot.joined(parts), {"a": quiet, "b": quiet})
     assert again is first
     changed = many.update(

@@ -19,7 +19,9 @@ def test_without_the_namespace_column_the_order_is_by_name() -> None:
     """At 80 columns NAMESPACE does not fit: an order by it looked random (issue 48)."""
     apps = [_app("zeta", "alpha"), _app("alpha", "zulu"), _app("mid", "beta"), _app("b", "x")]
     severity = {"x": 0}  # an alert: first, whatever the columns
-    summaries = {app_key(a): SimpleNamespace(severity=severity.get(a.name, 5)) for a in apps}
+    summaries: dict[str, Any] = {
+        app_key(a): SimpleNamespace(severity=severity.get(a.name, 5)) for a in apps
+    }
     by_namespace = [a.name for a in ordered(apps, summaries, None)]
     assert by_namespace == ["x", "zulu", "beta", "alpha"]
     by_name = [a.name for a in ordered(apps, summaries, None, namespace_shown=False)]

@@ -29,7 +29,7 @@ def ended(code: int, reason: str, finished: str = "2026-01-01T00:05:01Z") -> dic
     return pod("Failed", terminated={"exitCode": code, "reason": reason, "finishedAt": finished})
 
 
-OWNER_GONE = {"owner_gone": True, "owner_attempt": 1}
+OWNER_GONE: dict[str, Any] = {"owner_gone": True, "owner_attempt": 1}
 
 
 # ---------------------------------------------------------------- point 2: its own end wins

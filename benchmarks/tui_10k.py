@@ -82,7 +82,7 @@ async def drawn(app: SparkTUI, shown: Callable[[], bool]) -> None:
     while not shown():
         await asyncio.sleep(0.005)
     done = asyncio.Event()
-    app.apps_table.call_after_refresh(done.set)
+    app.main.apps_table.call_after_refresh(done.set)
     await done.wait()
 
 
@@ -104,7 +104,7 @@ async def measure(
         profiler = cProfile.Profile() if PROFILE else None
         if profiler is not None:
             profiler.enable()
-        await drawn(app, lambda: app.apps_table.row_count >= apps)
+        await drawn(app, lambda: app.main.apps_table.row_count >= apps)
         first_paint = time.monotonic() - listed
         if profiler is not None:
             profiler.disable()
@@ -134,10 +134,10 @@ async def measure(
         for ns, name, app_name in measured:
             row = next(
                 i
-                for i in range(app.apps_table.row_count)
-                if str(app.apps_table.get_row_at(i)[1]).endswith(app_name)
+                for i in range(app.main.apps_table.row_count)
+                if str(app.main.apps_table.get_row_at(i)[1]).endswith(app_name)
             )
-            before = str(app.apps_table.get_row_at(row)[6])
+            before = str(app.main.apps_table.get_row_at(row)[6])
             start = time.monotonic()
             client.patch(
                 pod(ns, name) + "/status",
@@ -155,7 +155,7 @@ async def measure(
                     }
                 },
             )
-            await drawn(app, lambda: str(app.apps_table.get_row_at(row)[6]) != before)  # noqa: B023
+            await drawn(app, lambda: str(app.main.apps_table.get_row_at(row)[6]) != before)  # noqa: B023
             latencies.append(time.monotonic() - start)
         if events_profiler is not None:
             events_profiler.disable()

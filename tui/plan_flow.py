@@ -37,7 +37,7 @@ class PlanFlow:
 
     def delete_pod(self) -> None:
         """k9s's ctrl+d on the focused executor's pod: a plan pinned to its UID, then confirmed."""
-        app, attempt, executor = self.tui.selection()
+        app, attempt, executor = self.tui.main.selection()
         if not executor:
             self.tui.notify(
                 "select an executor in the tree: its pod is what ctrl+d deletes",

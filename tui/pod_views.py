@@ -31,7 +31,7 @@ class PodViews:
 
     def selected_pod(self) -> tuple[str, str, str, bool] | None:
         """(namespace, pod, container, whether its node answers) of a selected pod that exists."""
-        app, attempt, executor = self.tui.selection()
+        app, attempt, executor = self.tui.main.selection()
         if app is None or attempt is None:
             return None
         if executor:
@@ -69,7 +69,7 @@ class PodViews:
         self._in_worker(
             self._logs,
             self.selected_pod(),
-            self.tui.source_of(self.tui.current_app()),
+            self.tui.source_of(self.tui.main.current_app()),
             previous=False,
         )
 
@@ -77,7 +77,7 @@ class PodViews:
         """(namespace, pod, uid) of a selected executor or driver whose pod is gone."""
         from kubectl_spark.core.sparkview import only_kept
 
-        app, attempt, executor = self.tui.selection()
+        app, attempt, executor = self.tui.main.selection()
         if app is None or attempt is None:
             return None
         if executor:
@@ -122,7 +122,7 @@ class PodViews:
         self._in_worker(
             self._logs,
             self.selected_pod(),
-            self.tui.source_of(self.tui.current_app()),
+            self.tui.source_of(self.tui.main.current_app()),
             previous=True,
         )
 
@@ -177,7 +177,7 @@ class PodViews:
 
     def shell(self) -> None:
         """A shell in the focused pod's Spark container (``tui/shell.py``)."""
-        app, attempt, executor = self.tui.selection()
+        app, attempt, executor = self.tui.main.selection()
         found = next((e for e in attempt.executors if e.id == executor), None) if attempt else None
         running = (
             found.state == "Running"
@@ -247,10 +247,10 @@ class PodViews:
         from kubectl_spark.app.describe import text
         from kubectl_spark.app.events import app_events
 
-        app = self.tui.current_app()
+        app = self.tui.main.current_app()
         if app is None or self.tui.snapshot is None:
             return
-        pod = self.selected_pod() if self.tui.attempt_tree.has_focus else None
+        pod = self.selected_pod() if self.tui.main.attempt_tree.has_focus else None
         if pod is not None:  # the key acts on what is focused: the pod of the tree's line
             from .screens.pod import PodScreen
 
@@ -259,7 +259,7 @@ class PodViews:
                     self.tui.source_of(app).connect,
                     pod[0],
                     pod[1],
-                    crumbs=f"{self.tui.crumbs()} ▸ pod {pod[1]}",
+                    crumbs=f"{self.tui.main.crumbs()} ▸ pod {pod[1]}",
                     now=self.tui.clock,
                     logs=self.logs,
                 )
@@ -285,7 +285,7 @@ class PodViews:
             self._fetch_yaml,
             f"/api/v1/namespaces/{namespace}/pods/{name}",
             f"pod {namespace}/{name}",
-            self.tui.source_of(self.tui.current_app()),
+            self.tui.source_of(self.tui.main.current_app()),
         )
 
     def owner_yaml(self, namespace: str, uid: str | None) -> None:
@@ -308,7 +308,7 @@ class PodViews:
             self._fetch_yaml,
             owner_path(namespace, ref),
             f"{ref.get('kind')} {namespace}/{ref.get('name')}",
-            self.tui.source_of(self.tui.current_app()),
+            self.tui.source_of(self.tui.main.current_app()),
         )
 
     def _fetch_yaml(self, path: str, what: str, source: Source) -> None:
@@ -332,7 +332,7 @@ class PodViews:
 
         Opened in a browser when one is at hand, its address shown either way.
         """
-        app, attempt, _ = self.tui.selection()
+        app, attempt, _ = self.tui.main.selection()
         if app is None or attempt is None or not attempt.driver_pod or attempt.state != "Running":
             self.tui.notify("select an attempt whose driver is running", severity="warning")
             return

@@ -222,7 +222,7 @@ async def test_filter_namespace_switch_and_readonly(cluster) -> None:
         await pilot.pause(0.3)
         assert not isinstance(app.screen, PlanScreen)
         assert not any(
-            app.check_action(action, ()) for action in ("fence", "force_kill", "resubmit")
+            app.main.check_action(action, ()) for action in ("fence", "force_kill", "resubmit")
         )
         await pilot.press("question_mark")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen))

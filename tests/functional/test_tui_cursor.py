@@ -26,25 +26,25 @@ async def test_the_cursor_stays_on_its_application_through_a_filter_and_a_resort
         quiet = next(a for a in shown if not a.alerts)
         third = dataclasses.replace(quiet, name="zz-nightly", alerts=())
         app.analysis = dataclasses.replace(app.analysis, apps=(*shown, third))
-        app._render()
+        app.main.render_apps()
         await until(pilot, lambda: table.row_count == 3)
         before = order(table)
         await select(pilot, table, "zz-nightly")
-        assert app.selected == app_key(third)
+        assert app.main.selected == app_key(third)
 
-        app.filtering.text = "zz-"  # only it is left: its row moves up to the first
-        app._render()
+        app.main.filtering.text = "zz-"  # only it is left: its row moves up to the first
+        app.main.render_apps()
         await until(pilot, lambda: table.row_count == 1)
-        app.filtering.text = ""  # the others come back, each in its place, not appended
-        app._render()
+        app.main.filtering.text = ""  # the others come back, each in its place, not appended
+        app.main.render_apps()
         await until(pilot, lambda: table.row_count == 3)
         assert order(table) == before
-        assert table.selected_key() == app_key(third) and app.selected == app_key(third)
+        assert table.selected_key() == app_key(third) and app.main.selected == app_key(third)
 
         # It gains an alert: alerts first, so it moves up past the quiet one, the cursor with it.
         alarmed = dataclasses.replace(third, alerts=(Alert("SplitBrain", "two drivers"),))
         app.analysis = dataclasses.replace(app.analysis, apps=(*shown, alarmed))
-        app._render()
+        app.main.render_apps()
         await until(
             pilot,
             lambda: order(table).index("zz-nightly") < order(table).index(quiet.name),
@@ -52,7 +52,7 @@ async def test_the_cursor_stays_on_its_application_through_a_filter_and_a_resort
         )
         assert table.selected_key() == app_key(third)
         await pilot.press("enter")  # opens what the cursor is on
-        current = app.current_app()
+        current = app.main.current_app()
         assert current is not None and current.name == "zz-nightly"
 
 
@@ -65,10 +65,10 @@ async def test_an_application_filtered_out_hands_the_selection_to_the_row_under_
         await until(pilot, lambda: table.row_count == 2)
         first, second = order(table)
         await select(pilot, table, second)
-        app.filtering.text = f"!{second}"  # the selected one is hidden
-        app._render()
+        app.main.filtering.text = f"!{second}"  # the selected one is hidden
+        app.main.render_apps()
         await until(pilot, lambda: table.row_count == 1)
-        current = app.current_app()
+        current = app.main.current_app()
         assert current is not None and current.name == first  # what is shown is what is opened
 
 

@@ -42,7 +42,7 @@ async def test_the_tree_is_updated_in_place_keeping_the_cursor() -> None:
     app = static_app()
     async with app.run_test(size=SIZE) as pilot:
         tree, leaf = await on_an_ingest_executor(pilot, app, 0)
-        model = app.current_app()
+        model = app.main.current_app()
         assert model is not None
         executors = model.attempts[-1].executors
         lost = dataclasses.replace(executors[0], state="Lost")
@@ -62,7 +62,7 @@ async def test_a_tree_rebuilt_for_a_new_executor_keeps_the_cursor_on_its_line() 
     app = static_app()
     async with app.run_test(size=SIZE) as pilot:
         tree, leaf = await on_an_ingest_executor(pilot, app, -1)
-        model = app.current_app()
+        model = app.main.current_app()
         assert model is not None
         attempt = model.attempts[-1]
         added = dataclasses.replace(attempt.executors[-1], id="99", pod="ingest-exec-99", uid="u99")
@@ -219,10 +219,10 @@ async def test_the_panes_leave_the_screen_alone_when_nothing_they_show_changed(
 
         monkeypatch.setattr(Static, "update", update)
         monkeypatch.setattr(TreeNode, "set_label", set_label)
-        app._render()  # the same analysis at the same second
+        app.main.render_apps()  # the same analysis at the same second
         app._poll()  # the status bar, as every 0.25 s
         assert updated == []
-        model = app.current_app()
+        model = app.main.current_app()
         assert model is not None
         app.analysis = dataclasses.replace(
             app.analysis,
@@ -231,7 +231,7 @@ async def test_the_panes_leave_the_screen_alone_when_nothing_they_show_changed(
                 for a in app.analysis.apps
             ),
         )
-        app._render()
+        app.main.render_apps()
         assert "AttemptTree" not in updated and "tree line" in updated  # the root's label
         await pilot.pause(0.1)
         assert "Failed" in str(app.query_one(AttemptTree).root.label)
@@ -248,7 +248,7 @@ async def test_a_pane_whose_size_cannot_change_is_drawn_again_without_a_layout(
         table = app.query_one(AppsTable)
         await until(pilot, lambda: table.row_count == 2)
         await select(pilot, table, "ingest")
-        timeline = app.timeline_view
+        timeline = app.main.timeline_view
         shown = timeline.content
         assert isinstance(shown, Text)
         layouts: list[bool] = []

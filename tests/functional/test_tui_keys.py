@@ -60,7 +60,9 @@ async def test_sort_keys_reverse_then_go_back_and_say_so() -> None:
         assert names(table) == ["ingest", "nightly-etl"]
         await pilot.press("A")
         await until(pilot, lambda: names(table) == ["nightly-etl", "ingest"])
-        assert app.selected is not None and app.selected.startswith("ns/")  # cursor on an app
+        assert app.main.selected is not None and app.main.selected.startswith(
+            "ns/"
+        )  # cursor on an app
         await pilot.press("L")  # most losses last, ascending: nightly-etl (0) first
         await until(pilot, lambda: "[sort: lost ↑]" in text_of(status))
         assert names(table) == ["nightly-etl", "ingest"]
@@ -134,7 +136,7 @@ async def test_main_keys_are_off_over_a_text_view() -> None:
         await pilot.pause(0.3)
         assert isinstance(app.screen, TextScreen) and len(app.screen_stack) == 2
         assert not any(isinstance(s, PlanScreen) for s in app.screen_stack)
-        assert app.apps_table.sort_key is None  # N did not sort the table behind the view
+        assert app.main.apps_table.sort_key is None  # N did not sort the table behind the view
         await pilot.press("escape")
         await until(pilot, lambda: len(app.screen_stack) == 1)
         await pilot.press("escape", "d")  # from the table: the application's describe
@@ -199,7 +201,7 @@ async def test_the_spark_ui_through_the_pod_proxy_and_the_drivers_owner(cluster:
         assert url.startswith("http://127.0.0.1:")
         with urllib.request.urlopen(f"{url}api/v1/applications", timeout=5) as answer:
             apps = json.loads(answer.read())
-        assert apps[0]["id"] == app.current_app().app_id  # type: ignore[union-attr]
+        assert apps[0]["id"] == app.main.current_app().app_id  # type: ignore[union-attr]
         with pytest.raises(urllib.error.HTTPError) as missing:  # the driver's 404, passed on
             urllib.request.urlopen(f"{url}api/v1/applications/nope/x", timeout=5)
         assert missing.value.code == 404
@@ -259,7 +261,7 @@ async def test_keys_act_on_what_is_focused_and_focus_returns_after_a_dialog(clus
         table = app.query_one(AppsTable)
         tree = app.query_one(AttemptTree)
         await until(pilot, lambda: table.row_count == 1)
-        await until(pilot, lambda: len(app.selection()[0].attempts) == 2)  # type: ignore[union-attr]
+        await until(pilot, lambda: len(app.main.selection()[0].attempts) == 2)  # type: ignore[union-attr]
         await to_first_attempt(pilot, app)
         await pilot.press("K")
         await until(pilot, lambda: isinstance(app.screen, PlanScreen))
@@ -276,7 +278,7 @@ async def test_keys_act_on_what_is_focused_and_focus_returns_after_a_dialog(clus
         await until(pilot, lambda: tree.cursor_node.data == ("executor", 1, "1"))
         await pilot.press("escape")
         await until(pilot, lambda: table.has_focus)
-        current = app.selection()[1]
+        current = app.main.selection()[1]
         assert current is not None and current.number == 2
         await pilot.press("y")
         await until(pilot, lambda: isinstance(app.screen, TextScreen))

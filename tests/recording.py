@@ -81,14 +81,6 @@ def pod_deleted(db: Path, uid: str) -> bool:
     return row is not None and row[0] is not None
 
 
-def wait_until(condition: Any, seconds: float = 15) -> None:
-    """Poll ``condition`` (outside an event loop) until it holds."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
-
-
 def driver_and_executor(core: Any) -> Any:
     """Application vm: a driver and its executor 1, as spark-submit labels them."""
     labels = {"spark-app-selector": "spark-vm", "spark-app-name": "vm"}

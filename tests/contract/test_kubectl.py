@@ -621,8 +621,8 @@ def test_create_namespace_configmap_and_job_as_kubectl_sends_them(kubectl, tmp_p
 def test_kubectl_and_ls_age_pods_by_the_servers_clock(cluster, capsys) -> None:
     """kubectl get prints AGE as the server computes it, by the server's clock; `ls` reads the
     same clock from the Date header, so both agree when this machine's clock does not."""
+    from tests.command_line import run
     from tests.conftest import Kubectl, kubectl_binary
-    from tests.functional.test_read_commands import run
 
     binary = kubectl_binary()
     if binary is None:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.functional.test_read_commands import run
+from tests.command_line import run
 
 
 @pytest.mark.parametrize("action", ["fence", "force-kill", "unfence"])

@@ -10,14 +10,9 @@ import pytest
 
 from kubectl_spark.cli.main import main
 from kubectl_spark.kube.client import Connection, connect
+from tests.command_line import run
 from tests.conftest import ScenarioCluster as Cluster
 from tests.functional.test_read_commands import ls_json
-
-
-def run(capsys: pytest.CaptureFixture[str], c: Cluster, *args: str) -> tuple[int, str, str]:
-    code = main(["--kubeconfig", str(c.kubeconfig), *args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def app_of(

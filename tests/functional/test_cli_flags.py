@@ -9,14 +9,8 @@ from typing import Any
 
 import pytest
 
-from kubectl_spark.cli.main import main
+from tests.command_line import run
 from tests.conftest import ScenarioCluster
-
-
-def run(capsys: pytest.CaptureFixture[str], kubeconfig: Path, *args: str) -> tuple[int, str, str]:
-    code = main(["--kubeconfig", str(kubeconfig), *args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def rows(out: str) -> list[tuple[str, str, str]]:

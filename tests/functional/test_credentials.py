@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_spark.cli.main import main
 from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer
+from tests.command_line import run
 
 SECRET = "kst-RECOGNISABLE-secret-token-0123456789"
 KEY = "-----BEGIN PRIVATE KEY-----\nkst-RECOGNISABLE-key-material\n-----END PRIVATE KEY-----\n"
@@ -29,12 +29,6 @@ COMMANDS = [
 ]
 
 
-def run(capsys: pytest.CaptureFixture[str], kubeconfig: Path, *args: str) -> tuple[int, str]:
-    code = main(["--kubeconfig", str(kubeconfig), *args])
-    out, err = capsys.readouterr()
-    return code, out + err
-
-
 def rewrite(kubeconfig: Path, tmp_path: Path, **user: Any) -> Path:
     doc = yaml.safe_load(kubeconfig.read_text())
     doc["users"][0]["user"] = user
@@ -48,7 +42,8 @@ def test_a_rejected_token_never_shows(
 ) -> None:
     bad = rewrite(kubeconfig, tmp_path, token=SECRET)
     for args in COMMANDS:
-        code, text = run(capsys, bad, *args)
+        code, out, err = run(capsys, bad, *args)
+        text = out + err
         assert SECRET not in text and "RECOGNISABLE" not in text, args
         if args != ["version"]:
             assert code != 0 and "401" in text, (args, text)
@@ -66,7 +61,8 @@ def test_client_key_material_never_shows(
         },
     )
     for args in COMMANDS[:3]:
-        code, text = run(capsys, bad, *args)
+        code, out, err = run(capsys, bad, *args)
+        text = out + err
         assert code != 0 and "RECOGNISABLE" not in text and "PRIVATE KEY" not in text, text
         assert "Traceback" not in text
 
@@ -102,7 +98,8 @@ def test_an_exec_credential_plugin_is_used(
         "import json\nprint(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1', "
         f"'kind': 'ExecCredential', 'status': {{'token': {emulator.token!r}}}}}))",
     )
-    code, text = run(capsys, with_plugin(kubeconfig, tmp_path, plugin), "ls", "-o", "json")
+    code, out, err = run(capsys, with_plugin(kubeconfig, tmp_path, plugin), "ls", "-o", "json")
+    text = out + err
     assert code == 0, text
     assert emulator.token not in text
 
@@ -114,7 +111,8 @@ def test_a_failing_exec_plugin_is_reported(
         tmp_path,
         "import sys\nsys.stderr.write('sso: please log in again\\n')\nsys.exit(3)",
     )
-    code, text = run(capsys, with_plugin(kubeconfig, tmp_path, plugin), "ls")
+    code, out, err = run(capsys, with_plugin(kubeconfig, tmp_path, plugin), "ls")
+    text = out + err
     assert code != 0
     lines = [line for line in text.splitlines() if line.strip()]
     assert lines[0].startswith("error: ") and "Traceback" not in text

@@ -21,8 +21,8 @@ from tests.recording import (
     record_while_playing,
     start_record,
     stop_record,
-    wait_until,
 )
+from tests.waiting import wait_until
 
 
 def describe(capsys: pytest.CaptureFixture[str], c: Cluster, *args: str) -> dict[str, Any]:
@@ -299,7 +299,7 @@ def test_record_keeps_the_last_lines_of_an_executor_spark_deleted(
             ("vm-driver", "spark-kubernetes-driver", 2),
         ):
             exit_52(core, name, container)
-            wait_until(lambda kept=kept: logs_kept(db) == kept)
+            wait_until(lambda: logs_kept(db) == kept)  # noqa: B023 - waited for at once
             core.delete_namespaced_pod(
                 name, "default", grace_period_seconds=0, _preload_content=False
             )

@@ -20,15 +20,10 @@ from kubectl_spark import errors
 from kubectl_spark.cli.main import main
 from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer
 from kubectl_spark.kube.client import Connection, connect
+from tests.command_line import run
 from tests.forwardproxy import ForwardProxy, Socks5Proxy
 
 SECRET = "kst-RECOGNISABLE-secret-token-0123456789"
-
-
-def run(capsys: pytest.CaptureFixture[str], kubeconfig: Path, *args: str) -> tuple[int, str, str]:
-    code = main(["--kubeconfig", str(kubeconfig), *args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_line_error(code: int, err: str) -> str:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_spark.cli.main import main
 from kubectl_spark.cluster.apiserver.embedded import ADMIN_USER
+from tests.command_line import run
 
 REVIEWS = {"effect": "allow", "verbs": ["create"], "resources": ["selfsubjectaccessreviews"]}
 WRITES = ["create", "update", "patch", "delete", "deletecollection"]
@@ -45,13 +45,6 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Any:
     c.close()
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
-
-
 def pod_requests(played: Any) -> list[dict[str, Any]]:
     return [e for e in played.server.audit_entries() if e["resource"] == "pods"]
 
@@ -61,7 +54,7 @@ def test_as_a_user_acts_as_that_user_and_its_policy_applies(
 ) -> None:
     played.server.clear_audit()
     code, _, err = run(
-        capsys, "--kubeconfig", str(played.kubeconfig), *FORCE_KILL, "--as", "oncall"
+        capsys, None, "--kubeconfig", str(played.kubeconfig), *FORCE_KILL, "--as", "oncall"
     )
     assert code != 0
     assert "needs permissions you do not have, so nothing was changed: missing patch pods" in err
@@ -77,6 +70,7 @@ def test_each_as_group_is_one_group_of_the_impersonated_user(
     played.server.clear_audit()
     code, out, err = run(
         capsys,
+        None,
         "--as=oncall",
         "--as-group",
         "spark-admins",
@@ -95,7 +89,7 @@ def test_a_caller_not_allowed_to_impersonate_is_refused_by_the_server(
     played: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     played.server.clear_audit()
-    code, _, err = run(capsys, "--kubeconfig", str(played.oncall), "ls", "--as", ADMIN_USER)
+    code, _, err = run(capsys, None, "--kubeconfig", str(played.oncall), "ls", "--as", ADMIN_USER)
     assert code != 0
     assert (
         f'users "{ADMIN_USER}" is forbidden: User "oncall" cannot impersonate resource "users"'
@@ -108,7 +102,7 @@ def test_groups_or_a_uid_without_a_user_is_a_usage_error(
     played: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for flags in (["--as-group", "spark-admins"], ["--as-uid", "1234"]):
-        code, out, err = run(capsys, "--kubeconfig", str(played.kubeconfig), "ls", *flags)
+        code, out, err = run(capsys, None, "--kubeconfig", str(played.kubeconfig), "ls", *flags)
         assert code != 0 and out == ""
         assert err.startswith("error: --as-group and --as-uid need a user to impersonate"), err
 
@@ -122,14 +116,15 @@ def test_a_kubeconfig_users_as_fields_impersonate_and_a_flag_wins(
     path = tmp_path / "as-oncall"
     path.write_text(yaml.safe_dump(doc))
     played.server.clear_audit()
-    code, _, err = run(capsys, "--kubeconfig", str(path), *FORCE_KILL)
+    code, _, err = run(capsys, None, "--kubeconfig", str(path), *FORCE_KILL)
     assert code == 0, err
     assert {e["user"] for e in pod_requests(played)} == {"oncall"}
-    code, _, err = run(capsys, "--kubeconfig", str(path), *FORCE_KILL, "--as-group", "nobody")
+    code, _, err = run(capsys, None, "--kubeconfig", str(path), *FORCE_KILL, "--as-group", "nobody")
     assert code != 0 and "missing patch pods" in err, err
     # What an action changes records who acted, and as whom.
     code, out, err = run(
         capsys,
+        None,
         "--kubeconfig",
         str(path),
         "force-kill",
@@ -149,23 +144,33 @@ def test_server_and_token_flags_connect_without_a_kubeconfig(
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))
     url = played.server.url
     code, out, err = run(
-        capsys, "-s", url, "--token", played.oncall_token, "--insecure-skip-tls-verify", "ls", "-A"
+        capsys,
+        None,
+        "-s",
+        url,
+        "--token",
+        played.oncall_token,
+        "--insecure-skip-tls-verify",
+        "ls",
+        "-A",
     )
     assert code == 0, err
     assert "networkwordcount" in out
-    code, _, err = run(capsys, f"-s{url}", "--token", "wrong", "--insecure-skip-tls-verify", "ls")
+    code, _, err = run(
+        capsys, None, f"-s{url}", "--token", "wrong", "--insecure-skip-tls-verify", "ls"
+    )
     assert code != 0 and "Unauthorized" in err, err
     # Without the CA and without --insecure-skip-tls-verify, the server's certificate is refused,
     # at once (not retried: it will not change).
-    code, _, err = run(capsys, "--server", url, "--token", played.oncall_token, "ls")
+    code, _, err = run(capsys, None, "--server", url, "--token", played.oncall_token, "ls")
     assert code != 0 and "certificate is not trusted" in err and "gave up" not in err, err
     # host:port alone means https, as in kubectl.
     bare = url.removeprefix("https://")
     code, out, err = run(
-        capsys, "-s", bare, "--token", played.oncall_token, "--insecure-skip-tls-verify", "ls"
+        capsys, None, "-s", bare, "--token", played.oncall_token, "--insecure-skip-tls-verify", "ls"
     )
     assert code == 0 and "networkwordcount" in out, err
-    code, _, err = run(capsys, "-s", "no-such-host.invalid:443", "--request-timeout=2", "ls")
+    code, _, err = run(capsys, None, "-s", "no-such-host.invalid:443", "--request-timeout=2", "ls")
     assert code != 0 and "no such host no-such-host.invalid" in err, err
 
 
@@ -176,9 +181,11 @@ def test_server_overrides_the_kubeconfigs_and_keeps_its_ca(
     doc["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:1"
     path = tmp_path / "moved"
     path.write_text(yaml.safe_dump(doc))
-    code, _, err = run(capsys, "--kubeconfig", str(path), "ls")
+    code, _, err = run(capsys, None, "--kubeconfig", str(path), "ls")
     assert code != 0
-    code, out, err = run(capsys, "--kubeconfig", str(path), "--server", played.server.url, "ls")
+    code, out, err = run(
+        capsys, None, "--kubeconfig", str(path), "--server", played.server.url, "ls"
+    )
     assert code == 0 and "networkwordcount" in out, err
 
 
@@ -186,7 +193,12 @@ def test_insecure_skip_tls_verify_takes_only_true_or_false(
     played: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = run(
-        capsys, "--kubeconfig", str(played.kubeconfig), "--insecure-skip-tls-verify=maybe", "ls"
+        capsys,
+        None,
+        "--kubeconfig",
+        str(played.kubeconfig),
+        "--insecure-skip-tls-verify=maybe",
+        "ls",
     )
     assert code != 0 and out == ""
     assert 'invalid argument "maybe" for "--insecure-skip-tls-verify"' in err

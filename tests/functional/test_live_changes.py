@@ -13,13 +13,7 @@ from typing import Any
 
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.kube.live import LiveCluster
-
-
-def _wait(predicate: Any, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
+from tests.waiting import wait_until
 
 
 def test_lists_count_as_everything_and_pod_changes_are_named(kubeconfig: Path, api: Any) -> None:
@@ -41,13 +35,13 @@ def test_lists_count_as_everything_and_pod_changes_are_named(kubeconfig: Path, a
     live.take_changes()  # an analysis ran before any list arrived
     live.start()
     try:
-        _wait(live.ready.is_set)
+        wait_until(live.ready.is_set)
         changes, snapshot = live.take_changes()
         assert changes is None, "lists that arrived after the last take must ask for everything"
         assert [p["metadata"]["name"] for p in snapshot.pods] == ["d1"]
 
         core.patch_namespaced_pod("d1", "default", {"metadata": {"labels": {"x": "y"}}})
-        _wait(lambda: bool(live.changes))
+        wait_until(lambda: bool(live.changes))
         changes, _ = live.take_changes()
         assert changes is not None and list(changes) == ["pods"]
         change = changes["pods"][pod.metadata.uid]
@@ -55,7 +49,7 @@ def test_lists_count_as_everything_and_pod_changes_are_named(kubeconfig: Path, a
         assert "containers" not in change.obj["spec"], "watched pods are kept slim"
 
         core.delete_namespaced_pod("d1", "default", grace_period_seconds=0)
-        _wait(lambda: bool(live.changes))
+        wait_until(lambda: bool(live.changes))
         changes, snapshot = live.take_changes()
         assert changes is not None
         kept = changes["pods"][pod.metadata.uid]
@@ -65,7 +59,7 @@ def test_lists_count_as_everything_and_pod_changes_are_named(kubeconfig: Path, a
         assert [p["metadata"]["uid"] for p in snapshot.pods] == [pod.metadata.uid]
 
         core.create_node({"metadata": {"name": "n9"}})
-        _wait(lambda: bool(live.changes))
+        wait_until(lambda: bool(live.changes))
         changes, snapshot = live.take_changes()
         assert changes is not None
         assert [c.obj["metadata"]["name"] for c in changes["nodes"].values()] == ["n9"]
@@ -82,7 +76,7 @@ def test_the_oldest_deleted_pods_are_forgotten_beyond_the_bound(kubeconfig: Path
     live = LiveCluster(lambda: connect(conn), "default", max_tombstones=1)
     live.start()
     try:
-        _wait(live.ready.is_set)
+        wait_until(live.ready.is_set)
         for name in ("e1", "e2"):
             core.create_namespaced_pod(
                 "default",
@@ -92,7 +86,7 @@ def test_the_oldest_deleted_pods_are_forgotten_beyond_the_bound(kubeconfig: Path
                 },
             )
             core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
-        _wait(lambda: [p["metadata"]["name"] for p in live.snapshot().pods] == ["e2"])
+        wait_until(lambda: [p["metadata"]["name"] for p in live.snapshot().pods] == ["e2"])
     finally:
         live.stop()
 
@@ -118,7 +112,7 @@ def test_a_dead_owner_is_asked_about_once(cluster: Any, monkeypatch: Any) -> Non
         return [e["name"] for e in entries if e["verb"] == "get" and e["resource"] == "pods"]
 
     try:
-        _wait(lambda: asked() != [])
+        wait_until(lambda: asked() != [])
         time.sleep(0.5)  # about ten polls
     finally:
         live.stop()
@@ -171,7 +165,7 @@ def test_spark_is_asked_a_few_drivers_at_a_time(cluster: Any, monkeypatch: Any) 
     live = LiveCluster(lambda: connect(conn), None)
     live.start()
     try:
-        _wait(lambda: set(live.spark_views) == running)
+        wait_until(lambda: set(live.spark_views) == running)
     finally:
         live.stop(wait=5)
     first = asked[: len(running)]
@@ -185,7 +179,7 @@ def test_spark_is_asked_a_few_drivers_at_a_time(cluster: Any, monkeypatch: Any) 
     live = LiveCluster(lambda: connect(conn), None)
     live.start()
     try:
-        _wait(lambda: bool(asked))
+        wait_until(lambda: bool(asked))
     finally:
         started = time.monotonic()
         live.stop(wait=5)

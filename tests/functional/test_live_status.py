@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +27,7 @@ from kubectl_spark.tui.widgets.status import StatusBar
 from tests.faultproxy import FaultProxy
 from tests.functional.test_reliability import create_pods, spark_pod, through
 from tests.functional.test_tui import SIZE, until
-
-
-def wait_for(condition: Any, what: Callable[[], object], seconds: float = 10) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, what()
-        time.sleep(0.05)
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -57,7 +51,7 @@ def test_an_outage_shows_while_it_lasts_and_clears_when_it_ends(
         try:
             assert live.ready.wait(20) and live.state == "live"
             proxy.cut()  # every connection dropped, new ones refused
-            wait_for(
+            wait_until(
                 lambda: live.state == "reconnecting" and live.error,
                 lambda: f"the outage never showed: {live.state} {live.error!r}",
             )
@@ -65,7 +59,7 @@ def test_an_outage_shows_while_it_lasts_and_clears_when_it_ends(
             proxy.restore()
             create_pods(direct, spark_pod("a-exec-1"))
             # Within seconds, not when the next 300 s watch ends: each watch's latest outcome.
-            wait_for(
+            wait_until(
                 lambda: live.state == "live" and not live.error and "a-exec-1" in names(live),
                 lambda: f"still {live.state} {live.error!r} with {sorted(names(live))}",
             )
@@ -89,13 +83,13 @@ def test_a_server_back_without_its_state_is_listed_again_not_resumed(
         live.start()
         try:
             assert live.ready.wait(20)
-            wait_for(lambda: names(live) == {"a-driver", "a-exec-1"}, lambda: names(live))
+            wait_until(lambda: names(live) == {"a-driver", "a-exec-1"}, lambda: names(live))
             # The server comes back empty, its resourceVersions starting again from low.
             proxy.upstream = restarted.url
             proxy.cut()
             time.sleep(0.5)
             proxy.restore()
-            wait_for(
+            wait_until(
                 lambda: names(live) == set() and live.state == "live",
                 lambda: f"kept {sorted(names(live))} ({live.state} {live.error!r})",
             )
@@ -184,7 +178,7 @@ def test_a_stop_that_waits_cuts_the_watches_and_leaves_no_thread_reading(
     conn = Connection(kubeconfig=str(emulator.write_kubeconfig(tmp_path / "kc")))
     live = LiveCluster(lambda: connect(conn), None, watch_timeout=300)
     live.start()
-    wait_for(live.ready.is_set, lambda: "the watches never started")
+    wait_until(live.ready.is_set, lambda: "the watches never started")
     time.sleep(0.5)  # each watch now blocked in its read, its server answering nothing
     started = time.monotonic()
     live.stop(wait=5.0)

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_spark.cli.main import main
 from tests.beds import RealBed
+from tests.command_line import run
 from tests.faultproxy import Fault, FaultProxy
 from tests.stages import Stage
 
@@ -81,12 +81,6 @@ def two(cluster: Any, control_plane: Any, tmp_path: Path) -> Iterator[dict[str, 
         stage.close()
         bed.close()
         reset(control_plane)
-
-
-def run(capsys: pytest.CaptureFixture[str], config: Path, *args: str) -> tuple[int, str, str]:
-    code = main(["--kubeconfig", str(config), *args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_ls_lists_every_context_with_a_context_column(two, capsys) -> None:

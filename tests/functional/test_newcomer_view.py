@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.functional.test_read_commands import run
+from tests.command_line import run
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kubectl_spark.cli.main import main
+from tests.command_line import run
 
 
 @pytest.fixture
@@ -17,20 +17,13 @@ def s2(played: Any) -> Any:
     return played("s2-partition")
 
 
-def run(s2: Any, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["--kubeconfig", str(s2.kubeconfig), *args])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
-
-
 def test_jsonpath_and_custom_columns_read_the_json_output(
     s2: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, out, _ = run(s2, capsys, "ls", "-A", "-o", "json")
+    _, out, _ = run(capsys, s2, "ls", "-A", "-o", "json")
     apps = json.loads(out)["items"]
     code, out, err = run(
-        s2, capsys, "ls", "-A", "-o",
+        capsys, s2, "ls", "-A", "-o",
         'jsonpath={range .items[*]}{.namespace}/{.name} {.attempts[-1].driverPod}{"\\n"}{end}',
     )  # fmt: skip
     assert code == 0, err
@@ -38,7 +31,7 @@ def test_jsonpath_and_custom_columns_read_the_json_output(
         f"{a['namespace']}/{a['name']} {a['attempts'][-1]['driverPod']}\n" for a in apps
     )
     code, out, err = run(
-        s2, capsys, "ls", "-A", "--no-headers", "-o",
+        capsys, s2, "ls", "-A", "--no-headers", "-o",
         "custom-columns=APP:.name,ALERTS:.alerts[*].type,NONE:.nothing",
     )  # fmt: skip
     assert code == 0, err
@@ -48,13 +41,13 @@ def test_jsonpath_and_custom_columns_read_the_json_output(
     ]
     # The README's example: the applications with an alert.
     code, out, err = run(
-        s2, capsys, "ls", "-A", "-o",
+        capsys, s2, "ls", "-A", "-o",
         'jsonpath={range .items[?(@.alerts[*])]}{.namespace}/{.name}{"\\n"}{end}',
     )  # fmt: skip
     alerted = [f"{a['namespace']}/{a['name']}" for a in apps if a["alerts"]]
     assert alerted and out.splitlines() == alerted, err
     code, out, err = run(
-        s2, capsys, "describe", "networkwordcount", "-o", "jsonpath={.attempts[*].number}"
+        capsys, s2, "describe", "networkwordcount", "-o", "jsonpath={.attempts[*].number}"
     )
     assert (code, out) == (0, " ".join(str(a["number"]) for a in apps[0]["attempts"])), err
 
@@ -73,7 +66,7 @@ def test_a_bad_template_or_format_is_refused_before_any_request(
         (["force-kill", "networkwordcount/1", "--dry-run", "-o", "xml"], 'format "xml"'),
         (["resubmit", "networkwordcount", "--dry-run", "-o", "xml"], 'format "xml"'),
     ]:
-        code, out, err = run(s2, capsys, *args)
+        code, out, err = run(capsys, s2, *args)
         assert code != 0 and out == "", args
         assert err.startswith("error: ") and message in err and err.count("\n") == 1, err
     assert s2.server.audit_entries() == []
@@ -83,7 +76,7 @@ def test_an_action_plan_prints_through_a_template(
     s2: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = run(
-        s2, capsys, "force-kill", "networkwordcount/1", "--node-down", "--dry-run", "-o",
+        capsys, s2, "force-kill", "networkwordcount/1", "--node-down", "--dry-run", "-o",
         'jsonpath={range .operations[?(@.verb=="delete")]}{.name}{"\\n"}{end}',
     )  # fmt: skip
     assert code == 0, err
@@ -94,35 +87,35 @@ def test_sort_by_orders_the_applications_by_a_path(
     played: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     mixed = played("mixed")
-    _, out, _ = run(mixed, capsys, "ls", "-A", "-o", "json")
+    _, out, _ = run(capsys, mixed, "ls", "-A", "-o", "json")
     apps = json.loads(out)["items"]  # by namespace and name
     expected = [a["name"] for a in sorted(apps, key=lambda a: a["attempts"][-1]["number"])]
     assert expected != [a["name"] for a in apps], "the scenario must give something to sort"
     for path in (".attempts[-1].number", "{.attempts[-1].number}"):
         code, out, err = run(
-            mixed, capsys, "ls", "-A", "--sort-by", path, "-o", "jsonpath={.items[*].name}"
+            capsys, mixed, "ls", "-A", "--sort-by", path, "-o", "jsonpath={.items[*].name}"
         )
         assert (code, out.split()) == (0, expected), err
-    code, out, err = run(mixed, capsys, "ls", "--sort-by", "{.attempts[}")
+    code, out, err = run(capsys, mixed, "ls", "--sort-by", "{.attempts[}")
     assert code != 0 and out == "" and "unterminated array" in err
 
 
 def test_field_selector_keeps_whole_applications_with_a_matching_pod(
     s2: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, everything, _ = run(s2, capsys, "ls", "-o", "json")
+    _, everything, _ = run(capsys, s2, "ls", "-o", "json")
     (app,) = json.loads(everything)["items"]
     first, second = app["attempts"][0], app["attempts"][1]
     assert first["node"] != second["node"]
-    code, out, err = run(s2, capsys, "ls", "--field-selector", f"spec.nodeName={first['node']}")
-    _, unfiltered, _ = run(s2, capsys, "ls")
+    code, out, err = run(capsys, s2, "ls", "--field-selector", f"spec.nodeName={first['node']}")
+    _, unfiltered, _ = run(capsys, s2, "ls")
     assert code == 0, err
 
     def without_age(table: str) -> list[str]:  # AGE may tick between the two runs
         return [line.rsplit(None, 1)[0] for line in table.splitlines()]
 
     assert without_age(out) == without_age(unfiltered)  # the other node's driver still counts
-    code, out, err = run(s2, capsys, "ls", "--field-selector", "spec.nodeName=nowhere")
+    code, out, err = run(capsys, s2, "ls", "--field-selector", "spec.nodeName=nowhere")
     assert (code, out) == (0, "") and "No Spark applications found" in err
-    code, out, err = run(s2, capsys, "ls", "--field-selector", "spec.bogus=1")
+    code, out, err = run(capsys, s2, "ls", "--field-selector", "spec.bogus=1")
     assert code != 0 and "field label not supported: spec.bogus" in err

@@ -3,12 +3,12 @@ write; a read-only policy leaves every reading command working and every action 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kubectl_spark.cli.main import main
+from tests.command_line import run
 
 READERS = [
     ["ls"],
@@ -59,13 +59,6 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Any:
     c.close()
 
 
-def run(capsys: pytest.CaptureFixture[str], kubeconfig: Path, *args: str) -> tuple[int, str]:
-    code = main(["--kubeconfig", str(kubeconfig), *args])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, err
-
-
 @pytest.mark.parametrize("verb", ["list", "get"])
 def test_reading_without_pods_names_the_missing_permission(
     played: Any, capsys: pytest.CaptureFixture[str], verb: str
@@ -73,7 +66,7 @@ def test_reading_without_pods_names_the_missing_permission(
     played.server.set_policy(deny([verb], ["pods"]))
     played.server.clear_audit()
     for args in READERS:
-        code, err = run(capsys, played.limited, *args)
+        code, _, err = run(capsys, played.limited, *args)
         if verb == "list":
             assert code != 0 and 'cannot list resource "pods"' in err, (args, err)
             assert len(err.strip().splitlines()) <= 2
@@ -88,10 +81,10 @@ def test_a_read_only_policy_reads_everything_and_acts_on_nothing(
     played.server.set_policy(deny(WRITES, ["*"]))
     played.server.clear_audit()
     for args in READERS:
-        code, err = run(capsys, played.limited, *args)
+        code, _, err = run(capsys, played.limited, *args)
         assert code == 0, (args, err)
     for args in ACTIONS:
-        code, err = run(capsys, played.limited, *args)
+        code, _, err = run(capsys, played.limited, *args)
         assert code != 0, (args, err)
         assert "missing" in err and "nothing was changed" in err, (args, err)
     assert played.server.audit_writes() == []
@@ -110,7 +103,7 @@ def test_each_write_verb_forbidden_in_turn_is_named(
 ) -> None:
     played.server.set_policy(deny([verb], ["*"]))
     played.server.clear_audit()
-    code, err = run(capsys, played.limited, *action)
+    code, _, err = run(capsys, played.limited, *action)
     assert code != 0 and f"missing {verb} " in err and "nothing was changed" in err, err
     assert played.server.audit_writes() == []
 

@@ -10,13 +10,8 @@ import pytest
 
 from kubectl_spark.cli.main import main
 from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer
+from tests.command_line import run
 from tests.conftest import ScenarioCluster as Cluster
-
-
-def run(capsys: pytest.CaptureFixture[str], c: Cluster, *args: str) -> tuple[int, str, str]:
-    code = main(["--kubeconfig", str(c.kubeconfig), *args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def ls_json(capsys: pytest.CaptureFixture[str], c: Cluster, *args: str) -> dict[str, Any]:

@@ -27,6 +27,7 @@ import pytest
 from kubectl_spark.core.recorder_manifests import DELEGATION_RULES, LEASE_RULES, NAME, RULES
 from kubectl_spark.sim.client import Client
 from tests.stages import Stage
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 NS = "kubectl-spark"
@@ -155,14 +156,6 @@ def _holder(admin: Client) -> str | None:
     return None if lease is None else (lease.get("spec") or {}).get("holderIdentity")
 
 
-def _wait(what: str, predicate: Any, seconds: float = 60) -> None:
-    end = time.monotonic() + seconds
-    while not predicate():
-        if time.monotonic() > end:
-            pytest.fail(f"{what} did not happen in {seconds:.0f} s")
-        time.sleep(0.2)
-
-
 def _rules_used(log: str) -> tuple[set[tuple[str, str, str]], set[tuple[str, str, str]]]:
     """(apiGroup, resource, verb) of every request a recorder's -v=6 lines show, and of those
     answered 403."""
@@ -221,7 +214,7 @@ def _failover(s: Stage, here: Any, admin: Client, tmp_path: Path) -> None:
     handles = {n: logs[n].open("wb") for n in logs}
     procs = {n: _recorder(n, deployed, env, db, handles[n]) for n in logs}
     try:
-        _wait("a leader", lambda: _holder(admin) in procs)
+        wait_until(lambda: _holder(admin) in procs, "a leader", seconds=60)
         leader = str(_holder(admin))
         standby = next(n for n in procs if n != leader)
         _notebook(admin)
@@ -238,7 +231,7 @@ def _failover(s: Stage, here: Any, admin: Client, tmp_path: Path) -> None:
         procs[leader].wait(10)
         s.do("evict", {"app": "vanishing", "exec": 2})  # while nobody leads
         s.until("executor 2's pod deleted by Spark", lambda: s.executor_gone("vanishing", "2"))
-        _wait("the standby's takeover", lambda: _holder(admin) == standby)
+        wait_until(lambda: _holder(admin) == standby, "the standby's takeover", seconds=60)
         s.do("oom_kill", {"app": "vanishing", "exec": 3})
         s.until("executor 3's pod deleted by Spark", lambda: s.executor_gone("vanishing", "3"))
         s.settle(3)

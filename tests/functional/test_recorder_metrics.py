@@ -21,6 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from kubectl_spark.cli.main import main
 from tests.incluster import token_of
 from tests.recorder_access import read_recorder
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -47,14 +48,6 @@ def _samples(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 
 SCRAPER: dict[int, str] = {}  # the token each recorder's scrape carries, by port
-
-
-def _until(what: str, predicate: Callable[[], bool], seconds: float = 30) -> None:
-    end = time.monotonic() + seconds
-    while not predicate():
-        if time.monotonic() > end:
-            pytest.fail(f"{what} did not happen in {seconds:.0f} s")
-        time.sleep(0.3)
 
 
 @pytest.fixture
@@ -100,9 +93,10 @@ def test_losses_by_reason_in_s4(cluster: Any, recorder: Any) -> None:
     c = cluster("s4-executor-losses")
     c.player.play()
     port = recorder(c.kubeconfig)
-    _until(
-        "the losses counted",
+    wait_until(
         lambda: _value(_samples(port), "kubectl_spark_executor_losses_total") > 0,
+        "the losses counted",
+        seconds=30,
     )
     time.sleep(2)
     samples = _samples(port)
@@ -122,7 +116,11 @@ def test_the_split_brain_gauge_goes_to_zero_after_fence_and_force_kill(
     c.player.play()
     port = recorder(c.kubeconfig)
     split = {"type": "SplitBrain", "app": "networkwordcount"}
-    _until("SplitBrain at 1", lambda: _value(_samples(port), "kubectl_spark_alerts", **split) == 1)
+    wait_until(
+        lambda: _value(_samples(port), "kubectl_spark_alerts", **split) == 1,
+        "SplitBrain at 1",
+        seconds=30,
+    )
     for action in (
         ["fence", "networkwordcount/1", "--yes"],
         ["force-kill", "networkwordcount/1", "--yes"],
@@ -136,4 +134,4 @@ def test_the_split_brain_gauge_goes_to_zero_after_fence_and_force_kill(
         ]
         return bool(present) and _value(samples, "kubectl_spark_alerts", **split) == 0
 
-    _until("SplitBrain at 0 (the series kept, at 0)", cleared)
+    wait_until(cleared, "SplitBrain at 0 (the series kept, at 0)", seconds=30)

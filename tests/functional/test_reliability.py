@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from kubectl_spark.cli.main import main
 from kubectl_spark.cluster.apiserver.embedded import (
     ADMIN_USER,
     EmbeddedApiServer,
@@ -26,6 +25,7 @@ from kubectl_spark.cluster.apiserver.embedded import (
 )
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.kube.live import LiveCluster
+from tests.command_line import run
 from tests.conftest import ScenarioCluster
 from tests.faultproxy import Fault, FaultProxy
 
@@ -46,12 +46,6 @@ def proxied_emulator(
 ) -> Iterator[tuple[FaultProxy, Path]]:
     with FaultProxy(emulator.url) as proxy:
         yield proxy, through(proxy, emulator.token, tmp_path / "proxied")
-
-
-def run(capsys: pytest.CaptureFixture[str], kubeconfig: Path, *args: str) -> tuple[int, str, str]:
-    code = main(["--kubeconfig", str(kubeconfig), *args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def timed(

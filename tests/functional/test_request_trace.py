@@ -10,19 +10,12 @@ from typing import Any
 
 import pytest
 
-from kubectl_spark.cli.main import main
+from tests.command_line import run
 
 LINE = re.compile(
     r"I\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ client\.py\] (?P<method>[A-Z]+) (?P<url>\S+) "
     r"(?P<status>\d{3} [A-Za-z ]+|) in \d+ milliseconds"
 )
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 def test_v6_traces_each_request_and_changes_nothing_else(
@@ -31,9 +24,9 @@ def test_v6_traces_each_request_and_changes_nothing_else(
     c = cluster("s1-node-shutdown")
     c.player.play()
     base = ["--kubeconfig", str(c.kubeconfig), "ls", "-A"]
-    code, quiet_out, quiet_err = run(capsys, *base)
+    code, quiet_out, quiet_err = run(capsys, None, *base)
     assert code == 0 and quiet_err == ""
-    code, out, err = run(capsys, *base, "-v=6")
+    code, out, err = run(capsys, None, *base, "-v=6")
     assert code == 0 and out == quiet_out
     lines = err.strip().splitlines()
     assert f"config.py] Config loaded from file:  {c.kubeconfig}" in lines[0]
@@ -54,7 +47,7 @@ def test_v6_traces_each_request_and_changes_nothing_else(
     assert f"{c.server.url}/api/v1/pods?limit=500&labelSelector=spark-role" in urls
     assert {m["status"] for m in traced if m} == {"200 OK"}
     assert c.server.token not in err
-    _, _, below = run(capsys, *base, "-v", "5")
+    _, _, below = run(capsys, None, *base, "-v", "5")
     assert below == ""
     # Writes show their own status: an Event created is 201 Created.
     kill = [
@@ -65,7 +58,7 @@ def test_v6_traces_each_request_and_changes_nothing_else(
         "--yes",
         "--force",
     ]
-    code, _, err = run(capsys, *kill, "-v6")
+    code, _, err = run(capsys, None, *kill, "-v6")
     assert code == 0, err
     written = [m for line in err.splitlines() if (m := LINE.fullmatch(line))]
     assert {(m["method"], m["status"]) for m in written} >= {
@@ -80,14 +73,14 @@ def test_v6_traces_refusals_and_unanswered_requests(
 ) -> None:
     c = cluster("s1-node-shutdown")
     c.server.set_policy({"rules": [{"effect": "deny", "verbs": ["list"], "resources": ["pods"]}]})
-    code, _, err = run(capsys, "--kubeconfig", str(c.kubeconfig), "ls", "-v6")
+    code, _, err = run(capsys, None, "--kubeconfig", str(c.kubeconfig), "ls", "-v6")
     assert code != 0
     assert any(
         (m := LINE.fullmatch(line)) and m["status"] == "403 Forbidden" for line in err.splitlines()
     ), err
     assert err.strip().splitlines()[-1].startswith("error: ")
     code, _, err = run(
-        capsys, "-s", "https://127.0.0.1:1", "--insecure-skip-tls-verify", "ls", "--v=6"
+        capsys, None, "-s", "https://127.0.0.1:1", "--insecure-skip-tls-verify", "ls", "--v=6"
     )
     assert code != 0
     unanswered = [m for line in err.splitlines() if (m := LINE.fullmatch(line))]

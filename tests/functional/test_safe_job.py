@@ -18,7 +18,7 @@ import yaml
 from kubectl_spark.cli.main import main
 from kubectl_spark.sim.client import Client
 from tests.beds import Bed
-from tests.functional.test_read_commands import run
+from tests.command_line import run
 
 
 def _cli(capsys: pytest.CaptureFixture[str], kubeconfig: Path, *args: str) -> tuple[int, str, str]:

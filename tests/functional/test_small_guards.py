@@ -13,18 +13,12 @@ import pytest
 
 from kubectl_spark.app.text import escape
 from kubectl_spark.cli import render
-from kubectl_spark.cli.main import main
 from kubectl_spark.errors import HistoryError
 from kubectl_spark.history.store import HistoryStore, Scope
+from tests.command_line import run
 from tests.conftest import ScenarioCluster
 
 INVISIBLE = "zero\u200bwidth\u200djoin\u2060word\ufeffbom\u2028sep"
-
-
-def run(capsys: pytest.CaptureFixture[str], kubeconfig: Path, *args: str) -> tuple[int, str, str]:
-    code = main(["--kubeconfig", str(kubeconfig), *args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_invisible_characters_are_shown_as_escapes() -> None:

@@ -31,9 +31,9 @@ from tests.recording import (
     pod_deleted,
     start_record,
     stop_record,
-    wait_until,
 )
 from tests.unit.test_core_grouping import mk, ref
+from tests.waiting import wait_until
 
 SIZE = (140, 45)
 
@@ -771,7 +771,7 @@ async def test_the_log_of_a_gone_pod_is_what_record_kept(
             ("vm-driver", "spark-kubernetes-driver", 2),
         ):
             exit_52(core, name, container)
-            wait_until(lambda kept=kept: logs_kept(db) == kept)
+            wait_until(lambda: logs_kept(db) == kept)  # noqa: B023 - waited for at once
             core.delete_namespaced_pod(
                 name, "default", grace_period_seconds=0, _preload_content=False
             )

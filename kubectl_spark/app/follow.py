@@ -102,11 +102,12 @@ class Keeping:
         self.logs: LogKeeper | None = None
         self._api: Api | None = None
         self._connect = connect_api
-        self._queue: queue.Queue[tuple[list[tuple[dict[str, Any], bool]], bool] | None] | None
-        self._queue = None
+        # In the background: batches of (pod, gone?) and whether they were listed; None ends.
+        self._queue: queue.Queue[tuple[list[tuple[dict[str, Any], bool]], bool] | None] | None = (
+            queue.Queue() if logs_in_background else None
+        )
         self._thread: threading.Thread | None = None
         if logs_in_background:
-            self._queue = queue.Queue()
             self._thread = threading.Thread(target=self._keep_logs, name="keep-logs", daemon=True)
             self._thread.start()
         else:

@@ -74,7 +74,7 @@ class RecordSession:
         self.metrics: RecorderMetrics | None = None
         self.server: RecorderServer | None = None
         self.deciding_api: Api | None = None
-        self.tracker = LiveAnalysis()
+        self.tracker = LiveAnalysis()  # the metrics' answers, kept up to date while serving
         self.leading = True
         self.asked = 0.0
 

@@ -705,3 +705,51 @@ def test_a_client_that_says_nothing_is_closed(emulator, monkeypatch) -> None:
     monkeypatch.setattr(sniff, "FIRST_BYTES_TIMEOUT", 0.3)
     with socket.create_connection(("127.0.0.1", emulator.port), timeout=10) as conn:
         assert conn.recv(1) == b""  # closed by the server, not left open
+
+
+def test_exec_is_checked_as_kube_apiserver_checks_it_before_a_kubelet_is_asked(
+    api, emulator: EmbeddedApiServer, kubectl
+) -> None:
+    """kubectl's own WebSocket exec (v5) against the emulator, up to the kubelet; the kubelet's
+    part is tried with real processes in tests/realspark/test_shell.py."""
+    make(api, "nohost")
+    said = kubectl("exec", "nohost", "--", "true", check=False)
+    assert said.returncode == 1
+    assert "pod nohost does not have a host assigned" in said.stderr, said.stderr
+
+    make(api, "far")
+    raw(api, "POST", "/api/v1/nodes", {"metadata": {"name": "node-a"}})
+    bind(api, "far")
+    # The node's status names no kubelet that answers: the dial fails, as kube-apiserver's does
+    raw(api, "PUT", "/x-emulator/v1/unreachable-nodes", {"nodes": ["node-a"]})
+    said = kubectl("exec", "far", "--", "true", check=False)
+    assert "error dialing backend" in said.stderr, said.stderr
+
+    # SPDY (an older kubectl's, a POST) is refused with a reason, never half served, once a
+    # kubelet answers (the emulator's own port stands for one: only its dial is tried)
+    raw(api, "PUT", "/x-emulator/v1/unreachable-nodes", {"nodes": []})
+    kubelet = {
+        "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}],
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": emulator.port}},
+    }
+    answer = raw(
+        api,
+        "PATCH",
+        "/api/v1/nodes/node-a/status",
+        {"status": kubelet},
+        content_type="application/merge-patch+json",
+    )
+    assert answer[0] == 200, answer
+    status, body = raw(api, "POST", f"{PODS}/far/exec?command=true&stdout=true")
+    assert (status, body["message"]) == (
+        400,
+        "Upgrade request required: the emulator serves exec over WebSockets",
+    ), body
+
+    # A WebSocket's GET asks create too (AuthorizePodWebsocketUpgradeCreatePermission)
+    emulator.set_policy(
+        {"rules": [{"effect": "deny", "verbs": ["create"], "resources": ["pods/exec"]}]}
+    )
+    said = kubectl("exec", "far", "--", "true", check=False)
+    assert said.returncode == 1
+    assert 'cannot create resource "pods/exec"' in said.stderr, said.stderr

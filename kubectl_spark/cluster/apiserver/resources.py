@@ -132,6 +132,7 @@ BUILTIN: tuple[ResourceType, ...] = (
             Subresource("binding", "Binding", ("create",)),
             Subresource("eviction", "Eviction", ("create",), group="policy", version="v1"),
             Subresource("log", "Pod", ("get",)),
+            Subresource("exec", "PodExecOptions", ("create", "get")),
             Subresource("proxy", "PodProxyOptions", ("create", "delete", "get", "patch", "update")),
             _status("Pod"),
         ),

@@ -44,6 +44,7 @@ from .errors import (
 from .faults import Faults
 from .impersonation import impersonated
 from .kinds import field_getters
+from .podexec import PodExec
 from .resources import Registry
 from .selectors import parse_field_selector, parse_label_selector
 from .server_reads import CollectionReads, PatchEndpoint
@@ -94,6 +95,7 @@ class ApiServer:
             store, registry, self.logs, clock, self.unreachable_nodes, self.stopping
         )
         self.pod_proxy = PodProxy(store, self.proxy_handlers, self.unreachable_nodes)
+        self.pod_exec = PodExec(store, registry, self.unreachable_nodes)
         self.service_proxy = ServiceProxy(store, registry)
         self.reads = CollectionReads(
             store, clock, config, self.faults, self._streams, self.stopping
@@ -342,6 +344,9 @@ class ApiServer:
         asking = admission.requester.set(user)
         try:
             self._authorize(user, verb, route)
+            if route.subresource == "exec" and verb == "get":
+                # A WebSocket's upgrade is a GET: create is asked too (podexec.py says why)
+                self._authorize(user, "create", route)
             response = await self._perform(request, route, verb, query, dry_run, user)
         except ApiError as err:
             self.audit.record(attrs, err.code, dry_run=dry_run)
@@ -364,6 +369,8 @@ class ApiServer:
         store = self.store
         if sub == "log":
             return await self.pod_logs.serve(request, route, query)
+        if sub == "exec":
+            return await self.pod_exec.serve(request, route)
         if sub == "proxy" and rt.plural == "services":
             return await self.service_proxy.serve(request, route)
         if sub == "proxy":

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -182,6 +182,30 @@ class Evictions:
             )
 
 
+def chosen_container(pod: dict[str, Any], route: Route, query: Mapping[str, str]) -> str:
+    """The container asked for, or the one kubectl defaults to (the only one, or annotated).
+
+    As kube-apiserver's streamLocation (pkg/registry/core/pod/strategy.go) for logs and exec.
+    """
+    containers = [str(c.get("name")) for c in (pod.get("spec") or {}).get("containers") or []]
+    container = query.get("container") or ""
+    if not container:
+        default = (pod["metadata"].get("annotations") or {}).get(
+            "kubectl.kubernetes.io/default-container"
+        )
+        if len(containers) == 1:
+            container = containers[0]
+        elif isinstance(default, str) and default in containers:
+            container = default
+        else:
+            raise bad_request(
+                f"a container name must be specified for pod {route.name}, choose one of: [{' '.join(containers)}]"
+            )
+    if container not in containers:
+        raise bad_request(f"container {container} is not valid for pod {route.name}")
+    return container
+
+
 class LogEndpoint:
     """Containers' logs as the kubelet serves them through the API server.
 
@@ -207,7 +231,7 @@ class LogEndpoint:
     ) -> web.StreamResponse:
         """``pods/log``: whole, or followed while the container's run lasts."""
         pod = self.store.get(route.rt, route.namespace, route.name)
-        container = self._container(pod, route, query)
+        container = chosen_container(pod, route, query)
         node = (pod.get("spec") or {}).get("nodeName")
         if not node:
             # A pod no node took has no kubelet to ask: kube-apiserver's LogLocation returns no
@@ -239,27 +263,6 @@ class LogEndpoint:
         with contextlib.suppress(ConnectionResetError, RuntimeError):
             await response.write_eof()
         return response
-
-    @staticmethod
-    def _container(pod: dict[str, Any], route: Route, query: dict[str, str]) -> str:
-        """The container asked for, or the one kubectl defaults to (the only one, or annotated)."""
-        containers = [str(c.get("name")) for c in (pod.get("spec") or {}).get("containers") or []]
-        container = query.get("container") or ""
-        if not container:
-            default = (pod["metadata"].get("annotations") or {}).get(
-                "kubectl.kubernetes.io/default-container"
-            )
-            if len(containers) == 1:
-                container = containers[0]
-            elif isinstance(default, str) and default in containers:
-                container = default
-            else:
-                raise bad_request(
-                    f"a container name must be specified for pod {route.name}, choose one of: [{' '.join(containers)}]"
-                )
-        if container not in containers:
-            raise bad_request(f"container {container} is not valid for pod {route.name}")
-        return container
 
     def _kept_log(
         self, pod: dict[str, Any], route: Route, container: str, *, previous: bool

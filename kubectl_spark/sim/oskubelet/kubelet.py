@@ -45,7 +45,7 @@ from .network import PodAddress, PodNetwork, hosts_file
 from .node import NodeAgent
 from .podfiles import NotReady, PodFiles, expand, memory_limit
 from .runs import ContainerRun, NodeRun, PodRun
-from .runtime import ContainerProcess, Mount
+from .runtime import ContainerProcess, Execution, Mount
 from .status import StatusManager
 
 SYNC_SECONDS = 0.25
@@ -73,6 +73,7 @@ class ProcessKubelet:
         self.root = root
         self.clock = SystemClock()
         self.logs = logs or KubeletApi(self.clock)
+        self.logs.exec_into = self.exec_into
         self.events = Recorder(client, self.clock)
         self.nodes: dict[str, NodeRun] = {}
         self.pods: dict[str, PodRun] = {}
@@ -167,6 +168,19 @@ class ProcessKubelet:
                     for c in run.containers.values():
                         if (container in (None, c.name)) and c.process is not None:
                             c.process.end()
+
+    def exec_into(
+        self, namespace: str, name: str, container: str, command: list[str], tty: bool
+    ) -> Execution | None:
+        """``command`` in a running container of the pod (the endpoint's exec); None: none runs."""
+        with self._lock:
+            run = next(
+                (r for r in self.pods.values() if (r.namespace, r.name) == (namespace, name)), None
+            )
+            found = run.containers.get(container) if run is not None else None
+            if found is None or found.process is None or found.terminated is not None:
+                return None
+            return found.process.exec(command, tty=tty)
 
     def local_address(self, namespace: str, name: str) -> str | None:
         """The loopback address a running pod's processes listen on (for a test to ask Spark)."""

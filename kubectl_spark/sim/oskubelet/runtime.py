@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import os
 import shlex
 import signal
+import struct
 import subprocess
+import termios
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -79,6 +82,7 @@ class ContainerProcess:
     ) -> None:
         self.memory_limit = memory_limit
         self.oom_killed = False
+        self.env, self.workdir = env, workdir
         self._on_output = on_output
         argv = [
             "unshare",
@@ -147,6 +151,28 @@ class ContainerProcess:
             self._proc.wait(10)
         self._reader.join(timeout=5)
 
+    def exec(self, command: Sequence[str], *, tty: bool) -> Execution:
+        """``command`` beside the container's own: its files, its name, its environment.
+
+        As a container runtime's exec: a process joined to the container's namespaces
+        (``nsenter``, util-linux), in its working folder, with a terminal of its own when
+        asked (its output one stream then, as a terminal merges them).
+        """
+        argv = [
+            "nsenter",
+            "--target",
+            str(self.pid),
+            "--mount",
+            "--uts",
+            "--",
+            "/bin/sh",
+            "-c",
+            f'cd {shlex.quote(self.workdir)} 2>/dev/null; exec "$@"',
+            "exec",
+            *command,
+        ]
+        return Execution(argv, self.env, tty=tty)
+
     def rss(self) -> int:
         """The resident memory of every process of the tree (its session), in bytes."""
         total = 0
@@ -172,3 +198,85 @@ class ContainerProcess:
         self.oom_killed = True
         self.kill()
         return True
+
+
+class Execution:
+    """One ``exec``: the process and the descriptors of its streams, for the kubelet's endpoint.
+
+    With a terminal, stdin, stdout and stderr are one pseudo-terminal (its controlling
+    terminal, so a shell's job control and ^C work); without, three pipes.
+    """
+
+    def __init__(self, argv: Sequence[str], env: dict[str, str], *, tty: bool) -> None:
+        self._tty = tty
+        if tty:
+            leader, follower = os.openpty()
+            self._input = leader
+            self._proc = subprocess.Popen(  # noqa: S603 - the command exec asks for, as a runtime runs it
+                argv,
+                env={**env, "TERM": env.get("TERM", "xterm")},
+                stdin=follower,
+                stdout=follower,
+                stderr=follower,
+                start_new_session=True,
+                preexec_fn=_controlling_terminal,  # noqa: PLW1509 - the terminal only
+            )
+            os.close(follower)
+            self.outputs = {1: leader}
+        else:
+            self._proc = subprocess.Popen(  # noqa: S603 - the command exec asks for, as a runtime runs it
+                argv,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+            stdin, stdout, stderr = self._proc.stdin, self._proc.stdout, self._proc.stderr
+            if stdin is None or stdout is None or stderr is None:
+                raise OSError("exec: no pipes")
+            self._input = stdin.fileno()
+            self.outputs = {1: stdout.fileno(), 2: stderr.fileno()}
+        for fd in self.outputs.values():
+            os.set_blocking(fd, False)
+
+    def write(self, data: bytes) -> None:
+        with contextlib.suppress(OSError):
+            os.write(self._input, data)
+
+    def close_input(self) -> None:
+        if self._tty:
+            self.write(b"\x04")  # end of input, as a terminal's ^D says it
+        elif self._proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self._proc.stdin.close()
+
+    def resize(self, width: int, height: int) -> None:
+        if self._tty:
+            with contextlib.suppress(OSError):
+                fcntl.ioctl(
+                    self._input, termios.TIOCSWINSZ, struct.pack("HHHH", height, width, 0, 0)
+                )
+
+    def wait(self) -> int:
+        code = self._proc.wait()
+        return 128 - code if code < 0 else code
+
+    def end(self) -> None:
+        """Nothing of the exec outlives its connection (a client gone mid-command)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        self._proc.wait()
+        if self._tty:
+            with contextlib.suppress(OSError):
+                os.close(self._input)
+            return
+        for pipe in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+
+
+def _controlling_terminal() -> None:
+    """In the child, a session leader already: its stdin becomes its controlling terminal."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)

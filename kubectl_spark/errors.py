@@ -26,8 +26,8 @@ class ConfigError(KubectlSparkError):
     """No usable kubeconfig, context or credentials."""
 
 
-class HistoryError(KubectlSparkError):
-    """The local history store cannot be used as it is; it was left untouched."""
+class LocalStoreError(KubectlSparkError):
+    """The local store (``--history-db``) cannot be used as it is; it was left untouched."""
 
 
 class ClusterUnreachable(KubectlSparkError):

@@ -143,7 +143,7 @@ class LiveSource:
 
     def start(self, on_change: Callable[[], None] | None = None) -> None:
         from kubectl_spark.app.follow import Follow, open_cluster
-        from kubectl_spark.errors import HistoryError, KubectlSparkError
+        from kubectl_spark.errors import KubectlSparkError, LocalStoreError
 
         try:
             opening = open_cluster(
@@ -162,7 +162,7 @@ class LiveSource:
         follow = Follow(self.connection, self.namespace, clock=self.clock)
         follow.seed_kept(opening.seeds)
         if self.history is not None and not self._stopped:
-            with contextlib.suppress(HistoryError):  # the TUI works without it; `ls` says why
+            with contextlib.suppress(LocalStoreError):  # the TUI works without it; `ls` says why
                 follow.keep_into(self.history, opening.scope, logs_in_background=True)
         self.follow = follow
         follow.start(on_change)

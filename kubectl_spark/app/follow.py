@@ -22,16 +22,16 @@ from typing import Any
 
 from kubectl_spark.core.incremental import Changes
 from kubectl_spark.core.inputs import Snapshot
-from kubectl_spark.errors import HistoryError, KubectlSparkError
-from kubectl_spark.history.store import HistoryStore, Scope
+from kubectl_spark.errors import KubectlSparkError, LocalStoreError
 from kubectl_spark.kube import recorder_api
 from kubectl_spark.kube.client import Api, Connection, connect, history_scope
 from kubectl_spark.kube.incluster import Discovery
 from kubectl_spark.kube.live import LiveCluster
 from kubectl_spark.kube.logtails import LogKeeper
 from kubectl_spark.kube.recorder_api import RecorderRef
-from kubectl_spark.kube.recording import Recorder
 from kubectl_spark.kube.snapshot import check_credentials, check_namespace
+from kubectl_spark.kube.store_writer import StoreWriter
+from kubectl_spark.localstore import LocalStore, Scope
 
 __all__ = ["Follow", "Keeping", "KeptSeeds", "Opening", "RecorderRef", "open_cluster"]
 
@@ -74,7 +74,7 @@ def open_cluster(
         found = Discovery(api)  # one Services list for both reads below
         try:
             seeds = kept(api, namespace, history, cluster_recorder, found)
-        except HistoryError:
+        except LocalStoreError:
             seeds = kept(api, namespace, None, cluster_recorder, found)
         ref = recorder_api.find(api, cluster_recorder, found) if cluster_recorder else None
         return Opening(api.resolved.context, namespace, scope, seeds, ref)
@@ -90,7 +90,7 @@ class Keeping:
 
     def __init__(
         self,
-        store: HistoryStore,
+        store: LocalStore,
         scope: Scope,
         connect_api: Callable[[], Api],
         *,
@@ -98,7 +98,7 @@ class Keeping:
     ) -> None:
         self.store = store
         self.scope = scope
-        self.recorder = Recorder(store, scope)
+        self.writer = StoreWriter(store, scope)
         self.logs: LogKeeper | None = None
         self._api: Api | None = None
         self._connect = connect_api
@@ -116,7 +116,7 @@ class Keeping:
 
     def write(self, changes: Changes | None, snapshot: Snapshot) -> None:
         """One batch (``None`` changes: everything was listed), then its stopped containers."""
-        pods = self.recorder.write(changes, snapshot)
+        pods = self.writer.write(changes, snapshot)
         if self._queue is not None:
             self._queue.put((pods, changes is None))
         elif self.logs is not None:
@@ -191,9 +191,9 @@ class Follow:
         self.live.seed([], events)
 
     def keep_into(self, path: Path, scope: Scope, *, logs_in_background: bool) -> None:
-        """Write every batch to the local store at ``path`` (``HistoryError`` if it cannot be)."""
+        """Write every batch to the local store at ``path`` (``LocalStoreError`` if it cannot be)."""
         self.keeping = Keeping(
-            HistoryStore(path), scope, self.connect, logs_in_background=logs_in_background
+            LocalStore(path), scope, self.connect, logs_in_background=logs_in_background
         )
 
     def start(self, on_change: Callable[[], None] | None) -> None:

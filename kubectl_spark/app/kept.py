@@ -23,8 +23,8 @@ def keep(api: Any, plan: Plan, now: str) -> str:
     """Write what the plan keeps; a warning when it could not be (the action goes on)."""
     if not plan.keep:
         return ""
-    from kubectl_spark.history.store import HistoryStore, default_path
     from kubectl_spark.kube.client import history_scope
+    from kubectl_spark.localstore import LocalStore, default_path
 
     envelopes = [
         (
@@ -44,7 +44,7 @@ def keep(api: Any, plan: Plan, now: str) -> str:
     ]
     drivers = [(obj, True) for role, obj in plan.keep if role == "driver"]
     try:
-        with HistoryStore(default_path()) as store:
+        with LocalStore(default_path()) as store:
             scope = history_scope(api)
             store.record(scope, KIND, envelopes, seen_at=now)
             store.record(scope, "pods", drivers, seen_at=now)
@@ -58,11 +58,11 @@ def keep(api: Any, plan: Plan, now: str) -> str:
 
 def kept_sources(api: Any, app: App, uid: str | None) -> dict[str, Any]:
     """The driver (by uid, else the newest kept) and the ConfigMaps and Services it owned."""
-    from kubectl_spark.history.store import HistoryStore, default_path
     from kubectl_spark.kube.client import history_scope
+    from kubectl_spark.localstore import LocalStore, default_path
 
     try:
-        with HistoryStore(default_path(), create=False) as store:
+        with LocalStore(default_path(), create=False) as store:
             rows = store.load_under(history_scope(api), KIND, app.namespace, app.name)
     except (KubectlSparkError, OSError):
         return {}

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from kubectl_spark.errors import KubectlSparkError
-from kubectl_spark.history.store import HistoryStore
 from kubectl_spark.kube import recorder_api, trace
 from kubectl_spark.kube.client import Api, history_scope
 from kubectl_spark.kube.logtails import kept_tail
 from kubectl_spark.kube.recorder_api import RecorderRef
+from kubectl_spark.localstore import LocalStore
 
 KEEP_HINT = " (`kubectl spark record` keeps the last lines of containers that stop with an error)"
 PREVIOUS_GONE = (
@@ -56,7 +56,7 @@ def kept_lines(
     uid: str,
     *,
     previous: bool,
-    store: HistoryStore | Path | None,
+    store: LocalStore | Path | None,
     recorder: RecorderRef | str | None,
     warn: Callable[[str], None] | None = None,
 ) -> KeptLines | None:
@@ -87,9 +87,9 @@ def kept_lines(
 
 
 def _kept_locally(
-    api: Api, store: HistoryStore | Path, namespace: str, uid: str, previous: bool
+    api: Api, store: LocalStore | Path, namespace: str, uid: str, previous: bool
 ) -> dict[str, Any] | None:
-    if isinstance(store, HistoryStore):
+    if isinstance(store, LocalStore):
         return kept_tail(store, history_scope(api), namespace, uid, previous=previous)
-    with HistoryStore(store, create=False) as opened:
+    with LocalStore(store, create=False) as opened:
         return kept_tail(opened, history_scope(api), namespace, uid, previous=previous)

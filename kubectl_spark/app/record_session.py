@@ -24,10 +24,10 @@ from kubectl_spark.app.recorder_http import RecorderServer
 from kubectl_spark.core.incremental import LiveAnalysis
 from kubectl_spark.core.recorder_manifests import NAME
 from kubectl_spark.errors import Forbidden, KubectlSparkError, UsageError
-from kubectl_spark.history.store import Scope
 from kubectl_spark.kube.client import Api, Connection, connect, history_scope
 from kubectl_spark.kube.leader import LeaseElector
 from kubectl_spark.kube.snapshot import check_namespace
+from kubectl_spark.localstore import Scope
 
 LEASE = NAME  # the Lease is named as the recorder's Deployment
 
@@ -150,15 +150,15 @@ class RecordSession:
             finally:
                 follow.stop(wait=5.0)  # no thread left reading TLS as the process exits
                 if self.leading:
-                    keeping.recorder.write(*follow.take_changes())  # since the last batch
+                    keeping.writer.write(*follow.take_changes())  # since the last batch
                 if self.elector is not None:
                     self.elector.release()
                 signal.signal(signal.SIGTERM, previous)
         finally:
             follow.close()
         self.say(
-            f"recorded {keeping.recorder.pods_written} pod and "
-            f"{keeping.recorder.events_written} event states, "
+            f"recorded {keeping.writer.pods_written} pod and "
+            f"{keeping.writer.events_written} event states, "
             f"and the last lines of {keeping.logs_kept} stopped container(s)"
         )
 

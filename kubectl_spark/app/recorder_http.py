@@ -217,11 +217,11 @@ class RecorderServer:
 
         Encoded an item at a time; ``metadata.continue`` is set when a matching item is left.
         """
-        from kubectl_spark.history.store import HistoryStore
+        from kubectl_spark.localstore import LocalStore
 
         items: list[bytes] = []
         size, sent_last, more = 0, after, False
-        with HistoryStore(self.path, create=False) as store:
+        with LocalStore(self.path, create=False) as store:
             cursor = after
             while not more:
                 rows = store.page(self.scope, kind, namespace or None, after=cursor, limit=BATCH)
@@ -248,10 +248,10 @@ class RecorderServer:
         return b"".join((head[:-1], b',"metadata":', meta, b',"items":[', b",".join(items), b"]}"))
 
     def _tail(self, namespace: str, uid: str, *, previous: bool) -> dict[str, Any] | None:
-        from kubectl_spark.history.store import HistoryStore
         from kubectl_spark.kube.logtails import kept_tail
+        from kubectl_spark.localstore import LocalStore
 
-        with HistoryStore(self.path, create=False) as store:
+        with LocalStore(self.path, create=False) as store:
             return kept_tail(store, self.scope, namespace, uid, previous=previous)
 
 

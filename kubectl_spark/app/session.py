@@ -12,9 +12,9 @@ import dataclasses
 from pathlib import Path
 
 from kubectl_spark.errors import ConfigError
-from kubectl_spark.history.store import Scope, default_path
 from kubectl_spark.kube import config
 from kubectl_spark.kube.client import Api, Connection, connect, get_json, history_scope
+from kubectl_spark.localstore import Scope, default_path
 
 __all__ = [
     "Api",

@@ -30,11 +30,11 @@ def keep_and_recall(api: Any, snap: Snapshot, store_path: Path, namespace: str |
     keeps nothing), and the answer is the same as without it.
     """
     from kubectl_spark.errors import KubectlSparkError
-    from kubectl_spark.history.store import HistoryStore
     from kubectl_spark.kube.client import history_scope
+    from kubectl_spark.localstore import LocalStore
 
     try:
-        with HistoryStore(store_path) as store:
+        with LocalStore(store_path) as store:
             scope = history_scope(api)
             kept = {raw.uid(o): o for o, _, _ in store.load(scope, KIND, namespace)}
             fresh = _fresh_rows(snap, kept)

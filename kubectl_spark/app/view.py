@@ -189,9 +189,9 @@ def _rv(obj: dict[str, Any]) -> int:
 
 
 def _local_kept(api: Api, namespace: str | None, history: Path) -> Kept:
-    from kubectl_spark.history.store import HistoryStore
+    from kubectl_spark.localstore import LocalStore
 
-    with HistoryStore(history, create=False) as store:
+    with LocalStore(history, create=False) as store:
         scope = history_scope(api)
         pods = [
             (obj, deleted or seen) for obj, seen, deleted in store.load(scope, "pods", namespace)

@@ -549,7 +549,7 @@ def history_scope(api: Api) -> Any:
     The cluster is the server's URL, so two clusters never mix even when their kubeconfig
     names collide.
     """
-    from kubectl_spark.history.store import Scope
+    from kubectl_spark.localstore import Scope
 
     return Scope(str(api.client.configuration.host), api.resolved.context)
 

@@ -20,7 +20,7 @@ from typing import Any
 from kubectl_spark import errors
 from kubectl_spark.core import raw
 from kubectl_spark.core.reasons import spark_container
-from kubectl_spark.history.store import HistoryStore, Scope
+from kubectl_spark.localstore import LocalStore, Scope
 
 KIND = "logs"
 TAIL_LINES = 100
@@ -53,7 +53,7 @@ def _key(uid: str, container: str, restarts: int, previous: bool) -> str:
 class LogKeeper:
     """Asks for, and keeps, the last lines of each Spark container that stopped with an error."""
 
-    def __init__(self, api: Any, store: HistoryStore, scope: Scope) -> None:
+    def __init__(self, api: Any, store: LocalStore, scope: Scope) -> None:
         self.api = api
         self.store = store
         self.scope = scope
@@ -163,7 +163,7 @@ def _run(kept: dict[str, Any]) -> tuple[int, int]:
 
 
 def kept_tail(
-    store: HistoryStore, scope: Scope, namespace: str, uid: str, *, previous: bool = False
+    store: LocalStore, scope: Scope, namespace: str, uid: str, *, previous: bool = False
 ) -> dict[str, Any] | None:
     """The last kept lines of the pod ``uid`` (its latest run), or None.
 

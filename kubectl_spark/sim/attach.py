@@ -95,7 +95,7 @@ class AttachDetach:
                         raise
             elif current["spec"]["nodeName"] != node:
                 for user in users:
-                    self.world.recorder.event(
+                    self.world.events.event(
                         user,
                         "FailedAttachVolume",
                         f'Multi-Attach error for volume "{pv}" Volume is already exclusively attached to one node and can\'t be attached to another',

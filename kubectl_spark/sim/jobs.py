@@ -171,7 +171,7 @@ class JobController:
                 created = self._create_pod(job)
                 if created is not None:
                     active.append(created)
-                    self.world.recorder.event(
+                    self.world.events.event(
                         job,
                         "SuccessfulCreate",
                         f"Created pod: {created['metadata']['name']}",
@@ -238,7 +238,7 @@ class JobController:
                 pod(job["metadata"]["namespace"], item["metadata"]["name"]),
                 uid=item["metadata"]["uid"],
             )
-        self.world.recorder.event(job, reason, message, type_="Warning", component="job-controller")
+        self.world.events.event(job, reason, message, type_="Warning", component="job-controller")
         return conditions
 
     def _account(
@@ -333,7 +333,7 @@ class JobController:
         reason, message = (
             ("JobSuspended", "Job suspended") if suspended else ("JobResumed", "Job resumed")
         )
-        self.world.recorder.event(
+        self.world.events.event(
             job, "Suspended" if suspended else "Resumed", message, component="job-controller"
         )
         return objects.with_condition(

@@ -79,7 +79,7 @@ class Kubelet:
         if node is not None:
             old = objects.condition(node, "Ready")
             if old is None or old.get("status") != "True":
-                self.world.recorder.event(
+                self.world.events.event(
                     node,
                     "NodeReady",
                     f"Node {self.node.name} status is now: NodeReady",
@@ -226,7 +226,7 @@ class Kubelet:
                 else f'failed to pull and unpack image "{image}": not found'
             )
             self.status.report_waiting(item, reason, message)
-            self.world.recorder.event(
+            self.world.events.event(
                 item,
                 "Failed",
                 f'Failed to pull image "{image}": not found',
@@ -234,7 +234,7 @@ class Kubelet:
                 host=self.node.name,
             )
             if already:
-                self.world.recorder.event(
+                self.world.events.event(
                     item,
                     "BackOff",
                     f'Back-off pulling image "{image}"',
@@ -246,7 +246,7 @@ class Kubelet:
             self.status.report_waiting(
                 item, "CreateContainerConfigError", 'configmap "spark-conf" not found'
             )
-            self.world.recorder.event(
+            self.world.events.event(
                 item,
                 "Failed",
                 'Error: configmap "spark-conf" not found',
@@ -259,16 +259,16 @@ class Kubelet:
             proc.containers[c["name"]] = Container(c["name"], now)
         self.node.processes[meta["uid"]] = proc
         for c in item["spec"]["containers"]:
-            self.world.recorder.event(
+            self.world.events.event(
                 item,
                 "Pulled",
                 f'Container image "{c.get("image")}" already present on machine',
                 host=self.node.name,
             )
-            self.world.recorder.event(
+            self.world.events.event(
                 item, "Created", f"Created container: {c['name']}", host=self.node.name
             )
-            self.world.recorder.event(
+            self.world.events.event(
                 item, "Started", f"Started container {c['name']}", host=self.node.name
             )
         self.world.on_started(item, self.node.name)

@@ -76,7 +76,7 @@ class StatusManager:
             if c.backoff_until is None:
                 delay = min(self.kubelet.backoff_base() * 2**c.restarts, CRASH_BACKOFF_MAX)
                 c.backoff_until = now + timedelta(seconds=delay)
-                self.kubelet.world.recorder.event(
+                self.kubelet.world.events.event(
                     item,
                     "BackOff",
                     f"Back-off restarting failed container {c.name} in pod {proc.name}_{proc.namespace}({proc.uid})",
@@ -89,7 +89,7 @@ class StatusManager:
                 c.exit_at = None
                 c.terminated = None
                 c.started = c.backoff_until
-                self.kubelet.world.recorder.event(
+                self.kubelet.world.events.event(
                     item, "Started", f"Started container {c.name}", host=self.kubelet.node.name
                 )
 
@@ -237,7 +237,7 @@ class StatusManager:
             "conditions": conditions,
             "containerStatuses": objects.in_status_order(statuses),
         }
-        self.kubelet.world.recorder.event(
+        self.kubelet.world.events.event(
             item, "Evicted", message, type_="Warning", host=self.kubelet.node.name
         )
         self.kubelet.client.patch(pod(proc.namespace, proc.name) + "/status", {"status": status})
@@ -261,7 +261,7 @@ class StatusManager:
                 if proc.terminating_since is None:
                     proc.terminating_since = now
                     first = next(iter(proc.containers))
-                    self.kubelet.world.recorder.event(
+                    self.kubelet.world.events.event(
                         item, "Killing", f"Stopping container {first}", host=self.kubelet.node.name
                     )
                 return

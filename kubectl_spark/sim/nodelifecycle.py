@@ -96,7 +96,7 @@ class NodeLifecycle:
             f"/api/v1/nodes/{name}/status", {"status": {"conditions": conditions}}
         )
         self.world.client.patch(f"/api/v1/nodes/{name}", {"spec": {"taints": taints}})
-        self.world.recorder.event(
+        self.world.events.event(
             node,
             "NodeNotReady",
             f"Node {name} status is now: NodeNotReady",
@@ -123,7 +123,7 @@ class NodeLifecycle:
             if err.status != 404:
                 raise
             return
-        self.world.recorder.event(
+        self.world.events.event(
             item, "NodeNotReady", "Node is not ready", type_="Warning", component="node-controller"
         )
 
@@ -163,7 +163,7 @@ class NodeLifecycle:
                 pod(meta["namespace"], meta["name"]) + "/status",
                 {"status": {"conditions": conditions}},
             )
-            self.world.recorder.event(
+            self.world.events.event(
                 item,
                 "TaintManagerEviction",
                 f"Marking for deletion Pod {meta['namespace']}/{meta['name']}",

@@ -109,7 +109,7 @@ class SparkOperator:
             self._status(
                 app, {"applicationState": {"state": "COMPLETED"}, "terminationTime": stamp}
             )
-            self.world.recorder.event(
+            self.world.events.event(
                 app,
                 "SparkApplicationCompleted",
                 f"SparkApplication {name} completed",
@@ -131,7 +131,7 @@ class SparkOperator:
         suspend = bool((app.get("spec") or {}).get("suspend"))
         if suspend and state not in ("COMPLETED", "FAILED", "SUSPENDED", "SUSPENDING"):
             self._status(app, {"applicationState": {"state": "SUSPENDING"}})
-            self.world.recorder.event(
+            self.world.events.event(
                 app, "SparkApplicationSuspending", f"SparkApplication {name} is suspending",
                 component="spark-operator",
             )  # fmt: skip
@@ -149,7 +149,7 @@ class SparkOperator:
                     "executorState": None,
                 },
             )
-            self.world.recorder.event(
+            self.world.events.event(
                 app, "SparkApplicationSuspended", f"SparkApplication {name} is suspended",
                 component="spark-operator",
             )  # fmt: skip
@@ -157,7 +157,7 @@ class SparkOperator:
         if state == "SUSPENDED":
             if driver is None and not suspend:
                 self._status(app, {"applicationState": {"state": "RESUMING"}})
-                self.world.recorder.event(
+                self.world.events.event(
                     app, "SparkApplicationResuming", f"SparkApplication {name} is resuming",
                     component="spark-operator",
                 )  # fmt: skip
@@ -186,7 +186,7 @@ class SparkOperator:
                     }
                 },
             )
-            self.world.recorder.event(
+            self.world.events.event(
                 app,
                 "SparkDriverNotFound",
                 f"Driver {driver_name} not found",
@@ -197,7 +197,7 @@ class SparkOperator:
         phase = objects.phase(driver)
         if phase == "Running" and state == "SUBMITTED":
             self._status(app, {"applicationState": {"state": "RUNNING"}})
-            self.world.recorder.event(
+            self.world.events.event(
                 app,
                 "SparkDriverRunning",
                 f"Driver {driver_name} is running",
@@ -221,7 +221,7 @@ class SparkOperator:
                     "terminationTime": stamp,
                 },
             )
-            self.world.recorder.event(
+            self.world.events.event(
                 app,
                 "SparkDriverFailed",
                 f"Driver {driver_name} failed",
@@ -261,7 +261,7 @@ class SparkOperator:
                     "terminationTime": None,
                 },
             )
-            self.world.recorder.event(
+            self.world.events.event(
                 app,
                 "SparkApplicationPendingRerun",
                 f"SparkApplication {name} is pending rerun",
@@ -271,7 +271,7 @@ class SparkOperator:
         else:
             error = (status.get("applicationState") or {}).get("errorMessage", "")
             self._status(app, {"applicationState": {"state": "FAILED", "errorMessage": error}})
-            self.world.recorder.event(
+            self.world.events.event(
                 app,
                 "SparkApplicationFailed",
                 f"SparkApplication {name} failed: {error}",
@@ -327,7 +327,7 @@ class SparkOperator:
                 },
             },
         )
-        self.world.recorder.event(
+        self.world.events.event(
             app,
             "SparkApplicationSubmitted",
             f"SparkApplication {name} was submitted successfully",

@@ -166,7 +166,7 @@ class Scheduler:
             used[target][0] += cpu
             used[target][1] += mem
             self._use_claims(item)
-            self.world.recorder.event(
+            self.world.events.event(
                 item,
                 "Scheduled",
                 f"Successfully assigned {meta['namespace']}/{meta['name']} to {target}",
@@ -202,7 +202,7 @@ class Scheduler:
                 pod(meta["namespace"], meta["name"]) + "/status",
                 {"status": {"conditions": conditions}},
             )
-            self.world.recorder.event(
+            self.world.events.event(
                 item, "FailedScheduling", message, type_="Warning", component="default-scheduler"
             )
 

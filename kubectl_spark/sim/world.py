@@ -23,13 +23,13 @@ from .attach import AttachDetach
 from .client import Client, SimApiError, pod, pods, request_token
 from .deployments import DeploymentControllers
 from .endpoints import EndpointsController
+from .eventrecorder import EventRecorder
 from .jobs import JobController
 from .kubelet import Kubelet
 from .leases import LeaseKeeper
 from .nodelifecycle import OUT_OF_SERVICE, NodeLifecycle
 from .operator import SparkOperator
 from .processes import LEASE_RENEW_SECONDS, NodeState
-from .recorder import Recorder
 from .scheduler import Scheduler
 from .sides import ClusterSide, EmulatorSide, RealControlPlaneSide
 from .spark import AppConfig, SparkDrivers
@@ -45,7 +45,7 @@ class World:
         self.client = client
         self.clock = clock
         self.side: ClusterSide = side or EmulatorSide(client)
-        self.recorder = Recorder(client, clock)
+        self.events = EventRecorder(client, clock)
         self.nodes: dict[str, NodeState] = {}
         self.kubelets: dict[str, Kubelet] = {}
         self.scheduler = Scheduler(self)
@@ -364,7 +364,7 @@ class World:
         self.client.patch(
             pod(meta["namespace"], meta["name"]) + "/status", {"status": {"conditions": conditions}}
         )
-        self.recorder.event(
+        self.events.event(
             victim,
             "Preempted",
             f"Preempted by pod {by} on node {node}",

@@ -65,7 +65,7 @@ PRELOAD = (
     "kubectl_spark.kube.client",
     "kubectl_spark.kube.historyserver",
     "kubectl_spark.kube.recorder_api",
-    "kubectl_spark.history.store",
+    "kubectl_spark.localstore",
     "kubernetes.config.kube_config",
     "kubernetes.client.api_client",
     "kubernetes.client.rest",

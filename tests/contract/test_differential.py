@@ -84,7 +84,7 @@ def _flatten(value: Any, path: str = "") -> dict[str, Any]:
     return {path: value}
 
 
-class Recorder:
+class Answers:
     """Sends each step and keeps its normalized answer, by step name."""
 
     def __init__(self, client: Client) -> None:
@@ -142,7 +142,7 @@ def _names(answer: Any) -> list[str]:
     return sorted(i["metadata"]["name"] for i in (answer or {}).get("items") or [])
 
 
-def sequence(rec: Recorder, bed: EmulatorBed | RealBed) -> None:
+def sequence(rec: Answers, bed: EmulatorBed | RealBed) -> None:
     """The requests, in order; every answer is recorded under its step's name."""
     send = rec.send
     send("ns create", "POST", NS, {"metadata": {"name": "diff"}})
@@ -279,7 +279,7 @@ def real_bed(control_plane: Any) -> Iterator[RealBed]:
 def _record(bed: EmulatorBed | RealBed) -> dict[str, dict[str, Any]]:
     client = Client(bed.url, bed.token, bed.ca_pem)
     try:
-        rec = Recorder(client)
+        rec = Answers(client)
         sequence(rec, bed)
         return rec.answers
     finally:

@@ -246,8 +246,8 @@ def test_s1_history_is_complete_an_hour_later_from_the_store(cluster, capsys, tm
 
 
 def test_two_record_processes_at_once_lose_nothing(cluster, tmp_path) -> None:
-    from kubectl_spark.history.store import HistoryStore
     from kubectl_spark.kube.client import Connection, connect, history_scope
+    from kubectl_spark.localstore import LocalStore
 
     c = cluster("s9-deleted-executors")
     db = tmp_path / "history.sqlite"
@@ -264,7 +264,7 @@ def test_two_record_processes_at_once_lose_nothing(cluster, tmp_path) -> None:
     seen = {p["metadata"]["name"] for p in c.world.client.list("/api/v1/namespaces/default/pods")}
     with connect(Connection(kubeconfig=str(c.kubeconfig))) as api:
         scope = history_scope(api)
-    with HistoryStore(db) as store:
+    with LocalStore(db) as store:
         kept = {
             obj["metadata"]["name"]: deleted for obj, _, deleted in store.load(scope, "pods", None)
         }

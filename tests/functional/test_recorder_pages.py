@@ -23,9 +23,9 @@ import pytest
 
 from kubectl_spark.app import recorder_http
 from kubectl_spark.core.recorder_manifests import API_PATH, KEPT_RESOURCES
-from kubectl_spark.history.store import MAX_ROWS, HistoryStore, Scope
 from kubectl_spark.kube import recorder_api
 from kubectl_spark.kube.incluster import ServiceRef
+from kubectl_spark.localstore import MAX_ROWS, LocalStore, Scope
 from tests.recorder_access import ADMIN_TOKEN, access, read_recorder
 
 SCOPE = Scope("https://cluster.example:6443", "prod")
@@ -68,8 +68,8 @@ def _event(n: int) -> dict[str, Any]:
 
 
 def _fill(path: Path, count: int) -> None:
-    """``count`` Events in the store, in the rows ``HistoryStore.record`` writes, in batches."""
-    with HistoryStore(path) as store:
+    """``count`` Events in the store, in the rows ``LocalStore.record`` writes, in batches."""
+    with LocalStore(path) as store:
         assert store.db is not None
         for start in range(0, count, 50_000):
             rows = [
@@ -88,7 +88,7 @@ SERVE = textwrap.dedent(
     import sys, threading
     from pathlib import Path
     from kubectl_spark.app.recorder_http import RecorderServer
-    from kubectl_spark.history.store import Scope
+    from kubectl_spark.localstore import Scope
     from tests.recorder_access import access
     server = RecorderServer(
         Path(sys.argv[1]), Scope(sys.argv[2], sys.argv[3]), None, 0, "127.0.0.1", access()
@@ -228,7 +228,7 @@ def test_bad_page_requests_are_400(tmp_path: Path, query: dict[str, str], messag
 
 def test_limit_and_app_select_what_a_page_holds(tmp_path: Path) -> None:
     db = tmp_path / "recorder.db"
-    with HistoryStore(db) as store:
+    with LocalStore(db) as store:
         pods = [
             ({"metadata": {"name": f"p{n}", "namespace": "ns", "uid": f"u{n}",
                            "labels": {"spark-app-name": "wanted" if n % 2 else "other"}}}, False)

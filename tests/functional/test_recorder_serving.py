@@ -15,8 +15,8 @@ import trustme
 from kubectl_spark.app.metrics import RecorderMetrics
 from kubectl_spark.app.recorder_http import RecorderServer
 from kubectl_spark.core.recorder_manifests import API_PATH
-from kubectl_spark.history.store import HistoryStore, Scope
 from kubectl_spark.kube.delegation import Caller
+from kubectl_spark.localstore import LocalStore, Scope
 from tests.recorder_access import (
     ADMIN_TOKEN,
     PROXY_CLIENT,
@@ -30,7 +30,7 @@ from tests.recorder_access import (
 def test_the_recorder_serves_slim_pods_events_and_kept_lines(tmp_path: Path) -> None:
     db = tmp_path / "history.db"
     scope = Scope("https://cluster", "in-cluster")
-    with HistoryStore(db) as store:
+    with LocalStore(db) as store:
         store.record(
             scope,
             "pods",
@@ -85,7 +85,7 @@ def test_the_recorder_believes_only_its_front_proxy_and_reviewed_tokens(tmp_path
     """A user named in X-Remote-User counts only over the front proxy's certificate."""
     db = tmp_path / "history.db"
     scope = Scope("https://cluster", "in-cluster")
-    HistoryStore(db).close()
+    LocalStore(db).close()
     front_proxy = trustme.CA()
     alice = Caller("alice", ("team-a",))
     decisions = Decisions(

@@ -13,8 +13,8 @@ import pytest
 
 from kubectl_spark.app.text import escape
 from kubectl_spark.cli import render
-from kubectl_spark.errors import HistoryError
-from kubectl_spark.history.store import HistoryStore, Scope
+from kubectl_spark.errors import LocalStoreError
+from kubectl_spark.localstore import LocalStore, Scope
 from tests.command_line import run
 from tests.conftest import ScenarioCluster
 
@@ -93,7 +93,7 @@ def test_bad_input_is_one_line_and_exit_code_1(
 
 
 def test_a_full_disk_is_said_as_such(tmp_path: Path) -> None:
-    store = HistoryStore(tmp_path / "history.db")
+    store = LocalStore(tmp_path / "history.db")
     assert store.db is not None
     pages = store.db.execute("PRAGMA page_count").fetchone()[0]
     store.db.execute(f"PRAGMA max_page_count = {pages + 2}")  # a disk with two pages left
@@ -112,7 +112,7 @@ def test_a_full_disk_is_said_as_such(tmp_path: Path) -> None:
         )
         for i in range(50)
     ]
-    with pytest.raises(HistoryError) as caught:
+    with pytest.raises(LocalStoreError) as caught:
         store.record(Scope("https://c", "ctx"), "pods", pods)
     assert "the disk is full" in caught.value.message
     assert "cannot rollback" not in caught.value.message

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kubectl_spark.history.store import HistoryStore, Scope
 from kubectl_spark.kube.logtails import KIND, _wanted, kept_tail
+from kubectl_spark.localstore import LocalStore, Scope
 
 SCOPE = Scope("https://127.0.0.1:6443", "ctx")
 
@@ -43,7 +43,7 @@ def doc(restarts: int, previous: bool, text: str, uid: str = "u") -> tuple[Any, 
 
 
 def test_the_latest_run_is_shown(tmp_path: Path) -> None:
-    with HistoryStore(tmp_path / "h.sqlite") as store:
+    with LocalStore(tmp_path / "h.sqlite") as store:
         store.record(
             SCOPE,
             KIND,
@@ -62,7 +62,7 @@ def test_the_latest_run_is_shown(tmp_path: Path) -> None:
 def test_logs_p_of_a_gone_pod_shows_the_run_before_the_last(tmp_path: Path) -> None:
     """``logs -p`` asks for the run before the last, as kubectl's does of a live container; of a
     gone pod it showed the last kept run whichever was asked for."""
-    with HistoryStore(tmp_path / "h.sqlite") as store:
+    with LocalStore(tmp_path / "h.sqlite") as store:
         store.record(SCOPE, KIND, [doc(0, False, "run 1")])
         assert kept_tail(store, SCOPE, "ns", "u", previous=True) is None  # one run: none before
         store.record(SCOPE, KIND, [doc(1, True, "run 1, again"), doc(2, True, "run 2")])

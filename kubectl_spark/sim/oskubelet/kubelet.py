@@ -37,8 +37,8 @@ from kubectl_spark.knowledge.clock import SystemClock
 from kubectl_spark.knowledge.times import parse_time
 from kubectl_spark.sim import objects
 from kubectl_spark.sim.client import Client, SimApiError, pod
+from kubectl_spark.sim.eventrecorder import EventRecorder
 from kubectl_spark.sim.kubeletapi import KubeletApi
-from kubectl_spark.sim.recorder import Recorder
 
 from .image import IMAGE_SPARK_HOME, ImageError, SparkImage
 from .network import PodAddress, PodNetwork, hosts_file
@@ -74,7 +74,7 @@ class ProcessKubelet:
         self.clock = SystemClock()
         self.logs = logs or KubeletApi(self.clock)
         self.logs.exec_into = self.exec_into
-        self.events = Recorder(client, self.clock)
+        self.events = EventRecorder(client, self.clock)
         self.nodes: dict[str, NodeRun] = {}
         self.pods: dict[str, PodRun] = {}
         self._lock = threading.RLock()

@@ -14,11 +14,13 @@ from kubectl_spark.core import raw
 from kubectl_spark.core.incremental import Change
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.sparkview import kept_source
-from kubectl_spark.history.store import HistoryStore, Scope
+from kubectl_spark.localstore import LocalStore, Scope
 
 
-class Recorder:
-    def __init__(self, store: HistoryStore, scope: Scope) -> None:
+class StoreWriter:
+    """A LiveCluster's changes into the local store (never the in-cluster recorder)."""
+
+    def __init__(self, store: LocalStore, scope: Scope) -> None:
         self.store = store
         self.scope = scope
         self.pods_written = 0

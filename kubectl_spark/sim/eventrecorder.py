@@ -12,7 +12,9 @@ from kubectl_spark.knowledge.times import rfc3339
 from .client import Client, SimApiError, events
 
 
-class Recorder:
+class EventRecorder:
+    """client-go's record.EventRecorder, as the simulated components use it."""
+
     def __init__(self, client: Client, clock: Clock) -> None:
         self.client = client
         self.clock = clock

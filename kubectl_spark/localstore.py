@@ -1,4 +1,4 @@
-"""SQLite under the user's state directory: pods' last states and the Events about them.
+"""The local store: SQLite under the user's state directory, pods' last states and the Events about them.
 
 Why a store at all: Spark deletes failed executor pods within seconds, Events expire after an
 hour and finished drivers get garbage-collected; ``kubectl spark record`` keeps what it watched
@@ -11,7 +11,7 @@ Retention: rows not seen for ``RETENTION_DAYS`` are dropped, and at most ``MAX_R
 (oldest first) — both applied by writers, a few times an hour.
 
 A file that is not our database, or that a newer kubectl spark wrote, is never touched: opening
-it raises :class:`HistoryError` with what to do.
+it raises :class:`LocalStoreError` with what to do.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from kubectl_spark.errors import HistoryError
+from kubectl_spark.errors import LocalStoreError
 
 SCHEMA_VERSION = 1
 APPLICATION = "kubectl-spark history"
@@ -79,7 +79,7 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class HistoryStore:
+class LocalStore:
     def __init__(self, path: Path, *, create: bool = True) -> None:
         self.path = path
         self._pruned_at = 0.0
@@ -100,7 +100,7 @@ class HistoryStore:
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as exc:
-            raise HistoryError(
+            raise LocalStoreError(
                 f"the history database {path} cannot be used ({exc}); it was left as it is: move "
                 "it away, or use --history-db PATH or --no-history"
             ) from exc
@@ -111,7 +111,7 @@ class HistoryStore:
                 self.db.close()
                 self.db = None
 
-    def __enter__(self) -> HistoryStore:
+    def __enter__(self) -> LocalStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -137,13 +137,13 @@ class HistoryStore:
             return
         meta = dict(self.db.execute("SELECT key, value FROM meta")) if "meta" in tables else {}
         if meta.get("application") != APPLICATION:
-            raise HistoryError(
+            raise LocalStoreError(
                 f"{self.path} is not a kubectl spark history database; it was left as it is: "
                 "use --history-db PATH or --no-history"
             )
         version = int(meta.get("schema_version", "0") or 0)
         if version > SCHEMA_VERSION:
-            raise HistoryError(
+            raise LocalStoreError(
                 f"the history database {self.path} was written by a newer kubectl spark (schema "
                 f"{version}; this one reads {SCHEMA_VERSION}); it was left as it is: upgrade, or "
                 "use --history-db PATH or --no-history"
@@ -162,7 +162,7 @@ class HistoryStore:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
             if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc):
-                raise HistoryError(
+                raise LocalStoreError(
                     f"the history database {self.path}: the disk is full ({exc}); nothing of "
                     "this batch was kept: free some space, or use --history-db PATH elsewhere"
                 ) from exc

@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 
 from kubectl_spark.cli.main import main
-from kubectl_spark.errors import HistoryError
-from kubectl_spark.history.store import SCHEMA_VERSION, HistoryStore, Scope
+from kubectl_spark.errors import LocalStoreError
+from kubectl_spark.localstore import SCHEMA_VERSION, LocalStore, Scope
 
 SCOPE = Scope("https://127.0.0.1:6443", "ctx")
 
 WRITER = """
 import sys
-from kubectl_spark.history.store import HistoryStore, Scope
+from kubectl_spark.localstore import LocalStore, Scope
 path, who, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
-with HistoryStore(__import__("pathlib").Path(path)) as store:
+with LocalStore(__import__("pathlib").Path(path)) as store:
     for i in range(count):
         pod = {"metadata": {"uid": f"{who}-{i}", "name": f"{who}-{i}", "namespace": "ns",
                             "resourceVersion": str(i + 1)}}
@@ -33,13 +33,13 @@ def test_two_writers_at_once_lose_nothing(tmp_path: Path) -> None:
         subprocess.Popen([sys.executable, "-c", WRITER, str(db), who, "300"]) for who in "ab"
     ]
     assert [w.wait(timeout=120) for w in writers] == [0, 0]
-    with HistoryStore(db) as store:
+    with LocalStore(db) as store:
         uids = {obj["metadata"]["uid"] for obj, _, _ in store.load(SCOPE, "pods", None)}
     assert uids == {f"{w}-{i}" for w in "ab" for i in range(300)}
 
 
 def test_an_older_resource_version_never_replaces_a_newer_one(tmp_path: Path) -> None:
-    with HistoryStore(tmp_path / "h.sqlite") as store:
+    with LocalStore(tmp_path / "h.sqlite") as store:
         new = {"metadata": {"uid": "u", "namespace": "ns", "resourceVersion": "9"}, "v": "new"}
         old = {"metadata": {"uid": "u", "namespace": "ns", "resourceVersion": "3"}, "v": "old"}
         store.record(SCOPE, "pods", [(new, True)])
@@ -53,21 +53,21 @@ def test_a_corrupt_file_is_reported_and_left_alone(tmp_path: Path) -> None:
     db = tmp_path / "h.sqlite"
     db.write_bytes(b"this is not a database, it is somebody's notes" * 100)
     before = db.read_bytes()
-    with pytest.raises(HistoryError, match="cannot be used"):
-        HistoryStore(db)
+    with pytest.raises(LocalStoreError, match="cannot be used"):
+        LocalStore(db)
     assert db.read_bytes() == before
 
 
 def test_a_newer_schema_is_reported_and_left_alone(tmp_path: Path) -> None:
     db = tmp_path / "h.sqlite"
-    HistoryStore(db).close()
+    LocalStore(db).close()
     with sqlite3.connect(db) as conn:
         conn.execute(
             "UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION + 1),)
         )
     before = db.read_bytes()
-    with pytest.raises(HistoryError, match="newer kubectl spark"):
-        HistoryStore(db)
+    with pytest.raises(LocalStoreError, match="newer kubectl spark"):
+        LocalStore(db)
     assert db.read_bytes() == before
 
 
@@ -75,8 +75,8 @@ def test_someone_elses_sqlite_file_is_not_ours(tmp_path: Path) -> None:
     db = tmp_path / "h.sqlite"
     with sqlite3.connect(db) as conn:
         conn.execute("CREATE TABLE notes (text TEXT)")
-    with pytest.raises(HistoryError, match="not a kubectl spark history database"):
-        HistoryStore(db)
+    with pytest.raises(LocalStoreError, match="not a kubectl spark history database"):
+        LocalStore(db)
 
 
 def test_commands_say_it_in_one_line(
@@ -99,9 +99,9 @@ def test_closing_while_another_thread_records_is_safe(tmp_path: Path) -> None:
     import time
 
     for round_ in range(20):
-        store = HistoryStore(tmp_path / f"h{round_}.sqlite")
+        store = LocalStore(tmp_path / f"h{round_}.sqlite")
 
-        def write(store: HistoryStore = store) -> None:
+        def write(store: LocalStore = store) -> None:
             for i in range(200):
                 pod = {"metadata": {"uid": f"u{i}", "namespace": "ns", "resourceVersion": str(i)}}
                 store.record(SCOPE, "pods", [(pod, False)])

@@ -1,1 +1,0 @@
-"""The local history store: what `kubectl spark record` saw, kept after the cluster forgets it."""

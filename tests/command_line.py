@@ -7,8 +7,9 @@ input gets a one-line error, never a trace.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import pytest
 
@@ -35,3 +36,16 @@ def run(
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err, out + err
     return code, out, err
+
+
+def ls_json(capsys: pytest.CaptureFixture[str], where: HasKubeconfig, *args: str) -> dict[str, Any]:
+    """``ls -A -o json ARGS``, checked to be a SparkAppList."""
+    code, out, err = run(capsys, where, "ls", "-A", "-o", "json", *args)
+    assert code == 0, err
+    doc: dict[str, Any] = json.loads(out)
+    assert (doc["apiVersion"], doc["kind"]) == ("kubectl-spark/v1", "SparkAppList")
+    return doc
+
+
+def app_named(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(a for a in doc["items"] if a["name"] == name)

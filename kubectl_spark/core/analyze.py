@@ -7,7 +7,7 @@ pods. Every front end (``ls``, ``describe``, the TUI) shows what it returns.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import lru_cache, partial
 from typing import Any
 
@@ -22,13 +22,14 @@ from kubectl_spark.memory import collector_paused
 from . import apache, kubeflow, raw
 from .acted import deleted_by_actions
 from .alerts import find_alerts
-from .grouping import APACHE, CLUSTER, OUTSIDE_NOTE, AppGroup, AttemptGroup, group
+from .grouping import APACHE, CLUSTER, AppGroup, AttemptGroup, group
 from .history import build_history
 from .inputs import Index, Snapshot, build_index
 from .linking import link_executor_failures
 from .losses import classify
 from .model import Analysis, App, Attempt, Executor, History, Reason, in_id_order
 from .podfacts import PodFacts, canonical_time
+from .provenance import sources
 from .reasons import NodeHealth, PodContext, spark_container, waiting_reason
 from .reconstruct import (
     job_pods_in_events,
@@ -460,16 +461,17 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
         reconstruct_operator_attempts(app, index)
         reconstruct_apache_attempts(app)
         reconstruct_job_attempts(app, named_by_job)
+        views = [_view_of(snapshot, app, a) for a in app.attempts]
         attempts = tuple(
             link_executor_failures(
                 with_spark_view(
                     _attempt(i + 1, a, app, index),
-                    view := _view_of(snapshot, app, a),
+                    view,
                     partial(_pod_events_named, index, app.namespace),
                     _unlabelled_ips(a) if view else None,  # only Spark's list asks for them
                 )
             )
-            for i, a in enumerate(app.attempts)
+            for i, (a, view) in enumerate(zip(app.attempts, views, strict=True))
         )
         owner_created = (
             times.rfc3339(times.parse(raw.text(app.owner, "metadata", "creationTimestamp")))
@@ -505,7 +507,7 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
                 attempts,
                 history,
                 draft.owner,
-                *_sources(app, attempts, snapshot),
+                *sources(app, attempts, views, snapshot.unreadable),
                 schedule=schedule_of(app.owner) if app.source == "sparkapplication" else "",
                 operator=_operator_view(app),
             )
@@ -536,94 +538,3 @@ def schedule_of(sparkapp: Any) -> str:
         if ref.get("kind") == SCHEDULE_KIND and isinstance(ref.get("name"), str):
             return str(ref["name"])
     return ""
-
-
-UNREADABLE = {
-    "nodes": "nodes could not be read (forbidden): a lost node is told only by its pods' "
-    "NodeNotReady Events",
-    "events": "Events could not be read (forbidden): reasons only Events give (preemption, "
-    "scheduling, volume attachment) are missing",
-    "jobs": "driver Jobs could not be read (forbidden): a Job's counted attempts are missing",
-    "sparkapplications": "SparkApplications could not be read (forbidden): the operator's "
-    "attempt count is missing",
-    "volumeattachments": "VolumeAttachments could not be read (forbidden): a volume still "
-    "attached elsewhere cannot be named",
-    "pvcs": "PersistentVolumeClaims could not be read (forbidden): a blocked volume's claim "
-    "cannot be named",
-}
-
-
-def _driver_url(attempt: AttemptGroup) -> str:
-    """Where the executors say their driver is: ``SPARK_DRIVER_URL`` of their container.
-
-    Spark sets it on every executor (BasicExecutorFeatureStep, ENV_DRIVER_URL); for a driver
-    outside the cluster it is the one pointer to where it runs.
-    """
-    for f in attempt.executors:
-        for container in raw.items(f.pod, "spec", "containers"):
-            for env in raw.items(container, "env"):
-                if env.get("name") == "SPARK_DRIVER_URL" and isinstance(env.get("value"), str):
-                    return f"; its executors name it: SPARK_DRIVER_URL={env['value']}"
-    return ""
-
-
-# The sources that keep a gone pod's last state: when none was read, nothing was recording.
-KEEPERS = frozenset({"watch", "history", "recorder"})
-
-
-def _nothing_recorded(namespace: str) -> str:
-    """What would have kept the reasons: the one command to run from now on."""
-    return (
-        f"; nothing was recording: `kubectl spark record -n {namespace}` keeps each pod's last "
-        "state from now on (or the in-cluster `kubectl spark recorder`)"
-    )
-
-
-def _unexplained_by(attempt: Attempt, view: Mapping[str, Any] | None) -> str:
-    """What was asked about an attempt's lost executor ids, and found nothing.
-
-    Every front end asks each running driver (``app.view``, ``kube.live``); one that could not
-    be reached (its node not Ready) or that was not asked (a plan's view) is said as such:
-    saying "Spark's driver" explains nothing when it was not asked.
-    """
-    if view is not None:
-        return "no pod, watch, history or Spark's driver explains"
-    if attempt.outside:
-        return (
-            "no pod, watch or history explains; Spark's driver runs outside the cluster and was "
-            "not asked: point at its UI with --spark-ui URL"
-        )
-    if attempt.state == "Running":
-        return "no pod, watch or history explains; Spark's driver was not asked"
-    return "no pod, watch or history explains; Spark's driver no longer runs to be asked"
-
-
-def _sources(
-    group_: AppGroup, attempts: tuple[Attempt, ...], snapshot: Snapshot
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """What this application's answer was read from, and what could not be read."""
-    found = {"cluster"}
-    found |= {e.source for a in attempts for e in a.executors}
-    found |= {g.driver.source for g in group_.attempts if g.driver is not None}
-    notes = [
-        f"attempt {a.number}: {OUTSIDE_NOTE}{_driver_url(g)}"
-        for a, g in zip(attempts, group_.attempts, strict=False)
-        if a.outside
-    ]
-    for a, g in zip(attempts, group_.attempts, strict=False):
-        view = _view_of(snapshot, group_, g)
-        if view and view.get("executors") is not None:
-            kept = "history" if view.get("kept") else "history-server"
-            found.add(kept if view.get("origin") and not view.get("live") else "spark-api")
-        elif view and view.get("note"):
-            notes.append(f"attempt {a.number}: {view['note']}")
-        if a.unknown_losses:
-            notes.append(
-                f"attempt {a.number}: {a.unknown_losses} executor(s) lost with unknown reasons "
-                f"(gaps in Spark's executor ids that {_unexplained_by(a, view)})"
-                + ("" if found & KEEPERS else _nothing_recorded(group_.namespace))
-            )
-    notes += [UNREADABLE[key] for key in snapshot.unreadable if key in UNREADABLE]
-    found.discard("spark")
-    order = ("cluster", "events", "watch", "history", "recorder", "spark-api", "history-server")
-    return tuple(s for s in order if s in found), tuple(notes)

@@ -63,6 +63,15 @@ class AppGroup:
     # the copies ``resubmit`` made of it (each names the one it copies); ``owner`` is the newest.
     chain: list[dict[str, Any]] = field(default_factory=list)
 
+    def terminating(self, uid: str | None) -> bool:
+        """Whether the attempt's driver pod has been deleted and is still there."""
+        return any(
+            a.uid == uid
+            and a.driver is not None
+            and raw.text(a.driver.pod, "metadata", "deletionTimestamp")
+            for a in self.attempts
+        )
+
 
 def _created(f: PodFacts) -> tuple[str, str]:
     return (f.created, f.name)

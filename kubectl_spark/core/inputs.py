@@ -84,6 +84,11 @@ class Index:
     # what is left of them once their pods are gone (``core.plans.base.executor_deleted``).
     deleted_executors: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
 
+    def unreachable(self, name: str | None) -> bool:
+        """Whether the node is known and its kubelet does not answer (gone counts too)."""
+        health = self.node(name)
+        return health is not None and not health.reachable
+
     def node(self, name: str | None) -> NodeHealth | None:
         if not name:
             return None

@@ -10,9 +10,8 @@ import pytest
 
 from kubectl_spark.cli.main import main
 from kubectl_spark.kube.client import Connection, connect
-from tests.command_line import run
+from tests.command_line import ls_json, run
 from tests.conftest import ScenarioCluster as Cluster
-from tests.functional.test_read_commands import ls_json
 
 
 def app_of(

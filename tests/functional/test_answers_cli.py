@@ -7,8 +7,7 @@ import json
 
 import pytest
 
-from tests.command_line import run
-from tests.functional.test_read_commands import app_named, ls_json
+from tests.command_line import app_named, ls_json, run
 
 
 def test_events_of_an_app_include_its_gone_pods(played, capsys: pytest.CaptureFixture[str]) -> None:

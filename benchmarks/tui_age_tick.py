@@ -21,7 +21,7 @@ from datetime import timedelta
 from typing import Any
 
 from kubectl_spark.tui.widgets.apps_table import AppsTable
-from tests.functional.test_tui import NOW, SIZE, static_app, until
+from tests.tui_pilot import NOW, SIZE, static_app, until
 
 
 def many_apps(app: Any, count: int, age: Callable[[int], timedelta]) -> list[Any]:

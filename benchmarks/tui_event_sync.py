@@ -27,7 +27,7 @@ from kubectl_spark.app.summary import summarize
 from kubectl_spark.tui.widgets import apps_table
 from kubectl_spark.tui.widgets.apps_table import WIDE_COLUMNS, AppsTable, _Row, cells, ordered
 from kubectl_spark.tui.widgets.safe import safe
-from tests.functional.test_tui import NOW, SIZE, static_app, until
+from tests.tui_pilot import NOW, SIZE, static_app, until
 
 
 def _sync_before(table: AppsTable, apps: list[Any], now: datetime, width: int) -> None:

@@ -10,7 +10,7 @@ from kubectl_spark.app.advice import advice
 from kubectl_spark.tui.app import SparkTUI
 from kubectl_spark.tui.sources import StaticSource
 from kubectl_spark.tui.widgets.detail import DetailPane
-from tests.functional.test_tui import SIZE, text_of
+from tests.tui_pilot import SIZE, text_of
 
 
 async def test_describe_and_the_tui_give_the_same_advice(played: Any, capsys: Any) -> None:

@@ -320,7 +320,7 @@ async def test_the_tui_and_the_cli_agree_after_fence_and_after_ns(cluster: Any) 
     import sys
 
     from kubectl_spark.tui.widgets.apps_table import AppsTable
-    from tests.functional.test_tui import SIZE, live_app, until
+    from tests.tui_pilot import SIZE, live_app, until
 
     c = cluster("s2-partition")
     c.player.play_until(100)  # the partition is on: attempt 1 Lost, its executors with it

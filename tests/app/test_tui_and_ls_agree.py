@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from kubectl_spark.tui.widgets.apps_table import AppsTable
-from tests.functional.test_tui import SIZE, live_app, until
+from tests.tui_pilot import SIZE, live_app, until
 
 from .oneanswer import from_row, from_table
 

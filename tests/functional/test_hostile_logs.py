@@ -32,7 +32,7 @@ async def test_the_tuis_log_screen_shows_hostile_bytes_escaped(cluster) -> None:
     from kubectl_spark.tui.screens.text import TextScreen
     from kubectl_spark.tui.widgets.apps_table import AppsTable
     from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
-    from tests.functional.test_tui import SIZE, cursor_to, live_app, until
+    from tests.tui_pilot import SIZE, cursor_to, live_app, until
 
     c = cluster("s6-driver-restarts")
     c.player.play_until(20)

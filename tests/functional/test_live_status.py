@@ -26,7 +26,7 @@ from kubectl_spark.tui.sources import LiveSource
 from kubectl_spark.tui.widgets.status import StatusBar
 from tests.faultproxy import FaultProxy
 from tests.functional.test_reliability import create_pods, spark_pod, through
-from tests.functional.test_tui import SIZE, until
+from tests.tui_pilot import SIZE, until
 from tests.waiting import wait_until
 
 

@@ -179,7 +179,7 @@ async def test_the_tui_over_two_clusters_one_cut_mid_run(two) -> None:
     from kubectl_spark.tui.app import SparkTUI
     from kubectl_spark.tui.sources import LiveSource
     from kubectl_spark.tui.widgets.status import StatusBar
-    from tests.functional.test_tui import text_of, until
+    from tests.tui_pilot import text_of, until
 
     make = source_maker(LiveSource, Connection(kubeconfig=str(two["kubeconfig"])), None)
     app: Any = SparkTUI(make, context="real,cut", all_namespaces=True)

@@ -5,100 +5,35 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from textual.widgets import RichLog
 
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.kube.client import Connection
-from kubectl_spark.kube.live import LiveCluster
 from kubectl_spark.tui.app import SparkTUI
 from kubectl_spark.tui.screens.help import HelpScreen
 from kubectl_spark.tui.screens.plan import PlanScreen
 from kubectl_spark.tui.screens.text import TextScreen
-from kubectl_spark.tui.sources import LiveSource, StaticSource
+from kubectl_spark.tui.sources import LiveSource
 from kubectl_spark.tui.widgets.apps_table import AppsTable
 from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
 from kubectl_spark.tui.widgets.banner import AlertsBanner
 from kubectl_spark.tui.widgets.detail import DetailPane
-from tests.conftest import ScenarioCluster as Cluster
-from tests.recording import (
-    driver_and_executor,
-    exit_52,
-    logs_kept,
-    pod_deleted,
-    start_record,
-    stop_record,
+from tests.tui_pilot import (
+    NOW,
+    SIZE,
+    cursor_to,
+    fixed_snapshot,
+    live_app,
+    select,
+    static_app,
+    text_of,
+    to_first_attempt,
+    until,
+    watched,
 )
-from tests.unit.test_core_grouping import mk, ref
-from tests.waiting import wait_until
-
-SIZE = (140, 45)
-
-
-def watched(app: SparkTUI) -> LiveCluster:
-    """The watches behind a TUI that shows one live cluster."""
-    source = app.connected()
-    assert isinstance(source, LiveSource) and source.follow is not None
-    return source.follow.live
-
-
-def live_app(
-    c: Cluster, history: Path | None = None, kubeconfig: Path | None = None, **kwargs: Any
-) -> SparkTUI:
-    def make(namespace: str | None, context: str | None, all_namespaces: bool) -> LiveSource:
-        return LiveSource(
-            Connection(
-                kubeconfig=str(kubeconfig or c.kubeconfig), context=context, namespace=namespace
-            ),
-            all_namespaces=all_namespaces,
-            history=history,
-        )
-
-    return SparkTUI(make, **kwargs)
-
-
-async def until(pilot: Any, condition: Any, timeout: float = 15.0, what: str = "") -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"{what or 'condition'} not met in {timeout:g} s")
-        await pilot.pause(0.1)
-
-
-async def cursor_to(pilot: Any, tree: AttemptTree, node: Any) -> None:
-    """The tree's cursor on ``node``, once the tree has laid out its lines (before, a node has
-    no line, and ``move_cursor`` would put the cursor on the root)."""
-    await until(pilot, lambda: node.line >= 0, what="the tree's lines laid out")
-    tree.move_cursor(node)
-    await until(pilot, lambda: tree.cursor_node is node, what="the cursor on the node")
-    await pilot.pause(0.1)
-
-
-async def select(pilot: Any, table: AppsTable, name: str) -> None:
-    """Put the apps table's cursor on the application whose name contains ``name``."""
-    row = next(i for i in range(table.row_count) if name in str(table.get_row_at(i)[1]))
-    table.move_cursor(row=row)
-    await pilot.pause(0.2)
-
-
-def text_of(widget: Any) -> str:
-    return str(widget.render())
-
-
-async def to_first_attempt(pilot: Any, app: SparkTUI) -> None:
-    """From the apps table into the attempt tree, the cursor on attempt 1."""
-    tree = app.query_one(AttemptTree)
-    await pilot.press("enter")
-    await until(pilot, lambda: tree.has_focus)
-    await pilot.press("down")  # from the root to attempt 1
-    await until(
-        pilot,
-        lambda: tree.cursor_node is not None and tree.cursor_node.data == ("attempt", 1, ""),
-    )
+from tests.unit.test_core_grouping import mk
 
 
 async def test_split_brain_banner_attempt_reason_and_fence(cluster) -> None:
@@ -286,141 +221,6 @@ async def test_previous_logs_of_a_restarted_executor_and_live_update(cluster) ->
         c.world.oom_kill("default", victim["metadata"]["name"])
         c.world.step(2)
         await until(pilot, lambda: str(table.get_row_at(losses)[6]) != before)
-
-
-async def test_the_tui_records_while_open_and_shows_what_the_store_kept(
-    cluster, capsys, tmp_path
-) -> None:
-    import json
-
-    from kubectl_spark.cli.main import main
-
-    c = cluster("s9-deleted-executors")
-    c.player.scenario.apps["vanishing"].ui = False  # only the store can explain the losses
-    db = tmp_path / "history.sqlite"
-    app = live_app(c, history=db)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(AppsTable)
-        await until(pilot, lambda: table.row_count == 0 and app.connected().version > 0)
-        for t in range(10, 181, 10):
-            c.player.play_until(t)
-            await pilot.pause(0.05)
-        await until(pilot, lambda: "OOMKilled" in str(app.analysis.to_json()))
-    code = main(
-        [
-            "--kubeconfig",
-            str(c.kubeconfig),
-            "describe",
-            "vanishing",
-            "-o",
-            "json",
-            "--history-db",
-            str(db),
-        ]
-    )
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    kept = {
-        e["id"]: e["reason"]["code"]
-        for a in json.loads(out)["attempts"]
-        for e in a["executors"]
-        if e["source"] == "history"
-    }
-    assert kept == {"1": "OOMKilled", "2": "Evicted", "3": "Preempted"}
-    # A new TUI starts with what the store kept, marked as such.
-    again = live_app(c, history=db)
-    async with again.run_test(size=SIZE) as pilot:
-        table = again.query_one(AppsTable)
-        await until(pilot, lambda: table.row_count == 1)
-        await until(pilot, lambda: "local history store" in str(again.analysis.to_json()))
-        tree = again.query_one(AttemptTree)
-        await until(pilot, lambda: bool(tree.root.children))
-        lines = [str(n.label) for n in tree.root.children[0].children]
-        assert any("exec-1" in line and "OOMKilled" in line for line in lines)
-
-
-# ----------------------------------------------------------------------- fixed data
-NOW = datetime(2026, 3, 1, 3, 0, tzinfo=UTC)
-
-
-def fixed_snapshot(hostile: bool = False) -> Snapshot:
-    job = ref("Job", "ingest-driver", "job-1")
-    labels = {"spark-app-selector": "spark-ingest", "spark-app-name": "ingest"}
-    old = mk(
-        "ingest-driver-a", "driver", "2026-03-01T02:00:00Z", labels=labels, owner=job, node="node-a"
-    )
-    old["metadata"]["deletionTimestamp"] = "2026-03-01T02:07:00Z"
-    old["status"]["conditions"] = [
-        {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager"}
-    ]
-    new = mk(
-        "ingest-driver-b", "driver", "2026-03-01T02:07:00Z", labels=labels, owner=job, node="node-b"
-    )
-    pods = [old, new]
-    for i, (phase, term) in enumerate(
-        [
-            ("Running", None),
-            (
-                "Failed",
-                {"exitCode": 137, "reason": "OOMKilled", "finishedAt": "2026-03-01T02:40:00Z"},
-            ),
-        ],
-        1,
-    ):
-        pod = mk(
-            f"ingest-x-exec-{i}",
-            "executor",
-            "2026-03-01T02:07:10Z",
-            labels={**labels, "spark-exec-id": str(i)},
-            owner=ref("Pod", "ingest-driver-b", "uid-ingest-driver-b"),
-            node="node-c",
-            phase=phase,
-        )
-        if term:
-            pod["status"]["containerStatuses"] = [
-                {
-                    "name": "spark-kubernetes-executor",
-                    "restartCount": 0,
-                    "state": {"terminated": term},
-                }
-            ]
-        pods.append(pod)
-    etl = {
-        "spark-app-selector": "spark-etl",
-        "spark-app-name": "nightly-etl" if not hostile else "etl-[bold red]x[/]\x1b[31m",
-    }
-    pods.append(mk("etl-driver", "driver", "2026-03-01T01:00:00Z", labels=etl, node="node-c"))
-    nodes = [
-        {
-            "metadata": {"name": "node-a"},
-            "status": {
-                "conditions": [
-                    {
-                        "type": "Ready",
-                        "status": "Unknown",
-                        "message": "Kubelet stopped posting node status.",
-                    }
-                ]
-            },
-        },
-        *(
-            {
-                "metadata": {"name": n},
-                "status": {"conditions": [{"type": "Ready", "status": "True"}]},
-            }
-            for n in ("node-b", "node-c")
-        ),
-    ]
-    return Snapshot(pods=pods, nodes=nodes, now=NOW)
-
-
-def static_app(**kwargs: Any) -> SparkTUI:
-    snapshot = kwargs.pop("snapshot", None) or fixed_snapshot()
-    return SparkTUI(
-        lambda *_: StaticSource(snapshot, context="prod-cluster", namespace="spark"),
-        now=lambda: NOW,
-        **kwargs,
-    )
 
 
 async def test_cluster_text_is_shown_literally() -> None:
@@ -737,98 +537,3 @@ def test_every_reason_a_driver_can_wait_for_comes_with_what_to_do() -> None:
         "VolumeMountFailure",
     )
     assert [code for code in waits if code not in ADVICE] == []
-
-
-async def press_l_on_the_first_executor(pilot: Any, app: SparkTUI) -> AttemptTree:
-    """The logs key on attempt 1's first executor; returns once a text screen shows."""
-    tree = app.query_one(AttemptTree)
-    tree.focus()
-    await until(pilot, lambda: bool(tree.root.children and tree.root.children[0].children))
-    await cursor_to(pilot, tree, tree.root.children[0].children[0])
-    await pilot.press("l")
-    await until(pilot, lambda: isinstance(app.screen, TextScreen))
-    return tree
-
-
-async def test_the_log_of_a_gone_pod_is_what_record_kept(
-    emulator, kubeconfig, api, tmp_path
-) -> None:
-    """l on an executor Spark deleted, or on a gone driver: its last lines, from the store."""
-    from types import SimpleNamespace
-
-    from kubernetes import client
-
-    core = client.CoreV1Api(api)
-    uid = driver_and_executor(core).metadata.uid
-    said = "java.lang.OutOfMemoryError: Java heap space\n"
-    emulator.append_log("default", "vm-exec-1", "spark-kubernetes-executor", said)
-    db = tmp_path / "history.sqlite"
-    cluster = SimpleNamespace(kubeconfig=kubeconfig)
-    proc = start_record(cluster, db)
-    try:
-        for name, container, kept in (
-            ("vm-exec-1", "spark-kubernetes-executor", 1),
-            ("vm-driver", "spark-kubernetes-driver", 2),
-        ):
-            exit_52(core, name, container)
-            wait_until(lambda: logs_kept(db) == kept)  # noqa: B023 - waited for at once
-            core.delete_namespaced_pod(
-                name, "default", grace_period_seconds=0, _preload_content=False
-            )
-        wait_until(lambda: pod_deleted(db, uid))
-    finally:
-        stop_record(proc)
-    app = live_app(cluster, history=db)  # type: ignore[arg-type]
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(AppsTable)
-        await until(pilot, lambda: table.row_count == 1)
-        tree = await press_l_on_the_first_executor(pilot, app)
-        title = text_of(app.screen.query_one("#text-title"))
-        assert "default/vm-exec-1, kept by kubectl spark record" in title
-        assert "kept by kubectl spark record: the pod is gone (last run, exit code 52)" in title
-        lines = [str(line.text) for line in app.screen.query_one("#text-body", RichLog).lines]
-        assert "java.lang.OutOfMemoryError: Java heap space" in lines
-        await pilot.press("escape")
-        # p, as logs -p: the run before the last. It ran once, so none was kept: said, not shown.
-        await pilot.press("p")
-
-        def told() -> list[str]:
-            return [n.message for n in app._notifications]
-
-        await until(pilot, lambda: any("no run before its last was kept" in m for m in told()))
-        assert not isinstance(app.screen, TextScreen)
-        assert not any("still exists" in m for m in told()), told()
-        await cursor_to(pilot, tree, tree.root.children[0])  # attempt 1: its driver is gone too
-        await pilot.press("l")
-        await until(pilot, lambda: "vm-driver" in text_of(app.screen.query_one("#text-title")))
-        assert "the pod is gone (last run, exit code 52)" in text_of(
-            app.screen.query_one("#text-title")
-        )
-
-
-async def test_the_tui_keeps_a_stopped_executors_last_lines_itself(
-    emulator, kubeconfig, api, tmp_path
-) -> None:
-    """No record running: the open TUI asks for the lines before Spark deletes the pod."""
-    from types import SimpleNamespace
-
-    from kubernetes import client
-
-    core = client.CoreV1Api(api)
-    driver_and_executor(core)
-    said = "java.lang.OutOfMemoryError: GC overhead limit exceeded\n"
-    emulator.append_log("default", "vm-exec-1", "spark-kubernetes-executor", said)
-    db = tmp_path / "history.sqlite"
-    app = live_app(SimpleNamespace(kubeconfig=kubeconfig), history=db)  # type: ignore[arg-type]
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(AppsTable)
-        await until(pilot, lambda: table.row_count == 1)
-        exit_52(core, "vm-exec-1")
-        await until(pilot, lambda: logs_kept(db) == 1)
-        core.delete_namespaced_pod(
-            "vm-exec-1", "default", grace_period_seconds=0, _preload_content=False
-        )
-        await until(pilot, lambda: "kept from a watch" in str(app.analysis.to_json()))
-        await press_l_on_the_first_executor(pilot, app)
-        lines = [str(line.text) for line in app.screen.query_one("#text-body", RichLog).lines]
-        assert "java.lang.OutOfMemoryError: GC overhead limit exceeded" in lines

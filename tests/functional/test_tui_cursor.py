@@ -10,7 +10,7 @@ from datetime import timedelta
 from kubectl_spark.core.model import Alert
 from kubectl_spark.tui.app import SparkTUI
 from kubectl_spark.tui.widgets.apps_table import AppsTable, app_key
-from tests.functional.test_tui import SIZE, select, static_app, until
+from tests.tui_pilot import SIZE, select, static_app, until
 
 
 def order(table: AppsTable) -> list[str]:
@@ -74,7 +74,7 @@ async def test_an_application_filtered_out_hands_the_selection_to_the_row_under_
 
 async def test_age_advances_with_no_cluster_change() -> None:
     from kubectl_spark.tui.sources import StaticSource
-    from tests.functional.test_tui import NOW, fixed_snapshot
+    from tests.tui_pilot import NOW, fixed_snapshot
 
     clock = [NOW]
     snapshot = fixed_snapshot()

@@ -14,8 +14,8 @@ from typing import Any
 from kubectl_spark.tui.screens.pod import PodScreen
 from kubectl_spark.tui.widgets.apps_table import AppsTable
 from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
-from tests.functional.test_tui import SIZE, live_app, text_of, until
 from tests.functional.test_tui_keys import body_lines
+from tests.tui_pilot import SIZE, live_app, text_of, until
 
 
 def focus_line(app: Any) -> str:
@@ -234,7 +234,7 @@ async def test_no_shell_where_exec_is_not_allowed(cluster: Any) -> None:
 
 async def test_no_shell_in_a_pod_whose_container_does_not_run() -> None:
     """ingest's exec-2 was OOM-killed: nothing to exec into, said at once, nothing asked."""
-    from tests.functional.test_tui import cursor_to, select, static_app
+    from tests.tui_pilot import cursor_to, select, static_app
 
     app = static_app()
     async with app.run_test(size=SIZE) as pilot:

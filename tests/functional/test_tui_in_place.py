@@ -17,7 +17,7 @@ from textual.widgets.tree import TreeNode
 from kubectl_spark.tui.app import SparkTUI
 from kubectl_spark.tui.widgets.apps_table import AppsTable, app_key
 from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
-from tests.functional.test_tui import NOW, SIZE, cursor_to, select, static_app, until
+from tests.tui_pilot import NOW, SIZE, cursor_to, select, static_app, until
 
 
 async def on_an_ingest_executor(pilot: Any, app: SparkTUI, leaf: int) -> tuple[AttemptTree, Any]:

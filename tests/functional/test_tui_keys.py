@@ -22,7 +22,7 @@ from kubectl_spark.tui.screens.text import TextScreen
 from kubectl_spark.tui.widgets.apps_table import AppsTable
 from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
 from kubectl_spark.tui.widgets.status import DEMO, StatusBar
-from tests.functional.test_tui import (
+from tests.tui_pilot import (
     SIZE,
     cursor_to,
     live_app,

@@ -19,7 +19,7 @@ from kubectl_spark.tui.screens.text import TextScreen
 from kubectl_spark.tui.sources import Source
 from kubectl_spark.tui.widgets.apps_table import DROP_ORDER, AppsTable
 from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
-from tests.functional.test_tui import static_app, to_first_attempt, until
+from tests.tui_pilot import static_app, to_first_attempt, until
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 45), id="160x45")]
 
@@ -62,7 +62,7 @@ def test_snapshot_two_clusters(snap_compare: Any, size: tuple[int, int]) -> None
     """``--context prod,staging``: a CONTEXT column first, alerts first across both."""
     from kubectl_spark.tui.many import ManySource
     from kubectl_spark.tui.sources import StaticSource
-    from tests.functional.test_tui import NOW, fixed_snapshot
+    from tests.tui_pilot import NOW, fixed_snapshot
 
     def make(namespace: str | None, context: str | None, everywhere: bool) -> Source:
         return ManySource(
@@ -121,7 +121,7 @@ def test_snapshot_log_search(snap_compare: Any, size: tuple[int, int]) -> None:
 def test_snapshot_pod_view(snap_compare: Any, size: tuple[int, int]) -> None:
     """Drilled down to a pod: its describe, the breadcrumb in the title (``PodScreen``'s text)."""
     from kubectl_spark.app.rawdescribe import describe_pod
-    from tests.functional.test_tui import NOW, fixed_snapshot
+    from tests.tui_pilot import NOW, fixed_snapshot
 
     pod = next(p for p in fixed_snapshot().pods if p["metadata"]["name"].endswith("exec-2"))
     text = describe_pod(pod, [], NOW)

@@ -13,7 +13,7 @@ from kubectl_spark.cli.commands.tui import picker_names
 from kubectl_spark.kube.client import Connection
 from kubectl_spark.tui.screens.picker import PickerScreen
 from kubectl_spark.tui.widgets.apps_table import AppsTable
-from tests.functional.test_tui import SIZE, live_app, text_of, until
+from tests.tui_pilot import SIZE, live_app, text_of, until
 
 
 def options(screen: Any) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kubectl_spark.tui.screens.help import HelpScreen
 from kubectl_spark.tui.screens.plan import PlanScreen
-from tests.functional.test_tui import SIZE, static_app, until
+from tests.tui_pilot import SIZE, static_app, until
 
 
 async def test_readonly_help_and_keys_say_what_is_off() -> None:

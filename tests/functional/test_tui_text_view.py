@@ -7,7 +7,7 @@ from textual.app import App
 from textual.widgets import RichLog
 
 from kubectl_spark.tui.screens.text import TextScreen
-from tests.functional.test_tui import until
+from tests.tui_pilot import until
 
 BODY = "\n".join([f"line {i}" for i in range(200)] + ["x" * 300])
 

@@ -50,3 +50,24 @@ def pod(name: str, labels: dict[str, str] | None = None, **spec: Any) -> dict[st
         "metadata": {"name": name, "labels": labels or {}},
         "spec": {"containers": [{"name": "main", "image": "apache/spark:3.5.1"}], **spec},
     }
+
+
+PODS = "/api/v1/namespaces/default/pods"
+MERGE = "application/merge-patch+json"
+
+
+def make(
+    api: Any, name: str, labels: dict[str, str] | None = None, path: str = PODS, **spec: Any
+) -> Any:
+    """A pod created through the API (201 checked); its body."""
+    status, body = raw(api, "POST", path, pod(name, labels, **spec))
+    assert status == 201, body
+    return body
+
+
+def bind(api: Any, name: str, node: str = "node-a") -> None:
+    """The pod bound to a node, as kube-scheduler binds it."""
+    status, body = raw(
+        api, "POST", f"{PODS}/{name}/binding", {"target": {"kind": "Node", "name": node}}
+    )
+    assert status == 201, body

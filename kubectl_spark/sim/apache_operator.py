@@ -22,7 +22,8 @@ from kubectl_spark.knowledge.times import parse_time
 
 from . import objects
 from .client import SimApiError, pod, pods, reconcile_each
-from .spark import AppConfig, SparkDrivers
+from .spark import SparkDrivers
+from .sparkapp import AppConfig, driver_pod
 
 if TYPE_CHECKING:
     from .world import World
@@ -202,7 +203,7 @@ class ApacheOperator:
             "spark.operator/name": "spark-kubernetes-operator",
             "spark.operator/spark-app-name": name,
         }
-        body = self.drivers.driver_pod(config, name=f"{app_id}-driver", extra_labels=labels)
+        body = driver_pod(config, name=f"{app_id}-driver", extra_labels=labels)
         body["metadata"]["ownerReferences"] = [objects.owner_ref(app)]
         try:
             self.world.client.create(pods(ns), body)

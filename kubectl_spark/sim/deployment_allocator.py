@@ -13,10 +13,12 @@ from kubectl_spark.knowledge import labels as spark_labels
 
 from . import objects
 from .client import pods
+from .sparkapp import executor_pod
 from .sparkrest import exited_text
 
 if TYPE_CHECKING:
-    from .spark import DriverState, SparkDrivers
+    from .spark import SparkDrivers
+    from .sparkapp import DriverState
 
 # CoarseGrainedSchedulerBackend.onDisconnected: an executor whose JVM went away, pod or not.
 DISASSOCIATED = (
@@ -40,7 +42,7 @@ def drive_deployment(drivers: SparkDrivers, driver: dict[str, Any], state: Drive
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
     found = client.get(f"{path}/{name}")
     if found is None and not state.finished:
-        template = drivers.executor_pod(driver, state, "EXECID")
+        template = executor_pod(driver, state, "EXECID")
         meta = template["metadata"]
         labels = {**meta["labels"], "spark-version": app.spark_version}
         annotations = {"controller.kubernetes.io/pod-deletion-cost": "0"}

@@ -16,7 +16,7 @@ from kubectl_spark.knowledge.clock import Clock
 from kubectl_spark.knowledge.times import rfc3339
 
 from .client import Client, SimApiError, pod, pods
-from .spark import IMAGE, SPARK_VERSION
+from .sparkapp import IMAGE, SPARK_VERSION
 
 
 def _app_id(index: int) -> str:

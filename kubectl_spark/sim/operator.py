@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from . import objects
 from .client import pod, pods, reconcile_each, sparkapps
-from .spark import AppConfig, SparkDrivers
+from .spark import SparkDrivers
+from .sparkapp import AppConfig, driver_pod
 
 if TYPE_CHECKING:
     from .world import World
@@ -298,7 +299,7 @@ class SparkOperator:
             "sparkoperator.k8s.io/launched-by-spark-operator": "true",
             "sparkoperator.k8s.io/submission-id": submission,
         }
-        body = self.drivers.driver_pod(config, name=driver_name, extra_labels=labels)
+        body = driver_pod(config, name=driver_name, extra_labels=labels)
         body["metadata"]["ownerReferences"] = [objects.owner_ref(app)]
         prefix = (app["spec"].get("sparkConf") or {}).get("spark.kubernetes.executor.podNamePrefix")
         if prefix:  # the operator passes sparkConf to spark-submit as --conf

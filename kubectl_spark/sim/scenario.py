@@ -19,7 +19,7 @@ from kubectl_spark.knowledge import labels as spark_labels
 
 from . import objects
 from .client import SimApiError
-from .spark import AppConfig
+from .sparkapp import AppConfig
 from .world import World
 
 

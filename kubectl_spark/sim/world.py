@@ -32,7 +32,8 @@ from .operator import SparkOperator
 from .processes import LEASE_RENEW_SECONDS, NodeState
 from .scheduler import Scheduler
 from .sides import ClusterSide, EmulatorSide, RealControlPlaneSide
-from .spark import AppConfig, SparkDrivers
+from .spark import SparkDrivers
+from .sparkapp import AppConfig
 
 EVICTION_MESSAGE = (
     "The node was low on resource: memory. Threshold quantity: 100Mi, available: 92Mi. "

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from kubectl_spark.sim.client import SimApiError
+from kubectl_spark.sim.sparkapp import executor_pod
 from tests.beds import grant_edit_to_default_account
 from tests.stages import Stage, alerts
 
@@ -42,7 +43,7 @@ def _drivers_may_act(s: Stage) -> None:
 def _executor_of(s: Stage, driver: dict[str, Any], exec_id: str) -> dict[str, Any]:
     """The executor pod Spark's allocator would ask for next (the simulator's own body)."""
     state = s.world.spark.drivers[driver["metadata"]["uid"]]
-    return s.world.spark.executor_pod(driver, state, exec_id)
+    return executor_pod(driver, state, exec_id)
 
 
 def _owned_by(s: Stage, driver: dict[str, Any]) -> list[dict[str, Any]]:

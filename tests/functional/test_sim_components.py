@@ -13,7 +13,7 @@ from kubectl_spark.knowledge.clock import ManualClock
 from kubectl_spark.knowledge.times import parse_time
 from kubectl_spark.sim import scenario as scenarios
 from kubectl_spark.sim.client import pod, pods
-from kubectl_spark.sim.spark import AppConfig
+from kubectl_spark.sim.sparkapp import AppConfig
 from kubectl_spark.sim.world import World
 
 

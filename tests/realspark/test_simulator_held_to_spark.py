@@ -24,7 +24,7 @@ import pytest
 from kubectl_spark.cli.main import main
 from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
 from kubectl_spark.knowledge.clock import ManualClock
-from kubectl_spark.sim.spark import AppConfig
+from kubectl_spark.sim.sparkapp import AppConfig
 from kubectl_spark.sim.world import World
 
 from .bed import Cluster, until

@@ -10,62 +10,7 @@ from kubectl_spark.core.losses import classify
 from kubectl_spark.core.reasons import NodeHealth, PodContext, restart_reasons
 from kubectl_spark.knowledge.exitcodes import describe_exit
 from kubectl_spark.knowledge.times import human_duration
-
-
-def pod(
-    phase: str = "Running",
-    *,
-    terminated: dict[str, Any] | None = None,
-    waiting: dict[str, Any] | None = None,
-    reason: str = "",
-    message: str = "",
-    disruption: str = "",
-    deleting: bool = False,
-    labels: dict[str, str] | None = None,
-    annotations: dict[str, str] | None = None,
-    conditions: list[dict[str, Any]] | None = None,
-    last: dict[str, Any] | None = None,
-    restarts: int = 0,
-) -> dict[str, Any]:
-    state: dict[str, Any] = {"running": {"startedAt": "2026-01-01T00:00:00Z"}}
-    if terminated is not None:
-        state = {"terminated": terminated}
-    if waiting is not None:
-        state = {"waiting": waiting}
-    status: dict[str, Any] = {
-        "phase": phase,
-        "containerStatuses": [
-            {
-                "name": "spark-kubernetes-executor",
-                "state": state,
-                "restartCount": restarts,
-                "lastState": {"terminated": last} if last else {},
-            }
-        ],
-        "conditions": list(conditions or []),
-    }
-    if reason:
-        status["reason"] = reason
-        status["message"] = message
-    if disruption:
-        status["conditions"].append(
-            {"type": "DisruptionTarget", "status": "True", "reason": disruption, "message": "m"}
-        )
-    meta: dict[str, Any] = {
-        "name": "p",
-        "namespace": "ns",
-        "uid": "u",
-        "labels": {"spark-role": "executor", **(labels or {})},
-        "annotations": annotations or {},
-    }
-    if deleting:
-        meta["deletionTimestamp"] = "2026-01-01T00:10:00Z"
-    return {
-        "metadata": meta,
-        "spec": {"nodeName": "node-a", "restartPolicy": "Never"},
-        "status": status,
-    }
-
+from tests.loss_pods import pod
 
 UNREACHABLE = NodeHealth(False, "node node-a: Ready=Unknown (Kubelet stopped posting node status.)")
 

@@ -20,7 +20,7 @@ from kubectl_spark.core.model import App, Attempt, Executor, Reason
 from kubectl_spark.core.reasons import PodContext
 from kubectl_spark.core.sparkview import reason_from_spark, with_spark_view
 from kubectl_spark.knowledge.times import parse
-from tests.unit.test_core_reasons import pod
+from tests.loss_pods import pod
 
 ONE_AM = datetime(2026, 1, 1, 1, tzinfo=UTC)
 

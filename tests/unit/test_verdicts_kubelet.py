@@ -14,7 +14,7 @@ import pytest
 from kubectl_spark.core.losses import classify
 from kubectl_spark.core.model import Reason
 from kubectl_spark.core.reasons import NodeHealth, PodContext
-from tests.unit.test_core_reasons import pod
+from tests.loss_pods import pod
 
 DRIVER_END = "2026-01-01T00:05:00Z"
 

@@ -16,7 +16,7 @@ from kubectl_spark.tui.sources import LiveSource, StaticSource
 from kubectl_spark.tui.widgets.apps_table import AppsTable
 from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
 from tests.conftest import ScenarioCluster as Cluster
-from tests.unit.test_core_grouping import mk, ref
+from tests.core_pods import mk, ref
 
 SIZE = (140, 45)
 

@@ -20,6 +20,7 @@ from kubectl_spark.tui.widgets.apps_table import AppsTable
 from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
 from kubectl_spark.tui.widgets.banner import AlertsBanner
 from kubectl_spark.tui.widgets.detail import DetailPane
+from tests.core_pods import mk
 from tests.tui_pilot import (
     NOW,
     SIZE,
@@ -33,7 +34,6 @@ from tests.tui_pilot import (
     until,
     watched,
 )
-from tests.unit.test_core_grouping import mk
 
 
 async def test_split_brain_banner_attempt_reason_and_fence(cluster) -> None:

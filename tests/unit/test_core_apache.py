@@ -12,7 +12,8 @@ from typing import Any
 from kubectl_spark.core import apache
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
-from tests.unit.test_core_grouping import NOW, apache_attempt
+from tests.core_pods import NOW
+from tests.unit.test_core_grouping import apache_attempt
 
 
 def state(summary: str, at: str, message: str = "", **more: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import App
 from kubectl_spark.core.sparkview import kept_copy
-from tests.unit.test_core_grouping import NOW, mk, ref
+from tests.core_pods import NOW, mk, ref
 
 APP = {"spark-app-selector": "spark-1", "spark-app-name": "wc"}
 JOB = ref("Job", "wc-driver", "job-1")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -12,35 +11,7 @@ from hypothesis import strategies as st
 
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
-
-NOW = datetime(2026, 3, 1, 1, 0, tzinfo=UTC)
-
-
-def mk(
-    name: str,
-    role: str,
-    created: str,
-    *,
-    uid: str | None = None,
-    labels: dict[str, str] | None = None,
-    owner: dict[str, Any] | None = None,
-    phase: str = "Running",
-    node: str = "n1",
-) -> dict[str, Any]:
-    meta: dict[str, Any] = {
-        "name": name,
-        "namespace": "ns",
-        "uid": uid or f"uid-{name}",
-        "creationTimestamp": created,
-        "labels": {"spark-role": role, **(labels or {})},
-    }
-    if owner:
-        meta["ownerReferences"] = [owner]
-    return {"metadata": meta, "spec": {"nodeName": node}, "status": {"phase": phase}}
-
-
-def ref(kind: str, name: str, uid: str, controller: bool = True) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": kind, "name": name, "uid": uid, "controller": controller}
+from tests.core_pods import NOW, mk, ref
 
 
 def test_job_attempts_are_numbered_by_creation_and_executors_follow_their_owner() -> None:

@@ -42,7 +42,7 @@ def test_a_waiting_executor_is_in_the_timeline_from_its_first_warning() -> None:
     says it waits, and since the scheduler's first FailedScheduling (not its last)."""
     from kubectl_spark.core.analyze import analyze
     from kubectl_spark.core.inputs import Snapshot
-    from tests.unit.test_core_grouping import mk, ref
+    from tests.core_pods import mk, ref
 
     labels = {"spark-app-selector": "spark-1", "spark-app-name": "etl"}
     driver = mk("etl-driver", "driver", A, labels=labels)

@@ -11,8 +11,7 @@ from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.history import build_history
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import History, HistoryEntry
-
-from .test_core_grouping import NOW, mk
+from tests.core_pods import NOW, mk
 
 ENTRY = HistoryEntry("2026-03-01T00:00:00Z", "AttemptStarted", 1, None, "attempt 1 started")
 

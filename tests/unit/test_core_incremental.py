@@ -10,7 +10,7 @@ from typing import Any
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.incremental import Change, LiveAnalysis
 from kubectl_spark.core.inputs import Snapshot
-from tests.unit.test_core_grouping import NOW, mk, ref
+from tests.core_pods import NOW, mk, ref
 
 
 def pods() -> list[dict]:

@@ -401,8 +401,7 @@ def test_an_executor_in_a_crash_loop_is_not_taken_for_a_quiet_one() -> None:
     from kubectl_spark.core.analyze import analyze
     from kubectl_spark.core.inputs import Snapshot
     from kubectl_spark.core.podfacts import facts
-
-    from .test_core_grouping import NOW, mk, ref
+    from tests.core_pods import NOW, mk, ref
 
     app = {"spark-app-selector": "spark-1", "spark-app-name": "loop"}
     driver = mk("loop-driver", "driver", "2026-03-01T00:00:00Z", labels=app)

@@ -9,7 +9,7 @@ import pytest
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.sparkview import kept_copy, merge_kept, reason_from_spark
-from tests.unit.test_core_grouping import NOW, mk, ref
+from tests.core_pods import NOW, mk, ref
 
 OOM = (
     "The executor with id 4 exited with exit code 137(SIGKILL, possible container OOM).\n"

@@ -18,7 +18,7 @@ from kubectl_spark.core.incremental import Change, LiveAnalysis
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import App, Attempt
 from kubectl_spark.knowledge.labels import EXECUTOR_DELETED
-from tests.unit.test_core_grouping import NOW
+from tests.core_pods import NOW
 from tests.unit.test_core_incremental import pods
 
 AT = "2026-03-01T00:30:00Z"

@@ -11,7 +11,7 @@ import pytest
 from kubectl_spark.cli.commands.ls import render_analysis
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
-from tests.unit.test_core_grouping import mk, ref
+from tests.core_pods import mk, ref
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 NOW = datetime(2026, 3, 1, 2, 0, tzinfo=UTC)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from kubectl_spark.core.incremental import Change
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.tui.many import ManyAnalysis, ManySnapshot
-from tests.unit.test_core_grouping import mk
+from tests.core_pods import mk
 
 NOW = datetime(2026, 12, 5, tzinfo=UTC)
 LABELS = {"spark-app-selector": "spark-1", "spark-app-name": "etl"}

@@ -16,7 +16,7 @@ import pytest
 
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
-from tests.unit.test_core_grouping import NOW, mk, ref
+from tests.core_pods import NOW, mk, ref
 
 APP = {"spark-app-selector": "spark-1", "spark-app-name": "wc"}
 SHUTDOWN = "Pod was terminated in response to imminent node shutdown."

@@ -15,7 +15,7 @@ import pytest
 
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
-from tests.unit.test_core_grouping import NOW, mk
+from tests.core_pods import NOW, mk
 
 LABELS = {
     "sparkoperator.k8s.io/app-name": "pi",

@@ -26,7 +26,7 @@ from aiohttp import web
 from . import admission
 from .errors import ApiError, bad_request
 from .server_subresources import chosen_container
-from .serving import Route
+from .serving import Route, truthy
 
 if TYPE_CHECKING:
     from .resources import Registry
@@ -57,7 +57,7 @@ class PodExec:
             "apiVersion": "v1",
             "container": container,
             "command": commands,
-            **{k: query.get(k) in ("true", "1") for k in _STREAMS},
+            **{k: truthy(query.get(k)) for k in _STREAMS},
         }
         admission.admit(
             self.store,
@@ -77,37 +77,26 @@ class PodExec:
             await _dial(address)
             raise bad_request("Upgrade request required: the emulator serves exec over WebSockets")
         wanted = [("command", c) for c in commands] + [
-            (theirs, "1") for ours, theirs in _STREAMS.items() if query.get(ours) in ("true", "1")
+            (theirs, "1") for ours, theirs in _STREAMS.items() if truthy(query.get(ours))
         ]
         url = (
             f"https://{address}/exec/{route.namespace}/{route.name}/{container}?{urlencode(wanted)}"
         )
-        session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(sock_connect=DIAL_SECONDS))
-        try:
-            kubelet = await session.ws_connect(url, protocols=(PROTOCOL,), ssl=False)
-        except aiohttp.WSServerHandshakeError as exc:
-            await session.close()
-            if exc.status == 404:
-                # what kubectl prints from a real cluster for a container that does not run
+        timeout = aiohttp.ClientTimeout(sock_connect=DIAL_SECONDS)
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            try:
+                kubelet = await session.ws_connect(url, protocols=(PROTOCOL,), ssl=False)
+            except aiohttp.WSServerHandshakeError as exc:
+                # 404: what kubectl prints from a real cluster for a container that does not run
+                said = f'container not found ("{container}")' if exc.status == 404 else exc.message
                 raise ApiError(
-                    500,
-                    "InternalError",
-                    f'unable to upgrade connection: container not found ("{container}")',
+                    500, "InternalError", f"unable to upgrade connection: {said}"
                 ) from exc
-            raise ApiError(
-                500, "InternalError", f"unable to upgrade connection: {exc.message}"
-            ) from exc
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            await session.close()
-            raise ApiError(
-                500, "InternalError", f"error dialing backend: dial tcp {address}: {exc}"
-            ) from exc
-        try:
-            await client.prepare(request)
-            await _relay(client, kubelet)
-        finally:
-            await kubelet.close()
-            await session.close()
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                raise _dial_error(address, exc) from exc
+            async with kubelet:
+                await client.prepare(request)
+                await _relay(client, kubelet)
         return client
 
     def _kubelet(self, node: str) -> str:
@@ -133,15 +122,17 @@ class PodExec:
         return f"{ip}:{port or 10250}"
 
 
+def _dial_error(address: str, exc: BaseException) -> ApiError:
+    return ApiError(500, "InternalError", f"error dialing backend: dial tcp {address}: {exc}")
+
+
 async def _dial(address: str) -> None:
     """Whether the kubelet's port answers at all (the error kube-apiserver's dial gives)."""
     host, _, port = address.rpartition(":")
     try:
         _, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), DIAL_SECONDS)
     except (OSError, TimeoutError) as exc:
-        raise ApiError(
-            500, "InternalError", f"error dialing backend: dial tcp {address}: {exc}"
-        ) from exc
+        raise _dial_error(address, exc) from exc
     writer.close()
     with contextlib.suppress(OSError):
         await writer.wait_closed()

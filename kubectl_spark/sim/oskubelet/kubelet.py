@@ -178,9 +178,8 @@ class ProcessKubelet:
                 (r for r in self.pods.values() if (r.namespace, r.name) == (namespace, name)), None
             )
             found = run.containers.get(container) if run is not None else None
-            if found is None or found.process is None or found.terminated is not None:
-                return None
-            return found.process.exec(command, tty=tty)
+            process = found.process if found is not None and found.terminated is None else None
+        return process.exec(command, tty=tty) if process is not None else None
 
     def local_address(self, namespace: str, name: str) -> str | None:
         """The loopback address a running pod's processes listen on (for a test to ask Spark)."""

@@ -274,11 +274,11 @@ class KubeletApi:
         if started is None:
             # pkg/kubelet/server/server.go: a container the runtime does not know
             return _text(404, f'container not found ("{container}")')
-        await ws.prepare(request)
         try:
+            await ws.prepare(request)
             await _stream(ws, started)
         finally:
-            started.end()
+            started.end()  # also when the upgrade itself fails: nothing of it outlives the request
         return ws
 
 

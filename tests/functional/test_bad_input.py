@@ -1,8 +1,11 @@
 """A fuzzed set of command lines: each one either works or says why in one line and exits non-zero
-— no traceback, and no write reaches the cluster (the emulator's audit log)."""
+— no traceback, no write reaches the cluster (the emulator's audit log), and a command that
+fails leaves its working directory as it was (``--history-db WORD`` names a file there)."""
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -123,11 +126,16 @@ def test_every_command_line_works_or_fails_in_one_line(
         if "--scenario" not in argv:
             argv += ["--scenario", "nonexistent"]  # a full scenario run is the demo's own test
     server.clear_audit()
-    code = main(["--kubeconfig", str(kubeconfig), *argv])
+    # Each example in an empty directory of its own: a relative --history-db is created there,
+    # never in the checkout the tests run from.
+    with tempfile.TemporaryDirectory() as workdir, contextlib.chdir(workdir):
+        code = main(["--kubeconfig", str(kubeconfig), *argv])
+        left = sorted(p.name for p in Path(workdir).iterdir())
     out, err = capsys.readouterr()
     assert "Traceback" not in err and "Traceback" not in out, (argv, err)
     if code != 0:
         lines = [line for line in err.splitlines() if line.strip()]
         assert lines and lines[0].startswith("error: "), (argv, err)
         assert len(lines) <= 2 and (len(lines) == 1 or lines[1].startswith("hint: ")), (argv, err)
+        assert left == [], (argv, f"a failed command left {left}")
     assert server.audit_writes() == [], (argv, "a write reached the cluster")

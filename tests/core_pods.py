@@ -4,9 +4,22 @@ clock they are read at (``NOW``)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
+
+import orjson
+
+from kubectl_spark.core.jsonvalue import JsonObject
 
 NOW = datetime(2026, 3, 1, 1, 0, tzinfo=UTC)
+
+
+class Answer(Protocol):
+    def to_json(self) -> JsonObject: ...
+
+
+def printed(answer: Answer) -> Any:
+    """An answer as ``-o json`` prints it, read back: a test can then index into it freely."""
+    return orjson.loads(orjson.dumps(answer.to_json()))
 
 
 def mk(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .log_reader import LogReader
@@ -393,15 +393,17 @@ def _containers(source: Source, namespace: str, pod: str, spark: str) -> list[st
     return sorted(names, key=lambda n: n != spark) or [spark]
 
 
-def owner_path(namespace: str, ref: dict[str, str]) -> str:
+def owner_path(namespace: str, ref: Mapping[str, object]) -> str:
     """Where an owner reference's object is read.
 
     The plural is the kind's, as Kubernetes' own kinds and both Spark operators' name them
     (lower case, an ``s``).
     """
-    api_version = ref.get("apiVersion") or "v1"
+    from kubectl_spark.core import raw
+
+    api_version = raw.text(ref, "apiVersion") or "v1"
     base = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
-    return f"{base}/namespaces/{namespace}/{ref.get('kind', '').lower()}s/{ref.get('name', '')}"
+    return f"{base}/namespaces/{namespace}/{raw.text(ref, 'kind').lower()}s/{raw.text(ref, 'name')}"
 
 
 def _named(pod: object, namespace: str, name: str) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_spark.core import raw
+from kubectl_spark.core.jsonvalue import JsonObject
 from kubectl_spark.core.model import App
 from kubectl_spark.knowledge.labels import APP_ID
 
@@ -28,7 +29,7 @@ class Hazard:
     why: str
     fix: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"code": self.code, "state": self.state, "why": self.why, "fix": self.fix}
 
 
@@ -49,8 +50,7 @@ def _driver_args(template_spec: Mapping[str, Any]) -> list[Any]:
         (c for c in containers if raw.text(c, "name") == "spark-kubernetes-driver"),
         containers[0] if containers else {},
     )
-    container = raw.mapping(chosen)
-    return [*(container.get("command") or []), *(container.get("args") or [])]
+    return [*raw.texts(chosen, "command"), *raw.texts(chosen, "args")]
 
 
 def _per_pod(value: str | None) -> bool:
@@ -65,6 +65,7 @@ def diagnose(
     pvcs: Sequence[Mapping[str, Any]] = (),
 ) -> list[Hazard]:
     alerts = {a.type for a in app.alerts}
+    labels: Mapping[str, object]
     if job is not None:
         spec = raw.mapping(job, "spec")
         template = raw.mapping(spec, "template", "spec")
@@ -180,7 +181,7 @@ def _volume_fence(
         for p in pvcs
         if raw.name(p) in claims
         and raw.namespace(p) == app.namespace
-        and "ReadWriteOncePod" in [str(m) for m in raw.mapping(p, "spec").get("accessModes") or []]
+        and "ReadWriteOncePod" in raw.texts(p, "spec", "accessModes")
     ]
     if rwop:
         return Hazard(

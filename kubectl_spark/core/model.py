@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from operator import attrgetter, itemgetter
 from typing import Any, Literal, get_args, overload
 
+from kubectl_spark.core.jsonvalue import JsonObject
 from kubectl_spark.knowledge.exitcodes import ExitCause
 
 API_VERSION = "kubectl-spark/v1"
@@ -104,7 +105,7 @@ class Reason:
     evidence: tuple[str, ...] = ()
     counts_toward_max_failures: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "category": self.category,
             "code": self.code,
@@ -138,8 +139,8 @@ class Executor:
     # executor list. Spark's UI and logs say "executor 3"; ``logs APP/1/exec-3`` finds the pod.
     spark_ids: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
             "id": self.id,
             "pod": self.pod,
             "uid": self.uid,
@@ -206,7 +207,7 @@ class Attempt:
         """The driver pod's name, or why there is none, for people."""
         return self.driver_pod or ("<outside the cluster>" if self.outside else "<gone>")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "number": self.number,
             "driverPod": self.driver_pod,
@@ -233,7 +234,7 @@ class Alert:
     attempts: tuple[int, ...] = ()
     action: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"type": self.type, "message": self.message, "attempts": list(self.attempts)}
 
 
@@ -245,7 +246,7 @@ class HistoryEntry:
     executor: str | None
     message: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "time": self.time,
             "kind": self.kind,
@@ -325,8 +326,8 @@ class App:
     def current(self) -> Attempt | None:
         return self.attempts[-1] if self.attempts else None
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
             "namespace": self.namespace,
             "name": self.name,
             "appId": self.app_id,
@@ -357,8 +358,8 @@ class UngroupedPod:
     why: str
     context: str = ""  # as App.context: set when several clusters are read at once
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
             "namespace": self.namespace,
             "pod": self.pod,
             "uid": self.uid,
@@ -382,7 +383,7 @@ class Analysis:
             tuple(replace(u, context=context) for u in self.ungrouped),
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "apiVersion": API_VERSION,
             "kind": "SparkAppList",

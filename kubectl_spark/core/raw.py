@@ -9,9 +9,12 @@ copy when it is already the right shape): read it, never change it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
-RawObject = Mapping[str, Any]
+T = TypeVar("T")
+
+RawObject = Mapping[str, object]
+"""An object as the API sent it: untrusted, so read through the accessors below."""
 
 
 # ``text``, ``number`` and ``mapping`` read one key of a dict (the common case: the classifier
@@ -19,8 +22,8 @@ RawObject = Mapping[str, Any]
 # argument packing cost more than the read. A JSON object's keys are text, so the two agree.
 
 
-def get(obj: Any, *path: str | int) -> Any:
-    cur = obj
+def get(obj: object, *path: str | int) -> object:
+    cur: Any = obj  # narrowed by type() checks below, which mypy cannot follow
     for key in path:
         if type(cur) is dict and type(key) is str:  # the common case, first
             cur = cur.get(key)
@@ -38,7 +41,7 @@ def get(obj: Any, *path: str | int) -> Any:
     return cur
 
 
-def text(obj: Any, *path: str | int, default: str = "") -> str:
+def text(obj: object, *path: str | int, default: str = "") -> str:
     value = obj.get(path[0]) if len(path) == 1 and type(obj) is dict else get(obj, *path)
     if type(value) is str:  # the common case, first
         return value
@@ -49,7 +52,7 @@ def text(obj: Any, *path: str | int, default: str = "") -> str:
     return str(value)
 
 
-def number(obj: Any, *path: str | int) -> int | None:
+def number(obj: object, *path: str | int) -> int | None:
     value = obj.get(path[0]) if len(path) == 1 and type(obj) is dict else get(obj, *path)
     if type(value) is int:  # the common case, first (a bool is not one)
         return value
@@ -64,7 +67,7 @@ def number(obj: Any, *path: str | int) -> int | None:
     return None
 
 
-def mapping(obj: Any, *path: str | int) -> dict[str, Any]:
+def mapping(obj: object, *path: str | int) -> dict[str, object]:
     value = obj.get(path[0]) if len(path) == 1 and type(obj) is dict else get(obj, *path)
     if type(value) is dict:
         return value
@@ -73,7 +76,7 @@ def mapping(obj: Any, *path: str | int) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
 
-def items(obj: Any, *path: str | int) -> list[dict[str, Any]]:
+def items(obj: object, *path: str | int) -> list[dict[str, object]]:
     value = get(obj, *path)
     if not isinstance(value, list):
         return []
@@ -81,6 +84,12 @@ def items(obj: Any, *path: str | int) -> list[dict[str, Any]]:
         if type(v) is not dict:
             return [dict(v) for v in value if isinstance(v, Mapping)]
     return value
+
+
+def texts(obj: object, *path: str | int) -> list[str]:
+    """A list of strings (a command's args, a volume's access modes); anything else is dropped."""
+    value = get(obj, *path)
+    return [v for v in value if type(v) is str] if isinstance(value, list) else []
 
 
 def _strings(value: dict[str, Any]) -> dict[str, str]:
@@ -91,7 +100,7 @@ def _strings(value: dict[str, Any]) -> dict[str, str]:
     return value
 
 
-def _metadata(obj: Any) -> Any:
+def _metadata(obj: object) -> Any:
     """The object's metadata when both are dicts (the common case, read in line), else None.
 
     The accessors below read one or two keys of it for every pod of every scan; going through
@@ -105,11 +114,11 @@ def _metadata(obj: Any) -> Any:
     return None
 
 
-def labels(obj: Any) -> dict[str, str]:
+def labels(obj: object) -> dict[str, str]:
     return _strings(mapping(obj, "metadata", "labels"))
 
 
-def label(obj: Any, key: str) -> str:
+def label(obj: object, key: str) -> str:
     """One label as ``labels`` reads it, without reading them all when it is text or missing."""
     meta = _metadata(obj)
     found = meta.get("labels") if meta is not None else None
@@ -119,7 +128,7 @@ def label(obj: Any, key: str) -> str:
     return labels(obj).get(key, "")
 
 
-def having_label(objs: Iterable[Any], key: str, value: str) -> list[Any]:
+def having_label(objs: Iterable[T], key: str, value: str) -> list[T]:
     """The objects whose label ``key`` reads as ``value`` (not empty), as ``label`` reads it.
 
     For scans of every pod for the few that are drivers: the label is read in line, and
@@ -127,8 +136,9 @@ def having_label(objs: Iterable[Any], key: str, value: str) -> list[Any]:
     """
     found = []
     for obj in objs:
+        row: Any = obj  # read in line; anything not shaped so is read by ``label``
         try:
-            text = obj["metadata"]["labels"].get(key)
+            text = row["metadata"]["labels"].get(key)
         except (KeyError, TypeError, AttributeError, IndexError):
             text = label(obj, key)
         if type(text) is str or text is None:
@@ -139,36 +149,36 @@ def having_label(objs: Iterable[Any], key: str, value: str) -> list[Any]:
     return found
 
 
-def annotation_map(obj: Any) -> dict[str, str]:
+def annotation_map(obj: object) -> dict[str, str]:
     return _strings(mapping(obj, "metadata", "annotations"))
 
 
-def _meta_text(obj: Any, key: str) -> str:
+def _meta_text(obj: object, key: str) -> str:
     meta = _metadata(obj)
     value = meta.get(key) if meta is not None else None
     return value if type(value) is str else text(obj, "metadata", key)
 
 
-def uid(obj: Any) -> str:
+def uid(obj: object) -> str:
     return _meta_text(obj, "uid")
 
 
-def name(obj: Any) -> str:
+def name(obj: object) -> str:
     return _meta_text(obj, "name")
 
 
-def namespace(obj: Any) -> str:
+def namespace(obj: object) -> str:
     return _meta_text(obj, "namespace")
 
 
-def condition(obj: Any, kind: str) -> dict[str, Any]:
+def condition(obj: object, kind: str) -> dict[str, object]:
     for cond in items(obj, "status", "conditions"):
         if cond.get("type") == kind:
             return cond
     return {}
 
 
-def controller_ref(obj: Any) -> dict[str, Any]:
+def controller_ref(obj: object) -> dict[str, object]:
     meta = _metadata(obj)
     if meta is not None and "ownerReferences" not in meta:
         return {}  # a driver's metadata: no owner

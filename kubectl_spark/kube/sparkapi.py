@@ -32,8 +32,9 @@ def ui_port(pod: Any) -> int:
     """The driver container's ``spark-ui`` port (4040 unless the pod names another)."""
     for container in raw.items(pod, "spec", "containers"):
         for port in raw.items(container, "ports"):
-            if port.get("name") == "spark-ui" and raw.number(port, "containerPort"):
-                return int(port["containerPort"])
+            number = raw.number(port, "containerPort")
+            if port.get("name") == "spark-ui" and number:
+                return number
     return DEFAULT_UI_PORT
 
 

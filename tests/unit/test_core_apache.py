@@ -12,7 +12,7 @@ from typing import Any
 from kubectl_spark.core import apache
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
-from tests.core_pods import NOW
+from tests.core_pods import NOW, printed
 from tests.unit.test_core_grouping import apache_attempt
 
 
@@ -98,7 +98,7 @@ def test_a_retry_after_an_infrastructure_failure_is_one_application_with_its_ver
         for e in first.reason.evidence
     )
     assert (second.driver_pod, second.state) == ("pi-1-driver", "Running")
-    view = app.to_json()["operator"]
+    view = printed(app)["operator"]
     assert view["state"] == "RunningHealthy" and view["attemptId"] == 1
     assert view["restart"].startswith("OnInfrastructureFailure (after SchedulingFailure")
     assert "1 of 3 restarts used" in view["restart"]
@@ -134,7 +134,7 @@ def test_a_failed_attempt_is_explained_by_the_driver_status_the_operator_kept() 
     assert only.reason is not None and only.reason.code == "JvmOutOfMemory"
     assert only.reason.category == "app"
     assert "its lastObservedDriverStatus was classified" in only.reason.evidence[-1]
-    assert app.to_json()["operator"]["restart"] == "Never (the operator does not restart it)"
+    assert printed(app)["operator"]["restart"] == "Never (the operator does not restart it)"
 
 
 def test_trimmed_history_and_terminal_states() -> None:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
-from tests.core_pods import NOW, mk, ref
+from tests.core_pods import NOW, mk, printed, ref
 
 
 def test_job_attempts_are_numbered_by_creation_and_executors_follow_their_owner() -> None:
@@ -208,7 +208,7 @@ def test_group_by_override_and_the_ungrouped_bucket() -> None:
     # Two applications (their app ids differ, no name says they are one) that share the label.
     assert [(a.name, len(a.attempts)) for a in result.apps] == [("x:s-a", 1), ("x:s-b", 1)]
     assert [(u.pod, u.role) for u in result.ungrouped] == [("stray", "executor")]
-    assert analyze(Snapshot(pods=pods, now=NOW)).to_json()["ungrouped"][0]["pod"] == "stray"
+    assert printed(analyze(Snapshot(pods=pods, now=NOW)))["ungrouped"][0]["pod"] == "stray"
 
 
 def test_group_by_does_not_make_unrelated_applications_attempts_of_one() -> None:

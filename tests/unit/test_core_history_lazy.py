@@ -11,7 +11,7 @@ from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.history import build_history
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import History, HistoryEntry
-from tests.core_pods import NOW, mk
+from tests.core_pods import NOW, mk, printed
 
 ENTRY = HistoryEntry("2026-03-01T00:00:00Z", "AttemptStarted", 1, None, "attempt 1 started")
 
@@ -54,5 +54,5 @@ def test_an_analysis_builds_no_timeline_until_one_is_read(monkeypatch: pytest.Mo
     assert built == []
     kinds = [h.kind for h in app.history]
     assert kinds == ["AttemptStarted", "ExecutorAdded"]
-    assert app.to_json()["history"][1]["message"] == "executor 1 added: a-exec-1"
+    assert printed(app)["history"][1]["message"] == "executor 1 added: a-exec-1"
     assert built == ["a"]

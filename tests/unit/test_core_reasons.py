@@ -401,7 +401,7 @@ def test_an_executor_in_a_crash_loop_is_not_taken_for_a_quiet_one() -> None:
     from kubectl_spark.core.analyze import analyze
     from kubectl_spark.core.inputs import Snapshot
     from kubectl_spark.core.podfacts import facts
-    from tests.core_pods import NOW, mk, ref
+    from tests.core_pods import NOW, mk, printed, ref
 
     app = {"spark-app-selector": "spark-1", "spark-app-name": "loop"}
     driver = mk("loop-driver", "driver", "2026-03-01T00:00:00Z", labels=app)
@@ -425,7 +425,7 @@ def test_an_executor_in_a_crash_loop_is_not_taken_for_a_quiet_one() -> None:
     (exec_1,) = found.attempts[0].executors
     assert exec_1.reason is None and exec_1.waiting is not None
     assert (exec_1.waiting.code, exec_1.restarts) == ("JvmOutOfMemory", 2)
-    assert exec_1.to_json()["waiting"]["code"] == "JvmOutOfMemory"
+    assert printed(exec_1)["waiting"]["code"] == "JvmOutOfMemory"
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from typing import Any
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.knowledge.operator_names import app_id_of
-from tests.core_pods import NOW, mk, ref
+from tests.core_pods import NOW, mk, printed, ref
 from tests.unit.test_core_apache import sparkapp, state
 from tests.unit.test_core_grouping import apache_attempt
 
@@ -140,7 +140,7 @@ def test_the_restart_budget_says_its_backoffs_and_counter_reset() -> None:
         restartCounterResetMillis=3600000,
     )
     (app,) = analyze(Snapshot(apacheapps=[owner], now=NOW)).apps
-    view = app.to_json()["operator"]
+    view = printed(app)["operator"]
     assert view["restartBackoffSecondsForFailure"] == 60
     assert view["restartBackoffSecondsForSchedulingFailure"] is None
     assert view["restartCounterResetSeconds"] == 3600

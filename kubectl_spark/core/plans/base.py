@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_spark.core import raw
+from kubectl_spark.core.jsonvalue import JsonObject
 from kubectl_spark.core.model import App, Attempt, Executor
 from kubectl_spark.knowledge.labels import EXECUTOR_DELETED, EXECUTOR_ID_ANNOTATION
 
@@ -61,7 +62,7 @@ class Operation:
         pinned = f" [{', '.join(p for p in pins if p)}]" if any(pins) else ""
         return f"{self.verb} {self.target()}{pinned}: {self.reason}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "verb": self.verb,
             "apiVersion": self.api_version,
@@ -101,7 +102,7 @@ class Plan:
             seen[(verb, op.group, op.resource, op.subresource, op.namespace or "")] = None
         return list(seen)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "apiVersion": "kubectl-spark/v1",
             "kind": "ActionPlan",

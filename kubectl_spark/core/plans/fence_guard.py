@@ -225,7 +225,7 @@ def open_paths(
             continue  # a fence's own deny-all
         spec = raw.mapping(policy, "spec")
         selector = selector_from_match(raw.mapping(spec, "podSelector"))
-        selected = [p for p in pods if selector.matches(raw.mapping(p, "metadata", "labels"))]
+        selected = [p for p in pods if selector.matches(raw.labels(p))]
         if not selected:
             continue
         allowed = _allowed(spec)

@@ -433,7 +433,7 @@ def _rwo_volumes(ctx: KillContext) -> set[str]:
         claim = claims.get(raw.text(vol, "persistentVolumeClaim", "claimName"))
         if claim is None:
             continue
-        modes = raw.get(claim, "spec", "accessModes") or []
+        modes = raw.texts(claim, "spec", "accessModes")
         # ReadWriteOncePod (Spark 4's default for its PVCs) is attached like ReadWriteOnce.
         if {"ReadWriteOnce", "ReadWriteOncePod"} & set(modes):
             out.add(raw.text(claim, "spec", "volumeName"))

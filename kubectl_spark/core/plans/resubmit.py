@@ -234,7 +234,8 @@ def resubmit_plan(
         spec = copy.deepcopy(raw.mapping(job, "spec"))
         for key in ("selector", "manualSelector"):
             spec.pop(key, None)
-        template = spec.setdefault("template", {})
+        template = dict(raw.mapping(spec, "template"))
+        spec["template"] = template
         labels = {
             k: v
             for k, v in raw.mapping(template, "metadata", "labels").items()

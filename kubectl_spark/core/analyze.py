@@ -7,7 +7,7 @@ pods. Every front end (``ls``, ``describe``, the TUI) shows what it returns.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache, partial
 from typing import Any
 
@@ -25,6 +25,7 @@ from .alerts import find_alerts
 from .grouping import APACHE, CLUSTER, AppGroup, AttemptGroup, group
 from .history import build_history
 from .inputs import Index, Snapshot, build_index
+from .jsonvalue import JsonObject
 from .linking import link_executor_failures
 from .losses import classify
 from .model import Analysis, App, Attempt, Executor, History, Reason, in_id_order
@@ -41,7 +42,7 @@ from .reconstruct import (
 from .sparkview import kept_evidence, with_spark_view
 
 
-def pod_state(f: PodFacts, node: NodeHealth | None, container: dict[str, Any]) -> str:
+def pod_state(f: PodFacts, node: NodeHealth | None, container: Mapping[str, object]) -> str:
     """``container``: the pod's Spark container status (``spark_container``)."""
     phase = f.phase
     if f.source != "cluster" and phase not in ("Succeeded", "Failed"):
@@ -515,7 +516,7 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
     return Analysis(tuple(apps), tuple(ungrouped))
 
 
-def _operator_view(app: AppGroup) -> dict[str, Any] | None:
+def _operator_view(app: AppGroup) -> JsonObject | None:
     """The Apache operator's own view of its SparkApplication or SparkCluster, if it runs it."""
     if app.owner is None:
         return None
@@ -526,7 +527,7 @@ def _operator_view(app: AppGroup) -> dict[str, Any] | None:
     return None
 
 
-def schedule_of(sparkapp: Any) -> str:
+def schedule_of(sparkapp: object) -> str:
     """The ScheduledSparkApplication that started this SparkApplication ("" for none).
 
     Its label first, then its owner reference (the Kubeflow operator sets both on a run).

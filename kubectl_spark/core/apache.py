@@ -24,12 +24,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from kubectl_spark.knowledge import times
 from kubectl_spark.knowledge.operator_names import app_id_of
 
 from . import raw
+from .jsonvalue import JsonObject
 from .losses import classify
 from .model import Reason, ReasonCode
 from .reasons import PodContext
@@ -59,7 +59,7 @@ class State:
     summary: str
     time: str | None  # RFC 3339
     message: str
-    driver_status: Mapping[str, Any] | None  # lastObservedDriverStatus: a PodStatus
+    driver_status: Mapping[str, object] | None  # lastObservedDriverStatus: a PodStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,11 +130,11 @@ class RestartBudget:
         return f"{self.policy} ({restarts_on}): " + ", ".join(limits) + backoff
 
 
-def is_apache(obj: Any) -> bool:
+def is_apache(obj: object) -> bool:
     return raw.text(obj, "apiVersion").startswith(API_GROUP + "/")
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -144,7 +144,7 @@ def _int(value: Any) -> int | None:
     return None
 
 
-def _states(history: Any) -> dict[int, State]:
+def _states(history: object) -> dict[int, State]:
     out: dict[int, State] = {}
     if not isinstance(history, dict):
         return out
@@ -166,7 +166,7 @@ def _states(history: Any) -> dict[int, State]:
     return out
 
 
-def history(app: Any) -> tuple[State, ...]:
+def history(app: object) -> tuple[State, ...]:
     """Every state the operator kept, in order.
 
     With ``trimAttemptStateTransitionHistory`` on, the previous attempt's states move to
@@ -182,13 +182,13 @@ def history(app: Any) -> tuple[State, ...]:
     return tuple(merged[k] for k in sorted(merged))
 
 
-def attempt_id(app: Any) -> int:
+def attempt_id(app: object) -> int:
     """The current attempt's id (ModelUtils.getAttemptId: 0 before any restart)."""
     info = raw.mapping(app, "status", "currentAttemptSummary", "attemptInfo")
     return _int(info.get("id")) or 0
 
 
-def spans(app: Any) -> tuple[AttemptSpan, ...]:
+def spans(app: object) -> tuple[AttemptSpan, ...]:
     """The attempts the history tells, the last numbered as the current attempt id."""
     groups: list[list[State]] = []
     for state in history(app):
@@ -200,11 +200,11 @@ def spans(app: Any) -> tuple[AttemptSpan, ...]:
     return tuple(AttemptSpan(first + i, tuple(g)) for i, g in enumerate(groups))
 
 
-def summary(app: Any) -> str:
+def summary(app: object) -> str:
     return raw.text(raw.mapping(app, "status", "currentState"), "currentStateSummary")
 
 
-def app_state(app: Any) -> str:
+def app_state(app: object) -> str:
     """The application's state in ``ls``'s words, from the operator's current state."""
     states = history(app)
     now = states[-1].summary if states else summary(app)
@@ -224,7 +224,7 @@ def app_state(app: Any) -> str:
     return "Unknown"
 
 
-def budget(app: Any) -> RestartBudget:
+def budget(app: object) -> RestartBudget:
     config = raw.mapping(app, "spec", "applicationTolerations", "restartConfig")
     info = raw.mapping(app, "status", "currentAttemptSummary", "attemptInfo")
 
@@ -252,7 +252,7 @@ def budget(app: Any) -> RestartBudget:
     )
 
 
-def force_termination_seconds(app: Any) -> float:
+def force_termination_seconds(app: object) -> float:
     """The operator's forceTerminationGracePeriodMillis (300 s): then it deletes with grace 0."""
     millis = _int(
         raw.mapping(app, "spec", "applicationTolerations", "applicationTimeoutConfig").get(
@@ -378,7 +378,7 @@ def span_reason(span: AttemptSpan) -> Reason | None:
     )
 
 
-def span_of(chain: Sequence[Any], app_id: str) -> AttemptSpan | None:
+def span_of(chain: Sequence[object], app_id: str) -> AttemptSpan | None:
     """The attempt of the operator's state history that ran as ``app_id``, if it tells one."""
     for cr in chain:
         for span in spans(cr):
@@ -411,7 +411,7 @@ def with_verdict(
     return dataclasses.replace(found, evidence=(*found.evidence, *told.evidence))
 
 
-def operator_view(app: Any) -> dict[str, Any]:
+def operator_view(app: object) -> JsonObject:
     """What ``describe`` and the JSON say of the operator's own view: state, attempt, budget."""
     budget_ = budget(app)
     current = raw.mapping(app, "status", "currentState")
@@ -450,11 +450,11 @@ CLUSTER_STATES = {
 }
 
 
-def cluster_state(cluster: Any) -> str:
+def cluster_state(cluster: object) -> str:
     return CLUSTER_STATES.get(summary(cluster), "Pending" if not summary(cluster) else "Unknown")
 
 
-def cluster_view(cluster: Any) -> dict[str, Any]:
+def cluster_view(cluster: object) -> JsonObject:
     current = raw.mapping(cluster, "status", "currentState")
     return {
         "kind": "SparkCluster",

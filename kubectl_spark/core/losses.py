@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
 
 from kubectl_spark.core import raw
 from kubectl_spark.core.lossread import NEXT, Read, Verdict, read, reason_of
@@ -345,7 +344,7 @@ def _sidecar_failed(r: Read) -> Verdict:
     return NEXT
 
 
-def _spark_major(pod: Any) -> int | None:
+def _spark_major(pod: object) -> int | None:
     """The Spark major version of a pod's spark-version label, if it has one."""
     version = raw.label(pod, SPARK_VERSION)
     head = version.split(".", 1)[0]
@@ -419,7 +418,7 @@ def classify(ctx: PodContext) -> Reason | None:
 EXCEPTION_LINE_MAX = 300
 
 
-def exit_exception(pod: Any) -> str:
+def exit_exception(pod: object) -> str:
     """The exception a Spark 4.1+ driver wrote on its pod as it exited ("" without one).
 
     The headline (``java.lang.IllegalStateException: …``) and, when there is one, the last

@@ -8,11 +8,12 @@ gone); ``losses.classify`` runs them all in order.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from kubectl_spark.core import raw
 from kubectl_spark.core.model import Reason, ReasonCode
+from kubectl_spark.core.raw import RawObject
 from kubectl_spark.core.reasons import PodContext, spark_container
 
 
@@ -29,14 +30,14 @@ class Read:
     """What the rules read of a pod, read once."""
 
     ctx: PodContext
-    pod: Any
+    pod: RawObject
     phase: str
     deleting: bool
     status_reason: str
     status_message: str
-    container: dict[str, Any]
-    term: dict[str, Any]
-    disruption: dict[str, Any]
+    container: Mapping[str, object]
+    term: Mapping[str, object]
+    disruption: Mapping[str, object]
     disruption_reason: str
     extra: tuple[str, ...]
 

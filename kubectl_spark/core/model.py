@@ -10,10 +10,10 @@ documented in the README; scripts depend on it: fields may be added, never renam
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from operator import attrgetter, itemgetter
-from typing import Any, Literal, get_args, overload
+from typing import Literal, get_args, overload
 
 from kubectl_spark.core.jsonvalue import JsonObject
 from kubectl_spark.knowledge.exitcodes import ExitCause
@@ -317,7 +317,7 @@ class App:
     notes: tuple[str, ...] = ()  # what could not be read, and why (said, never an error)
     schedule: str = ""  # the ScheduledSparkApplication this run was started by, if any
     # The Apache operator's own view (core.apache.operator_view): state, attempt id, restarts.
-    operator: Mapping[str, Any] | None = None
+    operator: JsonObject | None = None
     # The kubeconfig context it was read through, when several clusters are read at once
     # (``--context a,b``); "" for one. Set by the reader, never by the analysis.
     context: str = ""

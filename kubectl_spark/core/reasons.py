@@ -15,10 +15,9 @@ share. ``countsAsFailure`` is Spark's ``exitCausedByApp`` (do the executor's tas
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from kubectl_spark.knowledge import times
 from kubectl_spark.knowledge.exitcodes import EXIT_CAUSE_CATEGORY, EXIT_CODE_REASONS, describe_exit
@@ -26,6 +25,7 @@ from kubectl_spark.knowledge.labels import SPARK_CONTAINERS
 
 from . import raw
 from .model import Reason
+from .raw import RawObject
 
 IMAGE_PULL = {
     "ErrImagePull",
@@ -58,10 +58,10 @@ class NodeHealth:
 class PodContext:
     """What the classifier knows about a pod beyond the pod itself."""
 
-    pod: Any
+    pod: RawObject
     role: str  # driver or executor
     node: NodeHealth | None = None
-    events: Sequence[Any] = ()
+    events: Sequence[RawObject] = ()
     owner_gone: bool = False  # executors: the owning driver attempt is deleting, terminal or gone
     owner_attempt: int | None = None
     owner_reason: Reason | None = None
@@ -74,10 +74,12 @@ class PodContext:
     # or FailureTarget condition; the Job controller deletes the pods still active then.
     job_failed: tuple[str, str, str] | None = None
     extra_evidence: tuple[str, ...] = ()
-    container: dict[str, Any] | None = None  # the Spark container's status, when already found
+    container: Mapping[str, object] | None = (
+        None  # the Spark container's status, when already found
+    )
 
 
-def spark_container(pod: Any) -> dict[str, Any]:
+def spark_container(pod: object) -> dict[str, object]:
     """The status of Spark's own container, never a sidecar's.
 
     Spark's containers have their default names unless a pod template named them; then Spark
@@ -99,13 +101,13 @@ def spark_container(pod: Any) -> dict[str, Any]:
     return statuses[0] if statuses else {}
 
 
-def _field(container: dict[str, Any], *path: str, statuses: str = "containerStatuses") -> str:
+def _field(container: Mapping[str, object], *path: str, statuses: str = "containerStatuses") -> str:
     return f"status.{statuses}[{raw.text(container, 'name') or 0}]." + ".".join(path)
 
 
 def termination_reason(
-    term: dict[str, Any],
-    container: dict[str, Any],
+    term: Mapping[str, object],
+    container: Mapping[str, object],
     where: str,
     *,
     counts: bool,
@@ -202,11 +204,11 @@ def termination_reason(
     )
 
 
-def events_of(ctx: PodContext, *reasons: str) -> list[dict[str, Any]]:
+def events_of(ctx: PodContext, *reasons: str) -> list[RawObject]:
     return [e for e in ctx.events if raw.text(e, "reason") in reasons]
 
 
-def event_evidence(event: dict[str, Any]) -> str:
+def event_evidence(event: object) -> str:
     source = raw.text(event, "source", "component") or raw.text(event, "reportingComponent")
     count = raw.number(event, "count")
     repeated = f" x{count}" if count and count > 1 else ""
@@ -215,7 +217,7 @@ def event_evidence(event: dict[str, Any]) -> str:
     )
 
 
-def ended_after_deletion(pod: Any, term: Any) -> bool:
+def ended_after_deletion(pod: object, term: object) -> bool:
     """Whether the container stopped once the deletion was asked for (rather than failing first).
 
     The deletion was requested at deletionTimestamp minus the grace period; a container that
@@ -261,7 +263,7 @@ def waiting_reason(ctx: PodContext) -> Reason | None:
     return None
 
 
-def failed_init(pod: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def failed_init(pod: object) -> tuple[dict[str, object], dict[str, object]] | None:
     """The init container that stopped the pod, and its termination (a non-zero exit)."""
     for status in raw.items(pod, "status", "initContainerStatuses"):
         term = raw.mapping(status, "state", "terminated")
@@ -271,8 +273,8 @@ def failed_init(pod: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
 
 
 def init_reason(
-    status: dict[str, Any],
-    term: dict[str, Any],
+    status: Mapping[str, object],
+    term: Mapping[str, object],
     where: str,
     *,
     counts: bool,
@@ -324,7 +326,7 @@ def _init_waiting(ctx: PodContext) -> Reason | None:
     return None
 
 
-def never_started(ctx: PodContext, container: dict[str, Any]) -> Reason | None:
+def never_started(ctx: PodContext, container: Mapping[str, object]) -> Reason | None:
     waiting = raw.mapping(container, "state", "waiting")
     field = _field(container, "state", "waiting", "reason")
     found = _never_started_by(ctx, raw.text(waiting, "reason"), raw.text(waiting, "message"), field)
@@ -417,7 +419,7 @@ def _unschedulable(ctx: PodContext) -> Reason | None:
     return None
 
 
-def restart_reasons(pod: Any) -> list[tuple[str | None, Reason | None]]:
+def restart_reasons(pod: object) -> list[tuple[str | None, Reason | None]]:
     """One (finishedAt, reason) entry per in-place container restart.
 
     Kubernetes keeps only the last termination, so earlier restarts come back with no reason.

@@ -24,6 +24,7 @@ from .inputs import Snapshot
 from .losses import classify
 from .model import Attempt, Executor, Reason, in_id_order
 from .podfacts import KEPT
+from .raw import RawObject
 from .reasons import PodContext, event_evidence, never_started
 from .removals import given_back
 
@@ -51,7 +52,7 @@ DRIVER_DECOMMISSIONS = ("Rolling via", "spark scale down", "excluded", "actually
 SUMMARY_FIELDS = ("id", "hostPort", "isActive", "addTime", "removeTime", "removeReason")
 
 
-def read_summaries(found: list[Any]) -> list[Any]:
+def read_summaries(found: Sequence[object]) -> list[object]:
     """Spark's executor list as the analysis reads it (``SUMMARY_FIELDS``); readers keep this.
 
     An item that is not an object is kept as it came: the analysis passes over it.
@@ -62,24 +63,24 @@ def read_summaries(found: list[Any]) -> list[Any]:
     ]
 
 
-def _read_field(key: str, value: Any) -> Any:
+def _read_field(key: str, value: object) -> object:
     """Spark's REST dates (``2026-12-04T10:01:02.345GMT``) as the API's RFC 3339, others as given."""
     return spark_time(value) if key in ("addTime", "removeTime") else value
 
 
-def kept_source(pod: Any) -> str:
+def kept_source(pod: object) -> str:
     """``cluster`` for a pod read now; ``watch``, ``history`` or ``recorder`` for a kept copy."""
     source = raw.annotation_map(pod).get(SOURCE, "")
     return source if source in KEPT else "cluster"
 
 
-def only_kept(pods: Iterable[Any], uid: str) -> bool:
+def only_kept(pods: Iterable[object], uid: str) -> bool:
     """Whether the pod ``uid`` is known only as a kept copy (watch, history, recorder) of a gone pod."""
     pod = next((p for p in pods if raw.uid(p) == uid), None)
     return pod is not None and kept_source(pod) != "cluster"
 
 
-def kept_evidence(pod: Any) -> str:
+def kept_evidence(pod: object) -> str:
     seen = raw.annotation_map(pod).get(SEEN_AT, "?")
     source = kept_source(pod)
     if source == "watch":
@@ -124,7 +125,7 @@ KILLED_BY_DRIVER = "Executor killed by driver"
 
 
 def reason_from_spark(
-    summary: Mapping[str, Any], origin: str = "Spark's driver", expired: str = ""
+    summary: Mapping[str, object], origin: str = "Spark's driver", expired: str = ""
 ) -> Reason:
     """Spark's removeReason, classified by the same rules as a pod (its text quotes the pod).
 
@@ -289,7 +290,7 @@ def exec_numbers(ids: Collection[str]) -> set[int]:
     return {n for n in map(exec_number, ids) if n}
 
 
-EventsOf = Callable[[str], Sequence[dict[str, Any]]]
+EventsOf = Callable[[str], Sequence[RawObject]]
 
 
 def _told_by_events(spark: Reason, name: str, events_of: EventsOf | None) -> Reason:
@@ -316,7 +317,7 @@ def _told_by_events(spark: Reason, name: str, events_of: EventsOf | None) -> Rea
 
 def with_spark_view(
     attempt: Attempt,
-    view: Mapping[str, Any] | None,
+    view: Mapping[str, object] | None,
     events_of: EventsOf | None = None,
     pod_ips: Mapping[str, str] | None = None,
 ) -> Attempt:
@@ -327,11 +328,7 @@ def with_spark_view(
     (a StatefulSet's or Deployment's, labelled EXECID): Spark names those by host (the pod IP),
     and a pod whose container restarted held several of Spark's executors, one after another.
     """
-    summaries = [
-        s
-        for s in (view or {}).get("executors") or []
-        if isinstance(s, Mapping) and str(s.get("id", "driver")) != "driver"
-    ]
+    summaries = [s for s in raw.items(view, "executors") if str(s.get("id", "driver")) != "driver"]
     if not summaries:  # the usual case: only the pods' own ids to count (they are sorted)
         ids = {e.id for e in attempt.executors}
         unknown = _unknown_losses(ids)
@@ -354,8 +351,8 @@ def with_spark_view(
             continue
         spark = reason_from_spark(
             summary,
-            str((view or {}).get("origin") or "Spark's driver"),
-            str(((view or {}).get("heartbeats") or {}).get(exec_id) or ""),
+            raw.text(view, "origin") or "Spark's driver",
+            raw.text(view, "heartbeats", exec_id),
         )
         hosted = by_host.get(_host(summary))
         if hosted is not None and exec_id not in by_id:
@@ -458,7 +455,7 @@ def _never_ran(
     return found
 
 
-def _verdict_by_events(events: Sequence[dict[str, Any]]) -> Reason | None:
+def _verdict_by_events(events: Sequence[RawObject]) -> Reason | None:
     """A gone executor pod's verdict from its Events alone, when they show it never ran."""
     reasons = {raw.text(e, "reason") for e in events}
     if not events or "Started" in reasons:
@@ -494,12 +491,12 @@ def _text_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _host(summary: Mapping[str, Any]) -> str:
+def _host(summary: Mapping[str, object]) -> str:
     return str(summary.get("hostPort") or "").rpartition(":")[0]
 
 
 def _with_spark_ids(
-    executors: list[Executor], pod_ips: Mapping[str, str], summaries: Sequence[Any]
+    executors: list[Executor], pod_ips: Mapping[str, str], summaries: Sequence[Mapping[str, object]]
 ) -> list[Executor]:
     """Each unlabelled pod with the Spark ids its JVMs had, found by its IP (``spark_ids``)."""
     if not pod_ips:
@@ -517,7 +514,9 @@ def _with_spark_ids(
 
 
 def _by_host(
-    executors: Sequence[Executor], pod_ips: Mapping[str, str], summaries: Sequence[Any]
+    executors: Sequence[Executor],
+    pod_ips: Mapping[str, str],
+    summaries: Sequence[Mapping[str, object]],
 ) -> dict[str, tuple[int, str]]:
     """Pod IP → (the executor's index, the highest Spark id on that IP) for unlabelled pods."""
     if not pod_ips:
@@ -533,17 +532,17 @@ def _by_host(
     return found
 
 
-def kept_copy(pod: dict[str, Any], source: str, seen_at: str) -> dict[str, Any]:
+def kept_copy(pod: RawObject, source: str, seen_at: str) -> dict[str, object]:
     """A gone pod's last state, marked with where it was kept and when it was seen."""
-    meta = dict(pod.get("metadata") or {})
-    meta["annotations"] = {**(meta.get("annotations") or {}), SOURCE: source, SEEN_AT: seen_at}
+    meta = dict(raw.mapping(pod, "metadata"))
+    meta["annotations"] = {**raw.mapping(meta, "annotations"), SOURCE: source, SEEN_AT: seen_at}
     return {**pod, "metadata": meta}
 
 
 def merge_kept(
     snapshot: Snapshot,
-    pods: Sequence[tuple[dict[str, Any], str]],
-    events: Sequence[dict[str, Any]],
+    pods: Sequence[tuple[RawObject, str]],
+    events: Sequence[RawObject],
     source: str = "history",
 ) -> Snapshot:
     """The snapshot plus kept pods (with when they were seen) and Events the cluster no longer has.

@@ -190,6 +190,7 @@ def test_spark_s_summaries_are_kept_as_the_analysis_reads_them() -> None:
     kept = read_summaries([busy, "not an object", {**busy, "removeReason": "gone"}])
     assert kept[0] == {k: busy[k] for k in ("id", "hostPort", "isActive", "addTime")}
     assert kept[1] == "not an object"
+    assert isinstance(kept[2], dict)
     assert set(kept[2]) <= set(SUMMARY_FIELDS) and kept[2]["removeReason"] == "gone"
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from kubectl_spark.core import raw
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.sparkview import kept_copy, merge_kept, reason_from_spark
@@ -129,10 +130,7 @@ def test_kept_pods_are_marked_and_never_override_the_cluster() -> None:
     kept = next(e for e in app.attempts[0].executors if e.id == "2")
     assert (kept.source, kept.state) == ("history", "Gone")
     assert kept.reason is not None and "seen 2026-03-01T00:06:00Z" in kept.reason.evidence[-1]
-    assert (
-        kept_copy(gone, "watch", "t")["metadata"]["annotations"]["kubectl-spark.io/source"]
-        == "watch"
-    )
+    assert raw.annotation_map(kept_copy(gone, "watch", "t"))["kubectl-spark.io/source"] == "watch"
 
 
 # What Spark 4.1.1 answered in allexecutors for an executor SIGKILLed from outside, in the

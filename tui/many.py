@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kubectl_spark.core.incremental import LiveAnalysis
-from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.core.inputs import OBJECT_LISTS, Snapshot
 from kubectl_spark.core.model import Analysis, App, UngroupedPod
 
 if TYPE_CHECKING:
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 
 # The worse state wins the status bar: one cluster cut is what the operator must see.
 WORST_FIRST = ("failed", "forbidden", "reconnecting", "connecting", "live")
-# The snapshot's lists of objects (pods, jobs, events …): each cluster's, side by side.
-LISTS = tuple(f.name for f in fields(Snapshot) if str(f.type) == "Sequence[Any]")
 
 
 @dataclass(frozen=True)
@@ -40,7 +38,8 @@ class ManySnapshot(Snapshot):
     @classmethod
     def joined(cls, parts: Mapping[str, Snapshot]) -> ManySnapshot:
         lists = {
-            name: [o for part in parts.values() for o in getattr(part, name)] for name in LISTS
+            name: [o for part in parts.values() for o in getattr(part, name)]
+            for name in OBJECT_LISTS
         }
         now = max((p.now for p in parts.values()), default=datetime.now(UTC))
         return replace(cls.of(lists, now=now), parts=dict(parts))

@@ -31,6 +31,7 @@ from .losses import classify
 from .model import Analysis, App, Attempt, Executor, History, Reason, in_id_order
 from .podfacts import PodFacts, canonical_time
 from .provenance import sources
+from .raw import RawObject
 from .reasons import NodeHealth, PodContext, spark_container, waiting_reason
 from .reconstruct import (
     job_pods_in_events,
@@ -435,7 +436,7 @@ def _unlabelled_ips(attempt: AttemptGroup) -> dict[str, str]:
     }
 
 
-def _pod_events_named(index: Index, namespace: str, name: str) -> list[dict[str, Any]]:
+def _pod_events_named(index: Index, namespace: str, name: str) -> list[RawObject]:
     return index.events_by_name.get((namespace, "Pod", name), [])
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from kubectl_spark.core import raw
 from kubectl_spark.core.jsonvalue import JsonObject
 from kubectl_spark.core.model import App
+from kubectl_spark.core.raw import RawObject
 from kubectl_spark.knowledge.labels import APP_ID
 
 from .safe_job import LEASE_ANNOTATION
@@ -60,9 +61,9 @@ def _per_pod(value: str | None) -> bool:
 def diagnose(
     app: App,
     *,
-    job: Mapping[str, Any] | None,
-    driver: Mapping[str, Any] | None,
-    pvcs: Sequence[Mapping[str, Any]] = (),
+    job: RawObject | None,
+    driver: RawObject | None,
+    pvcs: Sequence[object] = (),
 ) -> list[Hazard]:
     alerts = {a.type for a in app.alerts}
     labels: Mapping[str, object]
@@ -167,9 +168,7 @@ def _app_id(alerts: set[str], args: Sequence[Any], labels: Mapping[str, Any], ap
     return Hazard(code, OK, "no attempts share an app id")
 
 
-def _volume_fence(
-    template: Mapping[str, Any], pvcs: Sequence[Mapping[str, Any]], app: App
-) -> Hazard:
+def _volume_fence(template: Mapping[str, object], pvcs: Sequence[object], app: App) -> Hazard:
     code = "NoVolumeFence"
     claims = {
         raw.text(v, "persistentVolumeClaim", "claimName")

@@ -8,7 +8,8 @@ already gone) is said, not invented.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from kubectl_spark.knowledge import times
 from kubectl_spark.knowledge.operator_names import app_id_of
@@ -16,6 +17,7 @@ from kubectl_spark.knowledge.operator_names import app_id_of
 from . import raw
 from .apache import spans
 from .model import App, Attempt, Executor, HistoryEntry, Reason
+from .raw import RawObject
 from .reasons import restart_reasons
 
 if TYPE_CHECKING:
@@ -48,7 +50,7 @@ APP_EVENTS = (
 )
 
 
-def _event_time(event: Any) -> str | None:
+def _event_time(event: object) -> str | None:
     for key in ("lastTimestamp", "eventTime", "firstTimestamp"):
         value = times.rfc3339(times.parse(raw.text(event, key)))
         if value:
@@ -56,7 +58,7 @@ def _event_time(event: Any) -> str | None:
     return times.rfc3339(times.parse(raw.text(event, "metadata", "creationTimestamp")))
 
 
-def _aggregated(event: Any) -> tuple[str | None, str]:
+def _aggregated(event: object) -> tuple[str | None, str]:
     """When an Event first happened, and what to say of its repeats (" (x3, the last at …)").
 
     An Event the API aggregated (``count`` > 1, or a ``series``) stands for occurrences from its
@@ -182,7 +184,7 @@ def _executor_entries(
     return entries
 
 
-def _sparkapp_entries(owner: Any, index: Index) -> list[HistoryEntry]:
+def _sparkapp_entries(owner: object, index: Index) -> list[HistoryEntry]:
     entries = []
     for event in index.events_for(owner, "SparkApplication"):
         reason = raw.text(event, "reason")
@@ -237,7 +239,7 @@ def _loss_time(ended: str | None, reason: Reason, index: Index, node: str | None
     return ended or since
 
 
-def _restarts(pod: Any, attempt: int, executor: str | None) -> list[HistoryEntry]:
+def _restarts(pod: object, attempt: int, executor: str | None) -> list[HistoryEntry]:
     out = []
     what = f"executor {executor}" if executor else f"attempt {attempt}'s driver"
     for i, (finished, reason) in enumerate(restart_reasons(pod), start=1):
@@ -261,7 +263,7 @@ def _restarts(pod: Any, attempt: int, executor: str | None) -> list[HistoryEntry
 
 def _waiting(
     reason: Reason,
-    events: list[dict[str, Any]],
+    events: Sequence[RawObject],
     created: str | None,
     attempt: int,
     executor: str | None,
@@ -285,7 +287,7 @@ def _waiting(
 
 
 def _pod_events(
-    events: list[dict[str, Any]],
+    events: Sequence[RawObject],
     attempt: int,
     executor: str | None,
     only: tuple[str, ...] = POD_EVENTS,
@@ -306,7 +308,7 @@ def _pod_events(
     return out
 
 
-def _actions(pod: Any, attempt: int, index: Index) -> list[HistoryEntry]:
+def _actions(pod: object, attempt: int, index: Index) -> list[HistoryEntry]:
     out = []
     for event in index.events_for(pod):
         reason = raw.text(event, "reason")

@@ -10,13 +10,14 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Self
+from typing import Self
 
 from kubectl_spark.knowledge import times
 from kubectl_spark.knowledge.labels import EXECUTOR_DELETED
 
 from . import raw
 from .podfacts import PodFacts, canonical_time
+from .raw import RawObject
 from .reasons import NodeHealth
 
 
@@ -24,31 +25,31 @@ from .reasons import NodeHealth
 class Snapshot:
     """What the gateway read: each list is the API's JSON items."""
 
-    pods: Sequence[Any] = ()
-    jobs: Sequence[Any] = ()
-    events: Sequence[Any] = ()
-    nodes: Sequence[Any] = ()
-    sparkapplications: Sequence[Any] = ()
+    pods: Sequence[object] = ()
+    jobs: Sequence[object] = ()
+    events: Sequence[object] = ()
+    nodes: Sequence[object] = ()
+    sparkapplications: Sequence[object] = ()
     # The Apache operator's SparkApplications (spark.apache.org) and SparkClusters
-    apacheapps: Sequence[Any] = ()
-    sparkclusters: Sequence[Any] = ()
-    volumeattachments: Sequence[Any] = ()
-    pvcs: Sequence[Any] = ()
+    apacheapps: Sequence[object] = ()
+    sparkclusters: Sequence[object] = ()
+    volumeattachments: Sequence[object] = ()
+    pvcs: Sequence[object] = ()
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     pods_resource_version: str = ""  # where a watch of the pods continues from
     # Spark's own executor list per live driver pod uid: {"executors": [...]} or {"note": why not}
-    spark_views: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    spark_views: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     # A Spark History Server's executor lists by app id, for attempts whose driver does not run
-    finished_views: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    finished_views: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     unreadable: tuple[str, ...] = ()  # lists the gateway was refused (forbidden), by field name
     # Pods that executors name as their owner but that carry no spark-role label: a driver in
     # client mode, running in a pod of its own (a notebook), with spark.kubernetes.driver.pod.name.
-    owners: Sequence[Any] = ()
+    owners: Sequence[object] = ()
 
     @classmethod
     def of(
         cls,
-        lists: Mapping[str, Sequence[Any]],
+        lists: Mapping[str, Sequence[object]],
         *,
         now: datetime,
         pods_resource_version: str = "",
@@ -72,17 +73,33 @@ class Snapshot:
         )
 
 
+# The snapshot's lists of the API's objects, by field name (what a gateway reads, and what
+# several clusters' snapshots join side by side).
+OBJECT_LISTS = (
+    "pods",
+    "owners",
+    "jobs",
+    "events",
+    "nodes",
+    "sparkapplications",
+    "apacheapps",
+    "sparkclusters",
+    "volumeattachments",
+    "pvcs",
+)
+
+
 @dataclass
 class Index:
     """Lookups the classifiers need, built once per snapshot."""
 
     nodes: dict[str, NodeHealth]
     nodes_known: bool
-    events_by_uid: dict[str, list[dict[str, Any]]]
-    events_by_name: dict[tuple[str, str, str], list[dict[str, Any]]]
+    events_by_uid: dict[str, list[RawObject]]
+    events_by_name: dict[tuple[str, str, str], list[RawObject]]
     # kubectl spark's Events on the executors an action deleted, by (namespace, driver pod):
     # what is left of them once their pods are gone (``core.plans.base.executor_deleted``).
-    deleted_executors: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    deleted_executors: dict[tuple[str, str], list[RawObject]] = field(default_factory=dict)
 
     def unreachable(self, name: str | None) -> bool:
         """Whether the node is known and its kubelet does not answer (gone counts too)."""
@@ -97,13 +114,13 @@ class Index:
             return NodeHealth(False, f"node {name} no longer exists")
         return found
 
-    def events_for(self, obj: Any, kind: str = "Pod") -> list[dict[str, Any]]:
+    def events_for(self, obj: object, kind: str = "Pod") -> list[RawObject]:
         by_uid = self.events_by_uid.get(raw.uid(obj), [])
         if by_uid:
             return by_uid
         return self.events_by_name.get((raw.namespace(obj), kind, raw.name(obj)), [])
 
-    def pod_events(self, f: PodFacts) -> list[dict[str, Any]]:
+    def pod_events(self, f: PodFacts) -> list[RawObject]:
         """``events_for`` a pod whose facts are read: no JSON walked for the (usual) none."""
         return self.events_by_uid.get(f.uid) or self.events_by_name.get(
             (f.namespace, "Pod", f.name), []
@@ -113,7 +130,7 @@ class Index:
 OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"
 
 
-def node_health(node: Any) -> NodeHealth:
+def node_health(node: object) -> NodeHealth:
     name = raw.name(node)
     ready = raw.condition(node, "Ready")
     status = raw.text(ready, "status")
@@ -142,9 +159,9 @@ def node_health(node: Any) -> NodeHealth:
 
 def build_index(snapshot: Snapshot) -> Index:
     nodes = {raw.name(n): node_health(n) for n in snapshot.nodes if raw.name(n)}
-    by_uid: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    by_name: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
-    deleted: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    by_uid: dict[str, list[RawObject]] = defaultdict(list)
+    by_name: dict[tuple[str, str, str], list[RawObject]] = defaultdict(list)
+    deleted: dict[tuple[str, str], list[RawObject]] = {}
     for event in snapshot.events:
         if not isinstance(event, dict):
             continue
@@ -166,7 +183,7 @@ def build_index(snapshot: Snapshot) -> Index:
     return Index(nodes, known, by_uid, by_name, deleted)
 
 
-def deleted_under(event: Any) -> tuple[str, str]:
+def deleted_under(event: object) -> tuple[str, str]:
     """(namespace, driver pod) of an executor kubectl spark deleted: its Event's ``related``."""
     related = raw.mapping(event, "related")
     return (raw.text(related, "namespace") or raw.namespace(event), raw.text(related, "name"))
@@ -176,7 +193,7 @@ NOT_READY_SLACK_SECONDS = 60
 
 
 def nodes_from_pod_events(
-    pods: Sequence[Any], events_by_uid: Mapping[str, list[dict[str, Any]]]
+    pods: Sequence[object], events_by_uid: Mapping[str, list[RawObject]]
 ) -> dict[str, NodeHealth]:
     """Unreachable nodes told by their pods, for when the Node objects cannot be read.
 

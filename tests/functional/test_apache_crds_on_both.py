@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from kubectl_spark.core import raw
 from kubectl_spark.sim.client import Client
 from tests.beds import Bed
 from tests.conftest import Kubectl, kubectl_binary
@@ -114,7 +115,7 @@ def test_an_operator_serving_v1beta1_alone_is_read_too(
         try:
             assert live.ready.wait(10)
             _, snapshot = live.take_changes()
-            assert [a["metadata"]["name"] for a in snapshot.apacheapps] == ["pi"]
+            assert [raw.name(a) for a in snapshot.apacheapps] == ["pi"]
         finally:
             live.stop()
         client.close()

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from kubectl_spark.core import raw
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.incremental import LiveAnalysis
 from kubectl_spark.core.slim import slim
@@ -112,7 +113,7 @@ def test_busy_drivers_lists_change_only_their_applications(cluster: Any, monkeyp
                 view_batches.append(tracker.full_runs == before)
             assert result.to_json() == analyze(snapshot).to_json(), f"after stretch {i}"
             for view in snapshot.spark_views.values():
-                for summary in view.get("executors") or []:
+                for summary in raw.items(view, "executors"):
                     assert set(summary) <= set(SUMMARY_FIELDS), summary
         time.sleep(0.5)  # drivers asked again and again, with nothing played
         changes, _ = live.take_changes()

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kubectl_spark.core import raw
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.kube.live import LiveCluster
 from tests.waiting import wait_until
@@ -38,7 +39,7 @@ def test_lists_count_as_everything_and_pod_changes_are_named(kubeconfig: Path, a
         wait_until(live.ready.is_set)
         changes, snapshot = live.take_changes()
         assert changes is None, "lists that arrived after the last take must ask for everything"
-        assert [p["metadata"]["name"] for p in snapshot.pods] == ["d1"]
+        assert [raw.name(p) for p in snapshot.pods] == ["d1"]
 
         core.patch_namespaced_pod("d1", "default", {"metadata": {"labels": {"x": "y"}}})
         wait_until(lambda: bool(live.changes))
@@ -56,14 +57,14 @@ def test_lists_count_as_everything_and_pod_changes_are_named(kubeconfig: Path, a
         # A deleted pod stays, as its last state, so that its loss is still explained.
         assert not kept.deleted
         assert kept.obj["metadata"]["annotations"]["kubectl-spark.io/source"] == "watch"
-        assert [p["metadata"]["uid"] for p in snapshot.pods] == [pod.metadata.uid]
+        assert [raw.uid(p) for p in snapshot.pods] == [pod.metadata.uid]
 
         core.create_node({"metadata": {"name": "n9"}})
         wait_until(lambda: bool(live.changes))
         changes, snapshot = live.take_changes()
         assert changes is not None
         assert [c.obj["metadata"]["name"] for c in changes["nodes"].values()] == ["n9"]
-        assert "n9" in [n["metadata"]["name"] for n in snapshot.nodes]
+        assert "n9" in [raw.name(n) for n in snapshot.nodes]
     finally:
         live.stop()
 
@@ -86,7 +87,7 @@ def test_the_oldest_deleted_pods_are_forgotten_beyond_the_bound(kubeconfig: Path
                 },
             )
             core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
-        wait_until(lambda: [p["metadata"]["name"] for p in live.snapshot().pods] == ["e2"])
+        wait_until(lambda: [raw.name(p) for p in live.snapshot().pods] == ["e2"])
     finally:
         live.stop()
 

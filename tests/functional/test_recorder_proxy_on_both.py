@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from kubectl_spark.core import raw
 from kubectl_spark.core.recorder_manifests import (
     API_PATH,
     NAME,
@@ -166,11 +167,9 @@ def _play_and_read(s: Stage, capsys: pytest.CaptureFixture[str], port: int, toke
         changes, snapshot = source.take_changes()
         del changes
         sources = {
-            p["metadata"]["labels"].get("spark-exec-id"): (
-                p["metadata"].get("annotations") or {}
-            ).get(SOURCE)
+            raw.label(p, "spark-exec-id"): raw.annotation_map(p).get(SOURCE)
             for p in snapshot.pods
-            if p["metadata"]["labels"].get("spark-app-name") == "vanishing"
+            if raw.label(p, "spark-app-name") == "vanishing"
         }
         assert sources.get("1") == sources.get("2") == "recorder", sources
     finally:

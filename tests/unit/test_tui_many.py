@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import UTC, datetime
 
 from kubectl_spark.core.incremental import Change
-from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.core.inputs import OBJECT_LISTS, Snapshot
 from kubectl_spark.tui.many import ManyAnalysis, ManySnapshot
 from tests.core_pods import mk
 
@@ -31,6 +32,13 @@ def test_the_same_application_in_two_clusters_is_two_rows_each_marked() -> None:
     ]
     assert [i["context"] for i in (a.to_json() for a in answer.apps)] == ["a", "b"]
     assert len(snap.pods) == 2  # lookups by uid see every cluster's pods
+
+
+def test_every_list_of_objects_is_joined() -> None:
+    """A list added to the snapshot and not to OBJECT_LISTS would be empty in the TUI's joined
+    snapshot of several clusters."""
+    sequences = {f.name for f in fields(Snapshot) if str(f.type).startswith("Sequence[")}
+    assert sequences == set(OBJECT_LISTS)
 
 
 def test_a_quiet_cluster_keeps_its_rows_as_they_were() -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from kubectl_spark.knowledge.labels import APACHE_CLUSTER, RESUBMITTED_FROM
 from kubectl_spark.knowledge.operator_names import app_id_of
@@ -22,6 +21,7 @@ from . import raw
 from .apache import spans
 from .model import Reason, UngroupedPod
 from .podfacts import PodFacts, facts
+from .raw import RawObject
 
 
 @dataclass
@@ -56,12 +56,12 @@ class AppGroup:
     name: str
     app_id: str
     source: str
-    owner: dict[str, Any] | None = None  # the Job or SparkApplication (the newest Job)
+    owner: RawObject | None = None  # the Job or SparkApplication (the newest Job)
     attempts: list[AttemptGroup] = field(default_factory=list)
-    jobs: list[dict[str, Any]] = field(default_factory=list)  # every driver Job, resubmits too
+    jobs: list[RawObject] = field(default_factory=list)  # every driver Job, resubmits too
     # The Apache operator's SparkApplications of this application, oldest first: the first and
     # the copies ``resubmit`` made of it (each names the one it copies); ``owner`` is the newest.
-    chain: list[dict[str, Any]] = field(default_factory=list)
+    chain: list[RawObject] = field(default_factory=list)
 
     def terminating(self, uid: str | None) -> bool:
         """Whether the attempt's driver pod has been deleted and is still there."""
@@ -78,14 +78,14 @@ def _created(f: PodFacts) -> tuple[str, str]:
 
 
 def group(
-    pods: Sequence[Any],
-    jobs: Sequence[Any],
-    sparkapps: Sequence[Any],
+    pods: Sequence[object],
+    jobs: Sequence[object],
+    sparkapps: Sequence[object],
     *,
     group_by: str | None = None,
-    owners: Sequence[Any] = (),
-    apacheapps: Sequence[Any] = (),
-    sparkclusters: Sequence[Any] = (),
+    owners: Sequence[object] = (),
+    apacheapps: Sequence[object] = (),
+    sparkclusters: Sequence[object] = (),
 ) -> tuple[list[AppGroup], list[UngroupedPod]]:
     read = [facts(p) for p in pods if isinstance(p, dict)]
     for f in read:
@@ -172,18 +172,18 @@ class _Grouper:
 
     def __init__(
         self,
-        jobs: Sequence[Any],
-        sparkapps: Sequence[Any],
+        jobs: Sequence[object],
+        sparkapps: Sequence[object],
         group_by: str | None,
-        apacheapps: Sequence[Any] = (),
-        sparkclusters: Sequence[Any] = (),
+        apacheapps: Sequence[object] = (),
+        sparkclusters: Sequence[object] = (),
     ) -> None:
         self.clusters_by_name = {
-            (raw.namespace(c), raw.name(c)): c for c in sparkclusters if raw.name(c)
+            (raw.namespace(c), raw.name(c)): c for c in raw.objects(sparkclusters) if raw.name(c)
         }
         self.groups: dict[tuple[str, str, str], AppGroup] = {}
         self.apache_by_name = {
-            (raw.namespace(a), raw.name(a)): a for a in apacheapps if raw.name(a)
+            (raw.namespace(a), raw.name(a)): a for a in raw.objects(apacheapps) if raw.name(a)
         }
         # The copy of each (namespace, name) resubmit made, and each chain once found: asked
         # for every pod, so never a scan of all SparkApplications per pod.
@@ -192,21 +192,24 @@ class _Grouper:
             for (ns, _), a in self.apache_by_name.items()
             if raw.label(a, RESUBMITTED_FROM)
         }
-        self.apache_chains: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.apache_chains: dict[tuple[str, str], list[RawObject]] = {}
         self.ungrouped: list[UngroupedPod] = []
+        jobs = raw.objects(jobs)
         self.jobs_by_uid = {raw.uid(j): j for j in jobs if raw.uid(j)}
-        self.apps_by_name = {(raw.namespace(a), raw.name(a)): a for a in sparkapps if raw.name(a)}
+        self.apps_by_name = {
+            (raw.namespace(a), raw.name(a)): a for a in raw.objects(sparkapps) if raw.name(a)
+        }
         self.group_by = group_by
         self.jobs_by_name = {(raw.namespace(j), raw.name(j)): j for j in jobs if raw.name(j)}
 
-    def apache_chain(self, namespace: str, name: str) -> list[dict[str, Any]]:
+    def apache_chain(self, namespace: str, name: str) -> list[RawObject]:
         """The SparkApplications from the first to every copy of it ``resubmit`` made."""
         found = self.apache_chains.get((namespace, name))
         if found is None:
             found = self.apache_chains[(namespace, name)] = self._apache_chain(namespace, name)
         return found
 
-    def _apache_chain(self, namespace: str, name: str) -> list[dict[str, Any]]:
+    def _apache_chain(self, namespace: str, name: str) -> list[RawObject]:
         app = self.apache_by_name.get((namespace, name))
         if app is None:
             return []
@@ -225,7 +228,7 @@ class _Grouper:
             chain.append(following)
         return chain
 
-    def root_job(self, job: dict[str, Any]) -> dict[str, Any]:
+    def root_job(self, job: RawObject) -> RawObject:
         """The first driver Job of a chain of resubmits (each labels the one it copies).
 
         ``kubectl spark resubmit`` makes a new Job from the old one's template; its attempts
@@ -247,7 +250,7 @@ class _Grouper:
         name: str,
         app_id: str,
         source: str,
-        owner: dict[str, Any] | None,
+        owner: RawObject | None,
     ) -> AppGroup:
         found = self.groups.get(key)
         if found is None:
@@ -355,7 +358,7 @@ class _Grouper:
             first_by_app_id.setdefault((target.namespace, target.app_id), target)
             _attach_executor(target, owner_uid, f.owner_name if owner_uid else "", f)
 
-    def add_apps_without_pods(self, jobs: Sequence[Any]) -> None:
+    def add_apps_without_pods(self, jobs: Sequence[object]) -> None:
         """SparkApplications and driver Jobs with no pod left are applications still."""
         for (ns, name), cluster in self.clusters_by_name.items():
             key = (CLUSTER, ns, name)
@@ -374,7 +377,7 @@ class _Grouper:
             if key not in self.groups:
                 app_id = raw.text(app, "status", "sparkApplicationId")
                 self.groups[key] = AppGroup(key, ns, app_name, app_id, "sparkapplication", app)
-        for job in jobs:
+        for job in raw.objects(jobs):
             template_labels = raw.mapping(job, "spec", "template", "metadata", "labels")
             key = ("job", raw.namespace(job), raw.uid(self.root_job(job)))
             if key in self.groups:
@@ -413,7 +416,7 @@ def _as_cluster_member(f: PodFacts) -> None:
         f.exec_id = f.exec_id or (ordinal if ordinal.isdigit() else "")
 
 
-def _newest(held: dict[str, Any] | None, job: dict[str, Any] | None) -> dict[str, Any] | None:
+def _newest(held: RawObject | None, job: RawObject | None) -> RawObject | None:
     """The later of two driver Jobs of one application: the one whose attempts run now."""
     if held is None or job is None:
         return held or job
@@ -425,7 +428,7 @@ def _newest(held: dict[str, Any] | None, job: dict[str, Any] | None) -> dict[str
     )
 
 
-def _client_mode_drivers(owners: Sequence[Any], executors: list[PodFacts]) -> list[PodFacts]:
+def _client_mode_drivers(owners: Sequence[object], executors: list[PodFacts]) -> list[PodFacts]:
     """Unlabelled pods that executors name as their owner: client-mode drivers in a pod.
 
     Spark labels no driver it did not create; its executors still name the pod given in

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from . import raw
 from .losses import classify
 from .model import Executor, Reason
+from .raw import RawObject
 from .reasons import PodContext, event_evidence
 
 # The operator's state → the application's state (the JSON contract's words), when final.
@@ -46,12 +47,12 @@ STATES = {
 }
 
 
-def state_of(app: Any) -> str:
+def state_of(app: object) -> str:
     """The operator's state of ``app`` (a SparkApplication), "" when it has none yet."""
     return raw.text(app, "status", "applicationState", "state")
 
 
-def app_state(app: Any) -> str:
+def app_state(app: object) -> str:
     """The application's state by the operator, a rerun to come read as Pending."""
     state = state_of(app)
     if state in ("FAILING", "SUCCEEDING", "SUBMISSION_FAILED") and should_retry(app):
@@ -59,7 +60,7 @@ def app_state(app: Any) -> str:
     return STATES.get(state, "Unknown")
 
 
-def should_retry(app: Any) -> bool:
+def should_retry(app: object) -> bool:
     """The operator's ``ShouldRetry`` (pkg/util/sparkapplication.go), field for field."""
     state = state_of(app)
     policy = raw.mapping(app, "spec", "restartPolicy")
@@ -89,8 +90,8 @@ _FAILED = re.compile(
 
 
 def gone_executors(
-    app: Any,
-    events: Sequence[Mapping[str, Any]],
+    app: object,
+    events: Sequence[RawObject],
     known: Sequence[Executor],
     driver_ended: Reason | None,
 ) -> list[Executor]:
@@ -105,7 +106,7 @@ def gone_executors(
     if not listed:
         return []
     pods = {e.pod for e in known}
-    told: dict[str, Mapping[str, Any]] = {}
+    told: dict[str, RawObject] = {}
     for event in events:
         found = _FAILED.match(raw.text(event, "message"))
         if raw.text(event, "reason") == "SparkExecutorFailed" and found:
@@ -135,9 +136,7 @@ def gone_executors(
     return gone
 
 
-def _reason(
-    pod: str, state: str, event: Mapping[str, Any] | None, driver_ended: Reason | None
-) -> Reason:
+def _reason(pod: str, state: str, event: RawObject | None, driver_ended: Reason | None) -> Reason:
     listed = f"status.executorState[{pod}]={state}"
     if state == "COMPLETED":
         return Reason(

@@ -30,13 +30,14 @@ from kubectl_spark.knowledge.labels import (
 )
 
 from . import raw
+from .raw import RawObject
 
 KEPT = ("watch", "history", "recorder")
 
 
 @dataclass(slots=True, kw_only=True)
 class PodFacts:
-    pod: dict[str, Any]
+    pod: RawObject
     name: str
     uid: str
     namespace: str
@@ -93,11 +94,14 @@ def _text(value: Any) -> str:
     return ""
 
 
-def facts(pod: dict[str, Any]) -> PodFacts:
+def facts(pod: RawObject) -> PodFacts:
     """The facts of one pod; a pod that is not well formed is read field by field, safely."""
+    # Read in line as the API's JSON: a field not shaped so raises, or fails the type checks
+    # below, and ``_careful`` reads the pod instead.
+    doc: Any = pod
     try:
-        meta = pod["metadata"]
-        status = pod["status"]
+        meta = doc["metadata"]
+        status = doc["status"]
         labels = meta["labels"]
         name = meta["name"]
         uid = meta["uid"]
@@ -121,7 +125,7 @@ def facts(pod: dict[str, Any]) -> PodFacts:
         ):
             return _careful(pod)
         owner = _controller(meta)
-        node = pod["spec"].get("nodeName")
+        node = doc["spec"].get("nodeName")
         deletion = meta.get("deletionTimestamp")
         if (
             owner is None
@@ -129,7 +133,7 @@ def facts(pod: dict[str, Any]) -> PodFacts:
             or not (deletion is None or type(deletion) is str)
         ):
             return _careful(pod)
-        counted = _restarts_and_running(pod, status)
+        counted = _restarts_and_running(doc, status)
         if counted is None:
             return _careful(pod)
         restarts, running = counted
@@ -223,13 +227,13 @@ def _source(meta: dict[str, Any]) -> tuple[str, bool]:
     return "cluster", False
 
 
-def _careful(pod: Any) -> PodFacts:
+def _careful(pod: RawObject) -> PodFacts:
     """The same facts through ``raw``'s accessors, for a pod with missing or odd fields."""
     labels = raw.labels(pod)
     ref = raw.controller_ref(pod)
     source = raw.annotation_map(pod).get(SOURCE, "")
     return PodFacts(
-        pod=pod if isinstance(pod, dict) else {},
+        pod=pod,
         name=raw.name(pod),
         uid=raw.uid(pod),
         namespace=raw.namespace(pod),
@@ -256,7 +260,7 @@ def _careful(pod: Any) -> PodFacts:
     )
 
 
-def kubectl_restarts(pod: Any) -> int:
+def kubectl_restarts(pod: object) -> int:
     """A pod's restarts as the RESTARTS column of ``kubectl get pods`` counts them.
 
     Init containers' restarts count while the pod initializes (a driver whose jar-fetching init

@@ -8,7 +8,6 @@ refused, a driver not asked), so that "unknown" is never silent about why.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from . import raw
 from .grouping import OUTSIDE_NOTE, AppGroup, AttemptGroup
@@ -55,7 +54,7 @@ def _nothing_recorded(namespace: str) -> str:
     )
 
 
-def _unexplained_by(attempt: Attempt, view: Mapping[str, Any] | None) -> str:
+def _unexplained_by(attempt: Attempt, view: Mapping[str, object] | None) -> str:
     """What was asked about an attempt's lost executor ids, and found nothing.
 
     Every front end asks each running driver (``app.view``, ``kube.live``); one that could not
@@ -77,7 +76,7 @@ def _unexplained_by(attempt: Attempt, view: Mapping[str, Any] | None) -> str:
 def sources(
     group_: AppGroup,
     attempts: tuple[Attempt, ...],
-    views: Sequence[Mapping[str, Any] | None],
+    views: Sequence[Mapping[str, object] | None],
     unreadable: Sequence[str],
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """What this application's answer was read from, and what could not be read.

@@ -22,6 +22,11 @@ RawObject = Mapping[str, object]
 # argument packing cost more than the read. A JSON object's keys are text, so the two agree.
 
 
+def objects(found: Iterable[object]) -> list[RawObject]:
+    """The items of a list that are objects; anything else in it (a proxy's odd answer) is dropped."""
+    return [o for o in found if type(o) is dict or isinstance(o, Mapping)]
+
+
 def get(obj: object, *path: str | int) -> object:
     cur: Any = obj  # narrowed by type() checks below, which mypy cannot follow
     for key in path:

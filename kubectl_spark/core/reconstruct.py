@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence, Set
-from typing import Any
 
 from kubectl_spark.knowledge import times
 from kubectl_spark.knowledge.labels import EXECUTOR_DELETED
@@ -13,6 +12,7 @@ from . import raw
 from .apache import span_reason, spans
 from .grouping import APACHE, AppGroup, AttemptGroup
 from .inputs import Index, Snapshot
+from .raw import RawObject
 
 
 def reconstruct_operator_attempts(app: AppGroup, index: Index) -> None:
@@ -60,11 +60,11 @@ def reconstruct_operator_attempts(app: AppGroup, index: Index) -> None:
         app.attempts[missing - 1].ended = _last_time(reruns)
 
 
-def _first_time(events: Sequence[Any]) -> str | None:
+def _first_time(events: Sequence[object]) -> str | None:
     return min((t for e in events if (t := _first_seen(e))), default=None)
 
 
-def _last_time(events: Sequence[Any]) -> str | None:
+def _last_time(events: Sequence[object]) -> str | None:
     """When the last of (aggregated) ``events`` happened, in RFC 3339."""
     return max(
         (t for e in events if (t := times.rfc3339(times.parse(raw.text(e, "lastTimestamp"))))),
@@ -72,7 +72,7 @@ def _last_time(events: Sequence[Any]) -> str | None:
     )
 
 
-def _first_seen(event: Any) -> str | None:
+def _first_seen(event: object) -> str | None:
     """When an (aggregated) Event first happened, in RFC 3339."""
     return times.rfc3339(
         times.parse(raw.text(event, "firstTimestamp") or raw.text(event, "eventTime"))
@@ -151,7 +151,7 @@ def reconstruct_job_attempts(
 
 def _reconstruct_from(
     app: AppGroup,
-    job: dict[str, Any],
+    job: RawObject,
     named_by_job: Callable[[], dict[tuple[str, str], dict[str, tuple[str, bool]]]],
 ) -> None:
     present = {a.name for a in app.attempts}

@@ -20,7 +20,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -173,7 +173,7 @@ class LocalStore:
         self,
         scope: Scope,
         kind: str,
-        objects: Iterable[tuple[dict[str, Any], bool]],
+        objects: Iterable[tuple[Mapping[str, object], bool]],
         *,
         seen_at: str | None = None,
     ) -> int:
@@ -185,7 +185,7 @@ class LocalStore:
         self,
         scope: Scope,
         kind: str,
-        objects: Iterable[tuple[dict[str, Any], bool]],
+        objects: Iterable[tuple[Mapping[str, object], bool]],
         seen_at: str | None,
     ) -> int:
         if self.db is None:
@@ -193,7 +193,8 @@ class LocalStore:
         stamp = seen_at or _now()
         rows = []
         for obj, deleted in objects:
-            meta = obj.get("metadata") or {}
+            found = obj.get("metadata")
+            meta = found if isinstance(found, Mapping) else {}
             if not meta.get("uid"):
                 continue
             rows.append(

@@ -14,11 +14,12 @@ the write took effect, or stops saying it did not, or that it cannot tell.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_spark import errors
+from kubectl_spark.core import raw
 from kubectl_spark.core.plans import Operation, Plan
 from kubectl_spark.core.plans.outcome import reached, took_effect
 
@@ -76,7 +77,7 @@ def _wait(api: Api, op: Operation) -> None:
     then resume) waits for it, within ``timeoutSeconds``, and says so if it does not come.
     """
     body = op.body or {}
-    seconds = float(body.get("timeoutSeconds") or 120)
+    seconds = float(raw.number(body, "timeoutSeconds") or 120)
     check = _refused(api, op, body) if "refusedCreate" in body else _field(api, op, body)
     deadline = time.monotonic() + seconds
     while True:
@@ -90,9 +91,9 @@ def _wait(api: Api, op: Operation) -> None:
         time.sleep(WAIT_POLL_SECONDS)
 
 
-def _field(api: Api, op: Operation, body: dict[str, Any]) -> Callable[[], tuple[bool, str]]:
+def _field(api: Api, op: Operation, body: Mapping[str, object]) -> Callable[[], tuple[bool, str]]:
     """The object's field at ``path`` holds ``equals`` or differs from ``differsFrom``."""
-    path = [str(p) for p in body.get("path") or []]
+    path = raw.texts(body, "path")
 
     def check() -> tuple[bool, str]:
         found: Any = api.request("GET", _path(op), what=op.summary())
@@ -106,7 +107,7 @@ def _field(api: Api, op: Operation, body: dict[str, Any]) -> Callable[[], tuple[
     return check
 
 
-def _refused(api: Api, op: Operation, body: dict[str, Any]) -> Callable[[], tuple[bool, str]]:
+def _refused(api: Api, op: Operation, body: Mapping[str, object]) -> Callable[[], tuple[bool, str]]:
     """A dry-run create of ``refusedCreate`` is refused by the policy ``by`` (a fence at work).
 
     A dry run passes every admission step and stores nothing (``dryRun=All``). Only this
@@ -283,7 +284,7 @@ def _step(api: Api, op: Operation, query: list[tuple[str, Any]], server_dry_run:
     elif op.verb == "update":
         body = dict(op.body or {})
         body["metadata"] = {
-            **body.get("metadata", {}),
+            **raw.mapping(body, "metadata"),
             "resourceVersion": op.resource_version,
         }
         api.request("PUT", _path(op), body=body, query=query, what=op.summary())

@@ -12,7 +12,7 @@ import copy
 import dataclasses
 from typing import Any
 
-from kubectl_spark.core import plans
+from kubectl_spark.core import plans, raw
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.incremental import Change, LiveAnalysis
 from kubectl_spark.core.inputs import Snapshot
@@ -46,7 +46,7 @@ def applied_events(plan: plans.Plan) -> list[dict[str, Any]]:
     out = []
     for op in plan.operations:
         if op.resource == "events" and op.body and op.body["reason"] == EXECUTOR_DELETED:
-            body = copy.deepcopy(op.body)
+            body: Any = copy.deepcopy(dict(op.body))
             body["metadata"]["uid"] = f"ev-{op.name}"
             out.append(body)
     return out
@@ -61,7 +61,7 @@ def test_the_fence_leaves_an_event_on_each_live_executor_before_deleting_it() ->
     for executor in attempt.executors:
         made = ops.index(("create", "events", next(
             op.name for op in plan.operations
-            if op.body and op.body.get("involvedObject", {}).get("uid") == executor.uid
+            if raw.text(op.body, "involvedObject", "uid") == executor.uid
         )))  # fmt: skip
         assert made < ops.index(("delete", "pods", executor.pod))
     (event, *_) = applied_events(plan)

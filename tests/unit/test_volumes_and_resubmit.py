@@ -128,8 +128,8 @@ def test_a_resubmitted_driver_pod_gets_its_own_identity() -> None:
                          services=[svc], force=False, suffix="abc123",
                          now="2026-03-01T01:00:00Z", actor="test")  # fmt: skip
     assert not plan.refusal, plan.refusal
-    pod = next(b for b in plan.created if b["kind"] == "Pod")
-    copy = next(b for b in plan.created if b["kind"] == "ConfigMap")
+    pod: Any = next(b for b in plan.created if b["kind"] == "Pod")
+    copy: Any = next(b for b in plan.created if b["kind"] == "ConfigMap")
     new_id = pod["metadata"]["labels"]["spark-app-selector"]
     assert new_id != "spark-1" and new_id.startswith("spark-") and len(new_id) == 38
     assert pod["spec"]["volumes"][0]["configMap"]["name"] == copy["metadata"]["name"]

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_spark.core import raw
-from kubectl_spark.core.jsonvalue import JsonObject
+from kubectl_spark.core.jsonvalue import Body, JsonObject, json_of
 from kubectl_spark.core.model import App, Attempt, Executor
+from kubectl_spark.core.raw import RawObject
 from kubectl_spark.knowledge.labels import EXECUTOR_DELETED, EXECUTOR_ID_ANNOTATION
 
 FENCE_ID = "kubectl-spark.io/fence-id"
@@ -40,7 +41,7 @@ class Operation:
     namespace: str | None
     name: str
     reason: str
-    body: dict[str, Any] | None = None
+    body: Body | None = None
     uid: str | None = None  # a UID precondition
     resource_version: str | None = None  # a resourceVersion precondition (compare-and-swap)
     subresource: str = ""
@@ -71,7 +72,7 @@ class Operation:
             "name": self.name,
             "reason": self.reason,
             "preconditions": {"uid": self.uid, "resourceVersion": self.resource_version},
-            "body": self.body,
+            "body": json_of(self.body),
         }
 
 
@@ -86,12 +87,12 @@ class Plan:
     notes: tuple[str, ...] = ()
     refusal: str = ""
     noop: str = ""
-    created: tuple[dict[str, Any], ...] = field(default_factory=tuple)  # objects a resubmit creates
+    created: tuple[Body, ...] = field(default_factory=tuple)  # objects a resubmit creates
     # Per mechanism, what the action guarantees and what it does not (a fence's).
     guarantees: tuple[str, ...] = ()
     # Objects to keep in the local history store before anything is applied (a bare driver's
     # spec and ConfigMaps, which resubmit copies once force-kill deleted them).
-    keep: tuple[tuple[str, dict[str, Any]], ...] = ()  # (role: driver|configmap|service, object)
+    keep: tuple[tuple[str, RawObject], ...] = ()  # (role: driver|configmap|service, object)
 
     def permissions(self) -> list[tuple[str, str, str, str, str]]:
         """(verb, group, resource, subresource, namespace) for a SelfSubjectAccessReview each."""
@@ -240,7 +241,7 @@ def executors_deleted(
     ]
 
 
-def patch_pod(app: App, pod: str, uid: str, why: str, metadata: dict[str, Any]) -> Operation:
+def patch_pod(app: App, pod: str, uid: str, why: str, metadata: Body) -> Operation:
     """A patch of one pod's metadata, pinned to its UID (in the body and as a precondition).
 
     A pod of the same name made since the plan was read is another attempt's: never touched.
@@ -283,7 +284,7 @@ def pods_of(attempt: Attempt) -> list[tuple[str, str, str]]:
     return out
 
 
-def job_may_start_attempts(job: Any) -> bool:
+def job_may_start_attempts(job: object) -> bool:
     """Whether a driver Job can still create pods: not suspended, not Complete, not Failed."""
     if raw.mapping(job, "spec").get("suspend") is True:
         return False
@@ -325,7 +326,7 @@ def driver_not_ours(attempt: Attempt, verb: str, effect: str) -> str:
     return ""
 
 
-def client_mode_refusal(app: App, driver: dict[str, Any] | None) -> str:
+def client_mode_refusal(app: App, driver: RawObject | None) -> str:
     """Why a client-mode application cannot be resubmitted by copying a pod ("" when it can).
 
     Its driver is not a pod spark-submit made: it runs outside the cluster, or in a pod of its

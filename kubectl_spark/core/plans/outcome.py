@@ -7,7 +7,11 @@ and decides from what it sees. Pure: the object (or None when it is gone) in, a 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
+
+from kubectl_spark.core import raw
+from kubectl_spark.core.raw import RawObject
 
 from .base import Operation
 
@@ -15,14 +19,13 @@ from .base import Operation
 SERVER_SET = ("resourceVersion", "uid", "creationTimestamp", "generation", "managedFields")
 
 
-def took_effect(op: Operation, found: dict[str, Any] | None) -> bool:
+def took_effect(op: Operation, found: RawObject | None) -> bool:
     """Whether ``op`` shows in ``found`` (the object at its path now; None: not found)."""
     if op.verb == "delete":
         if found is None:
             return True
-        meta = found.get("metadata") or {}
-        replaced = bool(op.uid) and meta.get("uid") != op.uid
-        return replaced or bool(meta.get("deletionTimestamp"))
+        replaced = bool(op.uid) and raw.uid(found) != op.uid
+        return replaced or bool(raw.text(found, "metadata", "deletionTimestamp"))
     if found is None:
         return False
     wanted = op.body or {}
@@ -31,17 +34,17 @@ def took_effect(op: Operation, found: dict[str, Any] | None) -> bool:
     if op.verb == "create":
         # A created object is defaulted (a pod's tolerations, a container's pull policy):
         # its name with the labels and annotations asked for is what marks it as this one.
-        meta = _asked(wanted).get("metadata") or {}
+        meta = raw.mapping(_asked(wanted), "metadata")
         asked = {k: meta[k] for k in ("labels", "annotations") if k in meta}
-        return _holds(asked, found.get("metadata") or {})
+        return _holds(asked, raw.mapping(found, "metadata"))
     if op.verb == "update":
         return _holds(_asked(wanted), found)
     return False
 
 
-def _asked(body: dict[str, Any]) -> dict[str, Any]:
+def _asked(body: Mapping[str, object]) -> dict[str, object]:
     """The body without what the server sets (a create's or update's own metadata fields)."""
-    meta = {k: v for k, v in (body.get("metadata") or {}).items() if k not in SERVER_SET}
+    meta = {k: v for k, v in raw.mapping(body, "metadata").items() if k not in SERVER_SET}
     meta.pop("generateName", None)
     out = {k: v for k, v in body.items() if k not in ("status", "metadata")}
     return {**out, "metadata": meta} if meta else out
@@ -77,7 +80,7 @@ def _merged(patch: Any, found: Any) -> bool:
     return True
 
 
-def reached(op: Operation, found: dict[str, Any] | None) -> str:
+def reached(op: Operation, found: RawObject | None) -> str:
     """Why the end ``op`` wants already holds (``found``: the object at its path now), or "".
 
     What the API server refuses is not always a failure of the plan: a pod already gone is the
@@ -86,8 +89,7 @@ def reached(op: Operation, found: dict[str, Any] | None) -> str:
     object made as asked (a half-done action run again) is done. Running the same action again
     then finishes what an earlier run left half-done.
     """
-    meta = (found or {}).get("metadata") or {}
-    replaced = found is not None and bool(op.uid) and meta.get("uid") != op.uid
+    replaced = found is not None and bool(op.uid) and raw.uid(found) != op.uid
     if op.verb == "delete":
         if found is None:
             return "already gone"
@@ -107,13 +109,13 @@ def reached(op: Operation, found: dict[str, Any] | None) -> str:
     return ""
 
 
-def _made_as_asked(op: Operation, found: dict[str, Any]) -> bool:
+def _made_as_asked(op: Operation, found: RawObject) -> bool:
     """``found`` holds what ``op`` would create: its labels and every field but its metadata.
 
     Annotations are left out: kubectl spark's own say who acted and when, which differ from run
     to run of the same action.
     """
     wanted = _asked(op.body or {})
-    labels = (wanted.get("metadata") or {}).get("labels") or {}
+    labels = raw.mapping(wanted, "metadata", "labels")
     rest = {k: v for k, v in wanted.items() if k != "metadata"}
-    return _holds(labels, (found.get("metadata") or {}).get("labels") or {}) and _holds(rest, found)
+    return _holds(labels, raw.mapping(found, "metadata", "labels")) and _holds(rest, found)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -71,3 +72,9 @@ def bind(api: Any, name: str, node: str = "node-a") -> None:
         api, "POST", f"{PODS}/{name}/binding", {"target": {"kind": "Node", "name": node}}
     )
     assert status == 201, body
+
+
+def sent(bodies: Iterable[Mapping[str, object]]) -> list[Any]:
+    """Bodies the core built (manifests, a plan's objects) as the API server would receive
+    them: JSON, read back, so a test indexes into them freely and a value that is not JSON fails."""
+    return [orjson.loads(orjson.dumps(body)) for body in bodies]

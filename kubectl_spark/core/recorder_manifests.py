@@ -35,6 +35,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .jsonvalue import Body
+
 NAME = "kubectl-spark-recorder"
 LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/component": "recorder"}
 STORE_MOUNT = "/var/lib/kubectl-spark"
@@ -111,7 +113,7 @@ def _rules(
     ]
 
 
-def manifests(opts: RecorderOptions) -> list[dict[str, Any]]:
+def manifests(opts: RecorderOptions) -> list[Body]:
     """The objects, in the order they are applied (identity and rights before the pods)."""
     ns = opts.namespace
     meta = {"name": NAME, "namespace": ns, "labels": dict(LABELS)}
@@ -232,7 +234,7 @@ def manifests(opts: RecorderOptions) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def api_service(namespace: str, port: int = 0) -> dict[str, Any]:
+def api_service(namespace: str, port: int = 0) -> Body:
     """The recorder registered as ``recorder.kubectl-spark.io/v1alpha1``.
 
     Its serving certificate is self-signed (``app/recorder_tls.py``), so, as metrics-server's
@@ -290,7 +292,7 @@ def _delegation(
     ]  # fmt: skip
 
 
-def network_policy(opts: RecorderOptions, meta: dict[str, Any]) -> dict[str, Any]:
+def network_policy(opts: RecorderOptions, meta: Body) -> Body:
     """Only the API server's proxy and Prometheus reach the port; nothing else does.
 
     The API server is no pod: it is admitted by its addresses (``ipBlock``). Without any, the

@@ -31,6 +31,8 @@ from typing import Any
 
 from kubectl_spark.knowledge.labels import APP_NAME, ROLE
 
+from .jsonvalue import Body
+
 DRIVER_CONTAINER = "spark-kubernetes-driver"
 LOCK_MOUNT = "/var/run/kubectl-spark/lock"
 LEASE_ANNOTATION = "kubectl-spark.io/lease"
@@ -55,7 +57,7 @@ def lock_claim_name(name: str) -> str:
     return f"{name}-driver-lock"[:253]
 
 
-def driver_job(options: JobOptions) -> list[dict[str, Any]]:
+def driver_job(options: JobOptions) -> list[Body]:
     """The ReadWriteOncePod claim and the Job, in the order they are applied."""
     o = options
     claim = lock_claim_name(o.name)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import sent
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -126,7 +128,7 @@ def test_the_recorder_image_runs_the_console_script_the_manifests_name() -> None
     for copied in ("pyproject.toml", "README.md", "kubectl_spark", "tui"):
         assert (root / copied).exists()
     (deployment,) = [
-        m for m in manifests(RecorderOptions("ns", "img")) if m["kind"] == "Deployment"
+        m for m in sent(manifests(RecorderOptions("ns", "img"))) if m["kind"] == "Deployment"
     ]
     args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
     assert 'CMD ["record", "--in-cluster", "--leader-elect", "--all-namespaces"]' in docker

@@ -36,6 +36,7 @@ from kubectl_spark.core.recorder_manifests import (
     manifests,
 )
 from kubectl_spark.sim.client import Client, SimApiError
+from tests.helpers import sent
 from tests.incluster import expose, free_port, register, start_recorder, token_of
 from tests.recorder_access import read_recorder
 from tests.stages import Stage
@@ -79,7 +80,7 @@ def rights(staged: Any) -> Iterator[Stage]:
     s: Stage = staged("s9-deleted-executors")
     client: Client = s.world.client
     (reader,) = [
-        m for m in manifests(RecorderOptions(NS, "unused")) if m["metadata"]["name"] == READER
+        m for m in sent(manifests(RecorderOptions(NS, "unused"))) if m["metadata"]["name"] == READER
     ]
     client.create(f"{RBAC}/clusterroles", reader)
     client.create("/api/v1/namespaces", {"metadata": {"name": "team-b"}})
@@ -121,7 +122,9 @@ def test_each_caller_reads_only_what_the_cluster_lets_it_read(
 ) -> None:
     s = rights
     port = free_port()
-    (service,) = [m for m in manifests(RecorderOptions(NS, "unused")) if m["kind"] == "Service"]
+    (service,) = [
+        m for m in sent(manifests(RecorderOptions(NS, "unused"))) if m["kind"] == "Service"
+    ]
     expose(s, service, port)
     recorder = start_recorder(s.kubeconfig, port, tmp_path / "recorder.db")
     try:

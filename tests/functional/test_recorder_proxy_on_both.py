@@ -31,6 +31,7 @@ from kubectl_spark.core.recorder_manifests import (
     manifests,
 )
 from kubectl_spark.knowledge.labels import SOURCE
+from tests.helpers import sent
 from tests.incluster import expose, free_port, register, start_recorder, token_of
 from tests.recorder_access import read_recorder
 from tests.stages import Stage
@@ -51,7 +52,9 @@ def test_describe_history_logs_and_the_tui_read_the_recorder_through_the_service
 ) -> None:
     s: Stage = staged("s9-deleted-executors")
     port = free_port()
-    (service,) = [m for m in manifests(RecorderOptions(NS, "unused")) if m["kind"] == "Service"]
+    (service,) = [
+        m for m in sent(manifests(RecorderOptions(NS, "unused"))) if m["kind"] == "Service"
+    ]
     expose(s, service, port)
     recorder = start_recorder(s.kubeconfig, port, tmp_path / "recorder.db")
     try:

@@ -18,12 +18,13 @@ from kubectl_spark.core.recorder_manifests import (
     RecorderOptions,
     manifests,
 )
+from tests.helpers import sent
 
 DIGEST = "sha256:" + "ab" * 32
 
 
 def _by_kind(opts: RecorderOptions) -> dict[str, dict[str, Any]]:
-    return {str(m["kind"]): m for m in manifests(opts)}
+    return {str(m["kind"]): m for m in sent(manifests(opts))}
 
 
 def _pod(objects: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -82,7 +83,9 @@ def test_the_image_is_pinned_by_digest_when_given_one() -> None:
 
 
 def test_cluster_wide_pod_proxy_says_why() -> None:
-    named = {(m["kind"], m["metadata"]["name"]): m for m in manifests(RecorderOptions("ns", "img"))}
+    named = {
+        (m["kind"], m["metadata"]["name"]): m for m in sent(manifests(RecorderOptions("ns", "img")))
+    }
     role = named[("ClusterRole", f"{NAME}-ns")]
     proxy_rules = [r for r in role["rules"] if "pods/proxy" in r["resources"]]
     assert proxy_rules and proxy_rules[0]["verbs"] == ["get"]
@@ -94,7 +97,7 @@ def test_cluster_wide_pod_proxy_says_why() -> None:
 
 def test_the_recorder_is_an_aggregated_api_with_the_rights_one_needs() -> None:
     """As metrics-server's manifests: APIService, auth-delegator, the trust reader, readers."""
-    objects = manifests(RecorderOptions("ns", "img"))
+    objects = sent(manifests(RecorderOptions("ns", "img")))
     named = {(m["kind"], m["metadata"]["name"]): m for m in objects}
     service = named[("APIService", f"{API_VERSION}.{API_GROUP}")]["spec"]
     assert service["service"] == {"namespace": "ns", "name": NAME, "port": 443}

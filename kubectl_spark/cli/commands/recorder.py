@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import typer
@@ -17,6 +18,8 @@ import typer
 from kubectl_spark import __version__
 from kubectl_spark.cli import act, common, render
 from kubectl_spark.cli.commands.action_options import CreatedOutput, DryRun, Yes
+from kubectl_spark.core import raw
+from kubectl_spark.core.jsonvalue import Body
 from kubectl_spark.core.plans import Plan
 from kubectl_spark.core.plans.base import Operation
 from kubectl_spark.core.recorder_manifests import IMAGE, NAME, RecorderOptions, manifests
@@ -78,7 +81,7 @@ def run(
     given = tuple(_cidr(c) for c in apiserver_cidr)
     namespace = common.connection().namespace or "kubectl-spark"
 
-    def objects(cidrs: tuple[str, ...]) -> list[dict[str, Any]]:
+    def objects(cidrs: tuple[str, ...]) -> list[Body]:
         return manifests(
             RecorderOptions(
                 namespace,
@@ -103,12 +106,12 @@ def run(
         operations = tuple(
             Operation(
                 "create",
-                str(obj["apiVersion"]),
-                PLURALS[str(obj["kind"])],
+                raw.text(obj, "apiVersion"),
+                PLURALS[raw.text(obj, "kind")],
                 # the front-proxy trust's reader is bound in kube-system, where that Role is
-                None if obj["kind"] in CLUSTER_SCOPED else str(obj["metadata"]["namespace"]),
-                str(obj["metadata"]["name"]),
-                f"the recorder's {obj['kind']}",
+                None if raw.text(obj, "kind") in CLUSTER_SCOPED else raw.namespace(obj),
+                raw.name(obj),
+                f"the recorder's {raw.text(obj, 'kind')}",
                 obj,
             )
             for obj in rendered
@@ -125,7 +128,7 @@ def run(
         act.execute(api, plan, dry_run=mode, yes=yes, output=output)
 
 
-def _print(objects: list[dict[str, Any]], output: str) -> None:
+def _print(objects: Sequence[Body], output: str) -> None:
     sys.stdout.write(
         render.document({"apiVersion": "v1", "kind": "List", "items": objects}, output)
     )

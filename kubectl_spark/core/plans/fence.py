@@ -2,11 +2,11 @@
 
 import copy
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from kubectl_spark.core import raw
 from kubectl_spark.core.model import App, Attempt
+from kubectl_spark.core.raw import RawObject
 from kubectl_spark.knowledge.labels import FENCE_LABEL, FENCED_DRIVER, KEEPS_EXECUTORS
 
 from . import fence_guard
@@ -31,7 +31,7 @@ def fence_plan(
     app: App,
     attempt: Attempt,
     *,
-    lease: dict[str, Any] | None,
+    lease: RawObject | None,
     allow: int | None,
     keep_executors: bool,
     now: str,
@@ -39,8 +39,8 @@ def fence_plan(
     node_reachable: bool = True,
     force: bool = False,
     admission: bool = False,
-    network_policies: Sequence[Mapping[str, Any]] = (),
-    attempt_pods: Sequence[Mapping[str, Any]] = (),
+    network_policies: Sequence[RawObject] = (),
+    attempt_pods: Sequence[RawObject] = (),
 ) -> Plan:
     """Cut a zombie attempt off from the API server, the network and the Lease.
 
@@ -186,7 +186,9 @@ def fence_plan(
     else:
         body = copy.deepcopy(dict(lease))
         body["spec"] = {**raw.mapping(lease, "spec"), **spec}
-        body.setdefault("metadata", {}).setdefault("annotations", {}).update(stamp)
+        meta = dict(raw.mapping(body, "metadata"))
+        meta["annotations"] = {**raw.mapping(meta, "annotations"), **stamp}
+        body["metadata"] = meta
         ops.append(
             Operation(
                 "update",
@@ -236,7 +238,7 @@ def fence_plan(
     )
 
 
-def fence_done(attempt: Attempt, lease: Mapping[str, Any] | None, *, keep_executors: bool) -> bool:
+def fence_done(attempt: Attempt, lease: RawObject | None, *, keep_executors: bool) -> bool:
     """Whether a fence of this fenced attempt (its pods marked) went to its end.
 
     It did once its Lease has been taken from the attempt and, unless they were to be kept,
@@ -258,8 +260,8 @@ def unfence_plan(
     *,
     now: str,
     actor: str,
-    policies: Sequence[dict[str, Any]] = (),
-    admission: Sequence[Mapping[str, Any]] = (),
+    policies: Sequence[RawObject] = (),
+    admission: Sequence[RawObject] = (),
 ) -> Plan:
     """Undo a fence; or, when its pods are gone (force-killed), remove what it left behind.
 

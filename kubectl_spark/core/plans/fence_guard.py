@@ -22,6 +22,7 @@ from typing import Any
 
 from kubectl_spark.core import raw
 from kubectl_spark.core.model import App, Attempt
+from kubectl_spark.core.raw import RawObject
 from kubectl_spark.knowledge.labels import FENCED_DRIVER
 from kubectl_spark.knowledge.selectors import selector_from_match
 
@@ -176,7 +177,7 @@ def _enforced(app: App, attempt: Attempt) -> Operation:
     )
 
 
-def removal_ops(found: Sequence[Mapping[str, Any]], why: str) -> list[Operation]:
+def removal_ops(found: Sequence[RawObject], why: str) -> list[Operation]:
     """Deletes of fence policies and bindings as read (pinned to their uid)."""
     out = []
     for obj in found:
@@ -202,9 +203,7 @@ def removal_ops(found: Sequence[Mapping[str, Any]], why: str) -> list[Operation]
     return sorted(out, key=lambda o: o.resource != "validatingadmissionpolicybindings")
 
 
-def of_attempt(
-    found: Sequence[Mapping[str, Any]], app: App, attempt: Attempt
-) -> list[Mapping[str, Any]]:
+def of_attempt(found: Sequence[RawObject], app: App, attempt: Attempt) -> list[RawObject]:
     """The fence's policies and bindings among ``found``, by uid or, its pods gone, by driver."""
     where = f"{app.namespace}/{attempt.driver_pod}" if attempt.driver_pod else ""
     return [
@@ -215,9 +214,7 @@ def of_attempt(
     ]
 
 
-def open_paths(
-    policies: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]]
-) -> list[str]:
+def open_paths(policies: Sequence[RawObject], pods: Sequence[RawObject]) -> list[str]:
     """What other NetworkPolicies still allow to or from the fenced pods (they add up)."""
     out = []
     for policy in policies:

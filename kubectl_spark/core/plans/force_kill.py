@@ -1,12 +1,13 @@
 """``force-kill``: exactly one attempt's pods, now, by UID; and what unblocks its replacement."""
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kubectl_spark.core import apache, raw
 from kubectl_spark.core.model import App, Attempt
+from kubectl_spark.core.raw import RawObject
 
 from .base import (
     FORCE_DELETE_WARNING,
@@ -28,17 +29,17 @@ from .base import (
 class KillContext:
     """What force-kill needs beyond the model: raw objects it may touch or report on."""
 
-    driver: dict[str, Any] | None = None
-    node: dict[str, Any] | None = None
+    driver: RawObject | None = None
+    node: RawObject | None = None
     node_reachable: bool = True
-    job: dict[str, Any] | None = None
-    sparkapp: dict[str, Any] | None = None
-    apacheapp: dict[str, Any] | None = None  # the Apache operator's (spark.apache.org)
-    volumeattachments: tuple[dict[str, Any], ...] = ()
-    pvcs: tuple[dict[str, Any], ...] = ()
+    job: RawObject | None = None
+    sparkapp: RawObject | None = None
+    apacheapp: RawObject | None = None  # the Apache operator's (spark.apache.org)
+    volumeattachments: tuple[RawObject, ...] = ()
+    pvcs: tuple[RawObject, ...] = ()
     # The ConfigMaps and Services the driver pod owns (a bare driver's), as (role, object):
     # kept with its spec.
-    owned: tuple[tuple[str, dict[str, Any]], ...] = ()
+    owned: tuple[tuple[str, RawObject], ...] = ()
     # The controllers that own the attempt's executors and would recreate them (Spark 3.3+'s
     # StatefulSet allocator, 4.2's Deployment allocator): (resource, name, uid).
     controllers: tuple[tuple[str, str, str], ...] = ()
@@ -50,7 +51,7 @@ class KillContext:
 
 
 def executor_controllers(
-    pods: Sequence[Mapping[str, Any]], replicasets: Sequence[Mapping[str, Any]]
+    pods: Sequence[RawObject], replicasets: Sequence[RawObject]
 ) -> tuple[tuple[str, str, str], ...]:
     """(resource, name, uid) of the StatefulSets and Deployments that own these pods.
 
@@ -155,7 +156,7 @@ def force_kill_plan(
     ops.extend([*deletes[:first], *controllers, *deletes[first:]])
     if detach_volumes:
         _detach_volumes(attempt, ctx, ops, notes, warnings)
-    keep: tuple[tuple[str, dict[str, Any]], ...] = ()
+    keep: tuple[tuple[str, RawObject], ...] = ()
     if app.source == "pod" and ctx.driver is not None:
         # Nothing else holds a bare driver's spec: once deleted, resubmit has nothing to copy.
         keep = (("driver", ctx.driver), *ctx.owned)
@@ -181,7 +182,7 @@ def force_kill_plan(
     )
 
 
-def _apache_after_kill(sparkapp: dict[str, Any], attempt: Attempt) -> str:
+def _apache_after_kill(sparkapp: RawObject, attempt: Attempt) -> str:
     """What the Apache operator does once the driver is gone, by its restart policy.
 
     An attempt it is already ending (a stopping state: its clean-up waits for this pod) ends as

@@ -4,10 +4,12 @@ import copy
 import dataclasses
 import hashlib
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from kubectl_spark.core import raw
 from kubectl_spark.core.model import App
+from kubectl_spark.core.raw import RawObject
 from kubectl_spark.knowledge.labels import APP_ID, FENCE_LABEL, RESUBMITTED_FROM
 
 from .base import (
@@ -49,9 +51,9 @@ def _clean_meta(meta: dict[str, Any]) -> dict[str, Any]:
     return {k: copy.deepcopy(v) for k, v in meta.items() if k not in _RUNTIME_META}
 
 
-def with_conf(args: list[Any], key: str, value: str) -> list[Any]:
+def with_conf(args: Sequence[object], key: str, value: str) -> list[object]:
     """Driver container args with ``--conf key=value`` (any earlier value of ``key`` replaced)."""
-    out: list[Any] = []
+    out: list[object] = []
     skip = False
     for i, arg in enumerate(args):
         if skip:
@@ -65,7 +67,7 @@ def with_conf(args: list[Any], key: str, value: str) -> list[Any]:
     return [*out[:position], "--conf", f"{key}={value}", *out[position:]]
 
 
-def with_prefix(args: list[Any], prefix: str) -> list[Any]:
+def with_prefix(args: Sequence[object], prefix: str) -> list[object]:
     """Driver container args with ``--conf spark.kubernetes.executor.podNamePrefix=<prefix>``."""
     return with_conf(args, PREFIX_CONF, prefix)
 
@@ -153,7 +155,7 @@ def _own_identity(spec: dict[str, Any], app_id: str, cm_copies: dict[str, str]) 
 
 
 def _by_operator(
-    base: Plan, app: App, sparkapp: dict[str, Any] | None, apacheapp: dict[str, Any] | None,
+    base: Plan, app: App, sparkapp: RawObject | None, apacheapp: RawObject | None,
     *, suffix: str, now: str, actor: str, stamp: dict[str, str],
 ) -> Plan | None:  # fmt: skip
     """An operator's application is resubmitted by that operator's means (None: not one)."""
@@ -179,12 +181,12 @@ def _by_operator(
 def resubmit_plan(
     app: App,
     *,
-    driver: dict[str, Any] | None,
-    job: dict[str, Any] | None,
-    sparkapp: dict[str, Any] | None,
-    configmaps: list[dict[str, Any]],
-    apacheapp: dict[str, Any] | None = None,
-    services: list[dict[str, Any]],
+    driver: RawObject | None,
+    job: RawObject | None,
+    sparkapp: RawObject | None,
+    configmaps: Sequence[RawObject],
+    apacheapp: RawObject | None = None,
+    services: Sequence[RawObject],
     force: bool,
     suffix: str,
     now: str,

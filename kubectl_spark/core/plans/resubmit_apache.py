@@ -22,10 +22,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
-from typing import Any
 
 from kubectl_spark.core import apache, raw
 from kubectl_spark.core.model import App
+from kubectl_spark.core.raw import RawObject
 from kubectl_spark.knowledge.labels import RESUBMITTED_FROM
 
 from .base import Operation, Plan, event_on
@@ -34,7 +34,7 @@ NAME_MAX = 40  # its pods are <name>-<attemptId>-driver and <name>-<attemptId>-e
 
 
 def apache_resubmit(
-    base: Plan, app: App, sparkapp: dict[str, Any], *, suffix: str, now: str, actor: str,
+    base: Plan, app: App, sparkapp: RawObject, *, suffix: str, now: str, actor: str,
     stamp: dict[str, str],
 ) -> Plan:  # fmt: skip
     name = raw.name(sparkapp)

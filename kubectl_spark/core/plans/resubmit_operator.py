@@ -20,6 +20,7 @@ from typing import Any
 
 from kubectl_spark.core import raw
 from kubectl_spark.core.model import App
+from kubectl_spark.core.raw import RawObject
 
 from .base import PREFIX_CONF, Operation, Plan, event_on
 
@@ -43,7 +44,7 @@ def replaced(app: App) -> str:
 
 
 def operator_resubmit(
-    base: Plan, app: App, sparkapp: dict[str, Any], *, now: str, actor: str,
+    base: Plan, app: App, sparkapp: RawObject, *, now: str, actor: str,
     stamp: dict[str, str],
 ) -> Plan:  # fmt: skip
     state = raw.text(sparkapp, "status", "applicationState", "state")
@@ -104,7 +105,7 @@ def operator_resubmit(
 
 
 def _by_spec_change(
-    base: Plan, app: App, sparkapp: dict[str, Any], now: str,
+    base: Plan, app: App, sparkapp: RawObject, now: str,
     stamp: dict[str, str], event: Operation, state: str,
 ) -> Plan:  # fmt: skip
     # Only a marker, never an executor name prefix or an app id: the operator re-runs this spec

@@ -6,6 +6,11 @@
 - No function outside a class takes ``self``: a class's methods moved into other files and
   bound back into its body make one class look like several files (CONTRIBUTING.md). Split a
   class into collaborators it holds instead.
+- No ``Any`` in the core's public signatures (its public functions' and methods' parameters
+  and returns, its public classes' fields): what the core reads from the API is
+  ``raw.RawObject`` or ``object``, read through ``raw``; what it writes is typed
+  (``core/jsonvalue.py``). ``Any`` inside a body (a fast path reading well-formed JSON in
+  line) is the body's own business.
 
 Run: .venv/bin/python scripts/structure.py   (tests/unit/test_structure.py runs the same)
 """
@@ -21,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # The package's folders, and tui/, installed as kubectl_spark.tui (kubectl_spark/tui links it).
 SOURCES = (("kubectl_spark", ROOT / "kubectl_spark"), ("kubectl_spark.tui", ROOT / "tui"))
 CHECKED_FOR_SELF = ("kubectl_spark", "tui", "benchmarks", "scripts", "tests")
+CORE = ROOT / "kubectl_spark" / "core"
 
 
 def modules() -> dict[str, Path]:
@@ -126,6 +132,48 @@ def functions_taking_self() -> list[str]:
     return found
 
 
+def _mentions_any(annotation: ast.expr | None) -> bool:
+    return (
+        annotation is not None
+        and any(
+            (isinstance(n, ast.Name) and n.id == "Any")
+            or (isinstance(n, ast.Attribute) and n.attr == "Any")
+            for n in ast.walk(annotation)
+        )
+    ) or (isinstance(annotation, ast.Constant) and "Any" in str(annotation.value))
+
+
+def _public(name: str) -> bool:
+    return not name.startswith("_") or name == "__init__"
+
+
+def _signatures(body: list[ast.stmt], prefix: str) -> Iterator[tuple[str, int, list[ast.expr]]]:
+    """(name, line, annotations) of every public function, method and class field in ``body``."""
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _public(node.name):
+            args = node.args
+            params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+            params += [a for a in (args.vararg, args.kwarg) if a is not None]
+            notes = [p.annotation for p in params if p.annotation is not None]
+            yield prefix + node.name, node.lineno, notes + ([node.returns] if node.returns else [])
+        elif isinstance(node, ast.ClassDef) and _public(node.name):
+            for field in node.body:
+                if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name):
+                    yield f"{node.name}.{field.target.id}", field.lineno, [field.annotation]
+            yield from _signatures(node.body, f"{node.name}.")
+
+
+def any_in_core_signatures() -> list[str]:
+    """``file:line name`` of each public signature of the core that says ``Any``."""
+    found = []
+    for path in sorted(CORE.rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        for name, line, notes in _signatures(tree.body, ""):
+            if any(_mentions_any(n) for n in notes):
+                found.append(f"{path.relative_to(ROOT)}:{line} {name}")
+    return found
+
+
 def main() -> int:
     circles = cross_folder_circles()
     for members in circles:
@@ -133,7 +181,10 @@ def main() -> int:
     outside = functions_taking_self()
     for each in outside:
         print(f"function outside a class takes self: {each}")
-    return 1 if circles or outside else 0
+    loose = any_in_core_signatures()
+    for each in loose:
+        print(f"Any in a public signature of the core: {each}")
+    return 1 if circles or outside or loose else 0
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ Target = tuple[str, str, str]  # (namespace, kind, name) of an Event's involved 
 
 
 class Change(NamedTuple):
-    obj: Any  # the object now, or as it was when deleted
+    obj: object  # the object now, or as it was when deleted
     deleted: bool = False
 
 

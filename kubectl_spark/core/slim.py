@@ -18,9 +18,11 @@ turns the fast path off).
 from __future__ import annotations
 
 import types
-from typing import Any, TypedDict
+from typing import Any, TypedDict, TypeVar
 
 import msgspec
+
+T = TypeVar("T")
 
 # Large annotations nothing here reads (kubectl apply's copy of the whole object).
 _DROPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
@@ -63,7 +65,7 @@ def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
-def pod(obj: Any) -> Any:
+def pod(obj: T) -> T | dict[str, object]:
     if not isinstance(obj, dict):
         return obj  # malformed: the core's accessors cope, and it is rare
     status = _pick(obj.get("status"), _POD_STATUS)
@@ -90,7 +92,7 @@ def pod(obj: Any) -> Any:
     return {"metadata": _metadata(obj), "spec": spec, "status": status}
 
 
-def node(obj: Any) -> Any:
+def node(obj: T) -> T | dict[str, object]:
     if not isinstance(obj, dict):
         return obj
     return {
@@ -102,7 +104,7 @@ def node(obj: Any) -> Any:
     }
 
 
-def other(obj: Any) -> Any:
+def other(obj: T) -> T | dict[str, object]:
     """Jobs, Events, SparkApplications, volumes: small, read in many places; only metadata slims."""
     if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
         return obj
@@ -152,7 +154,7 @@ _POD_PAGE = msgspec.json.Decoder(
 )
 
 
-def pod_page(data: bytes) -> dict[str, Any] | None:
+def pod_page(data: bytes) -> dict[str, object] | None:
     """A pod list's answer with its items already ``pod``-slim; None when it is not as expected.
 
     None (an item that is not an object, a field of another type, JSON msgspec refuses): the
@@ -192,7 +194,7 @@ def _as_pod(item: dict[str, Any]) -> dict[str, Any]:
     return {"metadata": meta, "spec": spec, "status": item.get("status", {})}
 
 
-def slim(kind: str, obj: Any) -> Any:
+def slim(kind: str, obj: T) -> T | dict[str, object]:
     """``kind`` is a LiveCluster resource key: pods, nodes, or anything else."""
     if kind == "pods":
         return pod(obj)

@@ -211,10 +211,12 @@ def test_the_tuis_model_converges_after_a_simulated_hour_of_faults(
         duration = c.player.scenario.duration
         for t in range(60, int(duration) + 1, 60):  # the scenario, followed as the TUI does
             c.player.play_until(t)
-            model.update(*reversed(live.take_changes()))
+            changes, snapshot = live.take_changes()
+            model.update(snapshot, changes)
         while c.world.elapsed() < 3600:  # the rest of the hour, in coarser steps
             c.world.step(300, dt=60)
-            model.update(*reversed(live.take_changes()))
+            changes, snapshot = live.take_changes()
+            model.update(snapshot, changes)
         faults = c.server.fault_counts()
         c.server.set_faults("none")
         code = main(["--kubeconfig", str(c.kubeconfig), "ls", "-A", "-o", "json", "--no-history"])

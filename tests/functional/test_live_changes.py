@@ -46,8 +46,8 @@ def test_lists_count_as_everything_and_pod_changes_are_named(kubeconfig: Path, a
         changes, _ = live.take_changes()
         assert changes is not None and list(changes) == ["pods"]
         change = changes["pods"][pod.metadata.uid]
-        assert not change.deleted and change.obj["metadata"]["labels"]["x"] == "y"
-        assert "containers" not in change.obj["spec"], "watched pods are kept slim"
+        assert not change.deleted and raw.label(change.obj, "x") == "y"
+        assert "containers" not in raw.mapping(change.obj, "spec"), "watched pods are kept slim"
 
         core.delete_namespaced_pod("d1", "default", grace_period_seconds=0)
         wait_until(lambda: bool(live.changes))
@@ -56,14 +56,14 @@ def test_lists_count_as_everything_and_pod_changes_are_named(kubeconfig: Path, a
         kept = changes["pods"][pod.metadata.uid]
         # A deleted pod stays, as its last state, so that its loss is still explained.
         assert not kept.deleted
-        assert kept.obj["metadata"]["annotations"]["kubectl-spark.io/source"] == "watch"
+        assert raw.annotation_map(kept.obj)["kubectl-spark.io/source"] == "watch"
         assert [raw.uid(p) for p in snapshot.pods] == [pod.metadata.uid]
 
         core.create_node({"metadata": {"name": "n9"}})
         wait_until(lambda: bool(live.changes))
         changes, snapshot = live.take_changes()
         assert changes is not None
-        assert [c.obj["metadata"]["name"] for c in changes["nodes"].values()] == ["n9"]
+        assert [raw.name(c.obj) for c in changes["nodes"].values()] == ["n9"]
         assert "n9" in [raw.name(n) for n in snapshot.nodes]
     finally:
         live.stop()

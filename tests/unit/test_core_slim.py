@@ -127,7 +127,8 @@ def test_the_fast_path_takes_a_well_formed_page_and_keeps_what_slim_keeps() -> N
     driver = _bulky(_driver_of(RUNNING))
     decoded = slim.pod_page(_page([driver, RUNNING]))
     assert decoded is not None  # well formed: decoded in one pass, not parsed whole
-    first = decoded["items"][0]
+    items: Any = decoded["items"]
+    first = items[0]
     assert first == slim.pod(driver)
     assert first["spec"]["containers"] == [
         {"name": "spark-kubernetes-driver"},

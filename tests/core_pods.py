@@ -1,5 +1,5 @@
-"""The core tests' pod builder: the few fields grouping and the classifiers read, and the
-clock they are read at (``NOW``)."""
+"""The core tests' builders (pods, nodes, a driver Job and its Events, three applications) and
+the clock they are read at (``NOW``)."""
 
 from __future__ import annotations
 
@@ -49,3 +49,87 @@ def mk(
 def ref(kind: str, name: str, uid: str, controller: bool = True) -> dict[str, Any]:
     """An ownerReference (the controller one unless told)."""
     return {"apiVersion": "v1", "kind": kind, "name": name, "uid": uid, "controller": controller}
+
+
+def driver_job(name: str, uid: str, failed: int) -> dict[str, Any]:
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": "ns",
+            "uid": uid,
+            "creationTimestamp": "2026-03-01T00:00:00Z",
+        },
+        "spec": {"template": {"metadata": {"labels": {"spark-role": "driver"}}}},
+        "status": {"failed": failed, "active": 1},
+    }
+
+
+def pod_event(pod: str, reason: str, at: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": f"{pod}.{reason}", "namespace": "ns", "uid": f"ev-{pod}-{reason}"},
+        "involvedObject": {"kind": "Pod", "name": pod, "namespace": "ns", "uid": f"gone-{pod}"},
+        "reason": reason,
+        "message": "m",
+        "firstTimestamp": at,
+    }
+
+
+def job_pair() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Jobs ``etl`` and ``etl-daily``, each with a live driver and one attempt whose pod is gone."""
+    pods, jobs = [], []
+    for name, uid in (("etl", "job-etl"), ("etl-daily", "job-daily")):
+        jobs.append(driver_job(name, uid, failed=1))
+        labels = {"spark-app-selector": f"spark-{name}", "spark-app-name": name}
+        pods.append(
+            mk(
+                f"{name}-live1",
+                "driver",
+                "2026-03-01T00:10:00Z",
+                labels=labels,
+                owner=ref("Job", name, uid),
+            )
+        )
+    events = [
+        pod_event("etl-gone1", "Killing", "2026-03-01T00:01:00Z"),
+        pod_event("etl-daily-gone2", "Killing", "2026-03-01T00:02:00Z"),
+    ]
+    return pods, jobs, events
+
+
+def three_apps() -> list[dict]:
+    out = []
+    for app in ("a", "b", "c"):
+        labels = {"spark-app-selector": f"spark-{app}", "spark-app-name": app}
+        driver = mk(f"{app}-driver", "driver", "2026-03-01T00:00:00Z", labels=labels)
+        out.append(driver)
+        for i in (1, 2):
+            out.append(
+                mk(
+                    f"{app}-exec-{i}",
+                    "executor",
+                    "2026-03-01T00:00:05Z",
+                    labels={**labels, "spark-exec-id": str(i)},
+                    owner=ref("Pod", f"{app}-driver", f"uid-{app}-driver"),
+                )
+            )
+    return out
+
+
+APP = {"spark-app-selector": "spark-1", "spark-app-name": "wc"}
+
+
+JOB = ref("Job", "wc-driver", "job-1")
+
+
+def node(
+    name: str, ready: str = "True", taints: list[dict[str, str]] | None = None
+) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name},
+        "spec": {"taints": taints or []},
+        "status": {
+            "conditions": [
+                {"type": "Ready", "status": ready, "lastTransitionTime": "2026-03-01T00:05:00Z"}
+            ]
+        },
+    }

@@ -15,10 +15,16 @@ import json
 import ssl
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import ClientSession, ClientTimeout, TCPConnector, web
 
+from kubectl_spark.cluster.apiserver.embedded import (
+    ADMIN_USER,
+    kubeconfig_document,
+    write_kubeconfig_file,
+)
 from tests.loopserver import LoopServer
 
 HOP_HEADERS = {"host", "content-length", "transfer-encoding", "connection", "content-encoding"}
@@ -225,3 +231,10 @@ class FaultProxy(LoopServer):
         except (ConnectionError, RuntimeError, asyncio.CancelledError):
             pass
         return response
+
+
+def through(proxy: FaultProxy, token: str, path: Path) -> Path:
+    """A kubeconfig that reaches the bed through the proxy (plain HTTP, the bed's token)."""
+    return write_kubeconfig_file(
+        path, kubeconfig_document(proxy.url, b"", ADMIN_USER, token, "default")
+    )

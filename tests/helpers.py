@@ -78,3 +78,22 @@ def sent(bodies: Iterable[Mapping[str, object]]) -> list[Any]:
     """Bodies the core built (manifests, a plan's objects) as the API server would receive
     them: JSON, read back, so a test indexes into them freely and a value that is not JSON fails."""
     return [orjson.loads(orjson.dumps(body)) for body in bodies]
+
+
+def spark_pod(name: str, role: str = "executor", app: str = "a") -> dict[str, Any]:
+    return {
+        "metadata": {
+            "name": name,
+            "labels": {
+                "spark-role": role,
+                "spark-app-selector": f"spark-{app}",
+                "spark-app-name": app,
+            },
+        },
+        "spec": {"containers": [{"name": "c", "image": "spark"}]},
+    }
+
+
+def create_pods(api: Any, *pods: dict[str, Any]) -> None:
+    for pod in pods:
+        api.request("POST", "/api/v1/namespaces/default/pods", body=pod)

@@ -4,6 +4,7 @@ pilot steps that wait for the screen (never for wall-clock time alone)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -166,3 +167,38 @@ def static_app(**kwargs: Any) -> SparkTUI:
         now=lambda: NOW,
         **kwargs,
     )
+
+
+def body_lines(screen: Any) -> list[str]:
+    return [str(line.text) for line in screen.query_one("#text-body").lines]
+
+
+STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z ")
+
+
+async def to_first_executor(pilot: Any, app: Any) -> str:
+    """From the apps table down the tree to attempt 1's first executor; its id."""
+    tree = app.query_one(AttemptTree)
+    await until(pilot, lambda: app.query_one(AppsTable).row_count >= 1)
+    await pilot.press("enter", "down", "down")  # the root, attempt 1, its first executor
+    await until(
+        pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data[0] == "executor"
+    )
+    return str(tree.cursor_node.data[2])
+
+
+LOG = "\n".join(
+    [
+        "26/03/01 02:07:12 INFO SparkContext: Running Spark version 3.5.1",
+        "26/03/01 02:07:13 INFO ResourceUtils: " + "=" * 140,
+        *(
+            f"26/03/01 02:{10 + i}:00 INFO TaskSetManager: Finished task {i}.0 in stage 3.0 "
+            f"(TID {40 + i}) in {900 + 17 * i} ms on 10.0.3.{i} (executor {1 + i % 2}) ({i}/64)"
+            for i in range(30)
+        ),
+        (
+            "26/03/01 02:40:00 ERROR TaskSchedulerImpl: Lost executor 2 on 10.0.3.7: The "
+            "executor with id 2 exited with exit code 137(SIGKILL, possible container OOM)."
+        ),
+    ]
+)

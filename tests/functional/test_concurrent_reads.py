@@ -14,8 +14,7 @@ from typing import Any
 
 from kubectl_spark.cli.main import main
 from kubectl_spark.kube.lazy_kubernetes import EAGER
-from tests.faultproxy import Fault, FaultProxy
-from tests.functional.test_reliability import through
+from tests.faultproxy import Fault, FaultProxy, through
 
 LISTS = ("/jobs", "/events", "/nodes", "/sparkapplications", "/persistentvolumeclaims")
 

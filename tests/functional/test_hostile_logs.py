@@ -7,7 +7,7 @@ import pytest
 from textual.widgets import RichLog
 
 from kubectl_spark.cli.main import main
-from tests.unit.test_hostile_data import RAW
+from tests.hostile import RAW
 
 # Bytes a broken or hostile process may print: invalid UTF-8, a colour, an OSC hyperlink, bidi.
 NASTY = (b"\xff\xfe\xc3 broken \x1b[31mred\x1b]8;;https://evil\x07link \xe2\x80\xae txt").decode(

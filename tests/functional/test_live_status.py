@@ -25,8 +25,8 @@ from kubectl_spark.kube.live import LiveCluster
 from kubectl_spark.tui.app import SparkTUI
 from kubectl_spark.tui.sources import LiveSource
 from kubectl_spark.tui.widgets.status import StatusBar
-from tests.faultproxy import FaultProxy
-from tests.functional.test_reliability import create_pods, spark_pod, through
+from tests.faultproxy import FaultProxy, through
+from tests.helpers import create_pods, spark_pod
 from tests.tui_pilot import SIZE, until
 from tests.waiting import wait_until
 

@@ -9,6 +9,7 @@ import pytest
 
 from kubectl_spark.cli.main import main
 from tests.command_line import run
+from tests.rbac import REVIEWS, WRITES, deny, tenant
 
 READERS = [
     ["ls"],
@@ -21,29 +22,6 @@ ACTIONS = [
     ["force-kill", "networkwordcount/1", "--node-down", "--yes"],
     ["resubmit", "networkwordcount", "--yes", "--force"],
 ]
-WRITES = ["create", "update", "patch", "delete", "deletecollection"]
-# Everyone may ask what they may do (RBAC's system:basic-user); first matching rule wins.
-REVIEWS = {"effect": "allow", "verbs": ["create"], "resources": ["selfsubjectaccessreviews"]}
-
-
-def tenant(user: str, namespace: str = "default") -> dict[str, Any]:
-    """A policy for a tenant: everything in its namespace, nothing else (no nodes, no volumes)."""
-    return {
-        "rules": [
-            REVIEWS,
-            {"effect": "allow", "users": [user], "namespaces": [namespace]},
-            {"effect": "deny", "users": [user]},
-        ]
-    }
-
-
-def deny(verbs: list[str], resources: list[str]) -> dict[str, Any]:
-    return {
-        "rules": [
-            REVIEWS,
-            {"effect": "deny", "users": ["oncall"], "verbs": verbs, "resources": resources},
-        ]
-    }
 
 
 @pytest.fixture(scope="module")

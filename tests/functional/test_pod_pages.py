@@ -15,8 +15,7 @@ from kubectl_spark.cli.main import main
 from kubectl_spark.core import slim
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.kube.lazy_kubernetes import EAGER
-from tests.faultproxy import Fault, FaultProxy
-from tests.functional.test_reliability import through
+from tests.faultproxy import Fault, FaultProxy, through
 
 
 def _listed(kubeconfig: Path, *, fast: bool) -> tuple[list[Any], int]:

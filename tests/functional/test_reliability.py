@@ -28,17 +28,11 @@ from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.kube.live import LiveCluster
 from tests.command_line import run
 from tests.conftest import ScenarioCluster
-from tests.faultproxy import Fault, FaultProxy
+from tests.faultproxy import Fault, FaultProxy, through
+from tests.helpers import create_pods, spark_pod
 
 DEADLINE_SLACK = 1.0  # a command ends within its --request-timeout plus this
 LEASE = "kubectl-spark-networkwordcount"  # the fencing Lease of S2's application
-
-
-def through(proxy: FaultProxy, token: str, path: Path) -> Path:
-    """A kubeconfig that reaches the bed through the proxy (plain HTTP, the bed's token)."""
-    return write_kubeconfig_file(
-        path, kubeconfig_document(proxy.url, b"", ADMIN_USER, token, "default")
-    )
 
 
 @pytest.fixture
@@ -63,30 +57,11 @@ def one_line_error(code: int, err: str) -> str:
     return err
 
 
-def spark_pod(name: str, role: str = "executor", app: str = "a") -> dict[str, Any]:
-    return {
-        "metadata": {
-            "name": name,
-            "labels": {
-                "spark-role": role,
-                "spark-app-selector": f"spark-{app}",
-                "spark-app-name": app,
-            },
-        },
-        "spec": {"containers": [{"name": "c", "image": "spark"}]},
-    }
-
-
 @pytest.fixture
 def direct(emulator: EmbeddedApiServer, tmp_path: Path) -> Iterator[Any]:
     """The emulator reached directly (no proxy): how a test sets the scene."""
     with connect(Connection(kubeconfig=str(emulator.write_kubeconfig(tmp_path / "direct")))) as api:
         yield api
-
-
-def create_pods(api: Any, *pods: dict[str, Any]) -> None:
-    for pod in pods:
-        api.request("POST", "/api/v1/namespaces/default/pods", body=pod)
 
 
 # ---------------------------------------------------------------- writes: sent once, settled

@@ -18,8 +18,7 @@ from kubectl_spark.core.plans import Operation, Plan
 from kubectl_spark.kube import actions
 from kubectl_spark.kube.client import Connection, connect
 from tests.beds import Bed
-from tests.faultproxy import Fault, FaultProxy
-from tests.functional.test_reliability import through
+from tests.faultproxy import Fault, FaultProxy, through
 
 CM = "reliability-probe"
 

@@ -169,7 +169,7 @@ async def test_readonly_works_under_a_read_only_policy(cluster, tmp_path) -> Non
     limited = c.server.write_kubeconfig(
         tmp_path / "limited", user="oncall", token=c.server.add_user("oncall")
     )
-    from tests.functional.test_permissions import WRITES, deny
+    from tests.rbac import WRITES, deny
 
     c.server.set_policy(deny(WRITES, ["*"]))
     c.server.clear_audit()
@@ -244,7 +244,7 @@ def test_hostile_cluster_text_never_reaches_the_tui_raw() -> None:
 
     from hypothesis import HealthCheck, given, settings
 
-    from tests.unit.test_hostile_data import RAW, clusters
+    from tests.hostile import RAW, clusters
 
     async def check(snapshot: Snapshot) -> None:
         app = static_app(snapshot=snapshot)
@@ -334,7 +334,7 @@ async def test_a_tenant_without_nodes_sees_the_split_brain_live(cluster, tmp_pat
     tenant = c.server.write_kubeconfig(
         tmp_path / "tenant", user="tenant", token=c.server.add_user("tenant")
     )
-    from tests.functional.test_permissions import tenant as tenant_policy
+    from tests.rbac import tenant as tenant_policy
 
     c.server.set_policy(tenant_policy("tenant"))
     app = live_app(c, kubeconfig=tenant)
@@ -359,7 +359,7 @@ async def test_the_tui_keeps_every_connection_flag(cluster) -> None:
     """kubectl spark tui --as tenant: the live source lists and watches as that user."""
     from kubectl_spark.cli.commands.tui import source_maker
     from kubectl_spark.cluster.apiserver.embedded import ADMIN_USER
-    from tests.functional.test_permissions import tenant as tenant_policy
+    from tests.rbac import tenant as tenant_policy
 
     c = cluster("s2-partition")
     c.player.play()

@@ -14,23 +14,11 @@ from typing import Any
 from kubectl_spark.tui.screens.pod import PodScreen
 from kubectl_spark.tui.widgets.apps_table import AppsTable
 from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
-from tests.functional.test_tui_keys import body_lines
-from tests.tui_pilot import SIZE, live_app, text_of, until
+from tests.tui_pilot import SIZE, body_lines, live_app, text_of, to_first_executor, until
 
 
 def focus_line(app: Any) -> str:
     return text_of(app.query_one("#focus"))
-
-
-async def to_first_executor(pilot: Any, app: Any) -> str:
-    """From the apps table down the tree to attempt 1's first executor; its id."""
-    tree = app.query_one(AttemptTree)
-    await until(pilot, lambda: app.query_one(AppsTable).row_count >= 1)
-    await pilot.press("enter", "down", "down")  # the root, attempt 1, its first executor
-    await until(
-        pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data[0] == "executor"
-    )
-    return str(tree.cursor_node.data[2])
 
 
 def captured_notes(app: Any) -> list[str]:

@@ -8,7 +8,6 @@ The live ones run on the emulator with the simulator playing the cluster: a driv
 from __future__ import annotations
 
 import json
-import re
 import urllib.error
 import urllib.request
 from typing import Any
@@ -24,6 +23,8 @@ from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
 from kubectl_spark.tui.widgets.status import DEMO, StatusBar
 from tests.tui_pilot import (
     SIZE,
+    STAMP,
+    body_lines,
     cursor_to,
     live_app,
     select,
@@ -144,13 +145,6 @@ async def test_main_keys_are_off_over_a_text_view() -> None:
         await pilot.press("l", "f")
         await pilot.pause(0.3)
         assert isinstance(app.screen, TextScreen) and len(app.screen_stack) == 2
-
-
-def body_lines(screen: Any) -> list[str]:
-    return [str(line.text) for line in screen.query_one("#text-body").lines]
-
-
-STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z ")
 
 
 async def test_a_live_log_follows_and_shows_timestamps(cluster: Any) -> None:

@@ -20,25 +20,9 @@ from kubectl_spark.tui.screens.text import TextScreen
 from kubectl_spark.tui.sources import Source
 from kubectl_spark.tui.widgets.apps_table import DROP_ORDER, AppsTable
 from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
-from tests.tui_pilot import static_app, to_first_attempt, until
+from tests.tui_pilot import LOG, static_app, to_first_attempt, until
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 45), id="160x45")]
-
-LOG = "\n".join(
-    [
-        "26/03/01 02:07:12 INFO SparkContext: Running Spark version 3.5.1",
-        "26/03/01 02:07:13 INFO ResourceUtils: " + "=" * 140,
-        *(
-            f"26/03/01 02:{10 + i}:00 INFO TaskSetManager: Finished task {i}.0 in stage 3.0 "
-            f"(TID {40 + i}) in {900 + 17 * i} ms on 10.0.3.{i} (executor {1 + i % 2}) ({i}/64)"
-            for i in range(30)
-        ),
-        (
-            "26/03/01 02:40:00 ERROR TaskSchedulerImpl: Lost executor 2 on 10.0.3.7: The "
-            "executor with id 2 exited with exit code 137(SIGKILL, possible container OOM)."
-        ),
-    ]
-)
 
 
 def over_the_apps(screen: Any, *keys: str) -> Any:

@@ -15,8 +15,7 @@ from textual.widgets import OptionList, RichLog
 
 from kubectl_spark.tui.app import SparkTUI
 from kubectl_spark.tui.screens.text import TextScreen
-from tests.functional.test_tui_layout import LOG
-from tests.tui_pilot import static_app, text_of, until
+from tests.tui_pilot import LOG, static_app, text_of, until
 
 SIZE = (120, 30)
 
@@ -125,9 +124,7 @@ async def test_ctrl_s_saves_the_text_to_a_file_of_its_own(tmp_path: Path, monkey
 async def test_a_followed_log_goes_on_across_a_restart_in_place(cluster: Any) -> None:
     """A Deployment's executor (Spark 4.2) restarts in place after an OOM kill: the API's stream
     ends with its run, the view follows the next run and says so (k9s does the same)."""
-    from tests.functional.test_tui_drill import to_first_executor
-    from tests.functional.test_tui_keys import body_lines
-    from tests.tui_pilot import live_app
+    from tests.tui_pilot import body_lines, live_app, to_first_executor
 
     c = cluster("s12-spark4-deployment-executors")
     c.player.play_until(30)
@@ -164,8 +161,7 @@ async def test_a_pod_with_a_sidecar_asks_which_containers_log(cluster: Any) -> N
     """Spark's container first in the list; the one picked is the one read."""
     from kubectl_spark.tui.screens.picker import PickerScreen
     from kubectl_spark.tui.widgets.apps_table import AppsTable
-    from tests.functional.test_tui_keys import body_lines
-    from tests.tui_pilot import live_app
+    from tests.tui_pilot import body_lines, live_app
 
     c = cluster("s2-partition")
     labels = {"spark-role": "driver", "spark-app-name": "side", "spark-app-selector": "spark-side"}

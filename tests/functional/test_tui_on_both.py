@@ -18,9 +18,8 @@ from kubectl_spark.tui.app import SparkTUI
 from kubectl_spark.tui.screens.text import TextScreen
 from kubectl_spark.tui.sources import LiveSource
 from kubectl_spark.tui.widgets.apps_table import AppsTable
-from tests.functional.test_tui_keys import STAMP, body_lines
 from tests.stages import Stage
-from tests.tui_pilot import SIZE, text_of, to_first_attempt, until
+from tests.tui_pilot import SIZE, STAMP, body_lines, text_of, to_first_attempt, until
 
 pytestmark = pytest.mark.slow
 APP = "networkwordcount"

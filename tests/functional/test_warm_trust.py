@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_spark.warm import client, place, server
-from tests.functional.test_warm import BIN, Warm, _alive, _message, _warm, hanging
+from tests.warm_server import BIN, Warm, alive, hanging, read_message, warm_server
 
 NOBODY = 65534
 ROOT = os.geteuid() == 0
@@ -39,7 +39,7 @@ WARM = "served by the warm process"
 
 @pytest.fixture
 def warm_on(tmp_path: Path, kubeconfig: Path) -> Iterator[Warm]:
-    yield from _warm(tmp_path, kubeconfig)
+    yield from warm_server(tmp_path, kubeconfig)
 
 
 def _empty_items(done: subprocess.CompletedProcess[str]) -> None:
@@ -301,7 +301,7 @@ def test_a_working_directory_the_server_cannot_enter_is_refused(warm_on: Warm) -
     with sock:
         data = _request_with(_identity(warm_on), cwd="/nonexistent/where/the/client/is")
         sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, bytes(12))])
-        assert _message(sock) == (client.REFUSED, client.CWD_UNREACHABLE)
+        assert read_message(sock) == (client.REFUSED, client.CWD_UNREACHABLE)
     assert "working directory" in client.REFUSALS[client.CWD_UNREACHABLE]
 
 
@@ -320,7 +320,7 @@ def test_idle_connections_are_capped_and_time_out(warm_on: Warm) -> None:
         extra = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         place.reach(extra, str(path))
         with extra:
-            assert _message(extra) == (client.REFUSED, client.BUSY)
+            assert read_message(extra) == (client.REFUSED, client.BUSY)
         deadline = time.monotonic() + 30  # the idle ones end after HAND_OVER_SECONDS
         while not warm_on.served_warm("ls", "-A"):
             assert time.monotonic() < deadline, "idle connections held the server"
@@ -333,10 +333,10 @@ def test_idle_connections_are_capped_and_time_out(warm_on: Warm) -> None:
 def test_sigkill_of_the_client_ends_its_worker(warm_on: Warm, tmp_path: Path) -> None:
     warm_on.started()
     with hanging(warm_on, tmp_path) as (proc, worker):
-        assert _alive(worker)
+        assert alive(worker)
         proc.kill()
         deadline = time.monotonic() + 10
-        while _alive(worker):
+        while alive(worker):
             assert time.monotonic() < deadline, "the worker outlived its SIGKILLed client"
             time.sleep(0.05)
 
@@ -385,7 +385,7 @@ def test_warm_status_and_stop(warm_on: Warm) -> None:
     assert title.startswith("kubectl-spark warm server"), title  # what ps shows
     stopped = warm_on.spark("warm", "stop")
     assert stopped.returncode == 0 and stopped.stdout == "stopped 1 warm server(s)\n"
-    assert not _alive(pid)
+    assert not alive(pid)
     assert "No warm server running" in warm_on.spark("warm", "status").stderr
 
 
@@ -396,7 +396,7 @@ def test_warm_stop_kills_a_server_that_does_not_end_in_its_grace_period(warm_on:
     try:
         stopped = warm_on.spark("warm", "stop")
         assert stopped.returncode == 0 and stopped.stdout == "stopped 1 warm server(s)\n"
-        assert not _alive(pid)
+        assert not alive(pid)
         # killed, it could not remove its socket: stop does, as nothing answers there
         assert "No warm server running" in warm_on.spark("warm", "status").stderr
     finally:

@@ -7,76 +7,11 @@ counter, an attempt per Submitted/ScheduledToRestart, attempt info with restart 
 
 from __future__ import annotations
 
-from typing import Any
-
 from kubectl_spark.core import apache
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
+from tests.apache_objects import RESTARTED, TIMED_OUT, apache_attempt, sparkapp, state
 from tests.core_pods import NOW, printed
-from tests.unit.test_core_grouping import apache_attempt
-
-
-def state(summary: str, at: str, message: str = "", **more: Any) -> dict[str, Any]:
-    return {"currentStateSummary": summary, "lastTransitionTime": at, "message": message, **more}
-
-
-def sparkapp(
-    history: list[dict[str, Any]],
-    *,
-    attempt: int = 0,
-    restarts: int = 0,
-    failures: int = 0,
-    policy: str = "OnInfrastructureFailure",
-    trimmed: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    offset = len(trimmed or [])
-    status: dict[str, Any] = {
-        "currentState": history[-1],
-        "stateTransitionHistory": {str(offset + i): s for i, s in enumerate(history)},
-        "currentAttemptSummary": {
-            "attemptInfo": {
-                "id": attempt,
-                "restartCounter": restarts,
-                "failureRestartCounter": failures,
-                "schedulingFailureRestartCounter": 0,
-            }
-        },
-    }
-    if trimmed:
-        status["previousAttemptSummary"] = {
-            "attemptInfo": {"id": attempt - 1},
-            "stateTransitionHistory": {str(i): s for i, s in enumerate(trimmed)},
-        }
-    return {
-        "apiVersion": "spark.apache.org/v1",
-        "kind": "SparkApplication",
-        "metadata": {
-            "name": "pi",
-            "namespace": "ns",
-            "uid": "uid-app",
-            "creationTimestamp": "2026-03-01T00:00:00Z",
-        },
-        "spec": {
-            "applicationTolerations": {
-                "restartConfig": {"restartPolicy": policy, "maxRestartAttempts": 3}
-            }
-        },
-        "status": status,
-    }
-
-
-TIMED_OUT = [
-    state("Submitted", "2026-03-01T00:00:00Z"),
-    state("DriverRequested", "2026-03-01T00:00:01Z"),
-    state("DriverStartTimedOut", "2026-03-01T00:05:01Z", "The driver has not responded…"),
-]
-RESTARTED = [
-    state("ScheduledToRestart", "2026-03-01T00:05:03Z"),
-    state("DriverRequested", "2026-03-01T00:10:00Z"),
-    state("DriverStarted", "2026-03-01T00:10:20Z"),
-    state("DriverReady", "2026-03-01T00:10:30Z"),
-    state("RunningHealthy", "2026-03-01T00:10:40Z", "Application is running healthy."),
-]
 
 
 def test_a_retry_after_an_infrastructure_failure_is_one_application_with_its_verdict() -> None:

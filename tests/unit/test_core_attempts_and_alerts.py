@@ -11,24 +11,7 @@ from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import App
 from kubectl_spark.core.sparkview import kept_copy
-from tests.core_pods import NOW, mk, ref
-
-APP = {"spark-app-selector": "spark-1", "spark-app-name": "wc"}
-JOB = ref("Job", "wc-driver", "job-1")
-
-
-def node(
-    name: str, ready: str = "True", taints: list[dict[str, str]] | None = None
-) -> dict[str, Any]:
-    return {
-        "metadata": {"name": name},
-        "spec": {"taints": taints or []},
-        "status": {
-            "conditions": [
-                {"type": "Ready", "status": ready, "lastTransitionTime": "2026-03-01T00:05:00Z"}
-            ]
-        },
-    }
+from tests.core_pods import APP, JOB, NOW, mk, node, ref
 
 
 def executor(name: str, owner: dict[str, Any], exec_id: str, *, node_name: str = "n2",

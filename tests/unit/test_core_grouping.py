@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
-from tests.core_pods import NOW, mk, printed, ref
+from tests.apache_objects import apache_attempt
+from tests.core_pods import NOW, job_pair, mk, printed, ref
+from tests.hostile import json_leaf, json_value
 
 
 def test_job_attempts_are_numbered_by_creation_and_executors_follow_their_owner() -> None:
@@ -268,17 +270,6 @@ def test_split_brain_zombie_and_orphans() -> None:
     assert result.attempts[0].reason.code == "NodeLost"
 
 
-# ------------------------------------------------------------------------- properties
-json_leaf = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.text(max_size=8), st.floats(allow_nan=False)
-)
-json_value = st.recursive(
-    json_leaf,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
 roles = st.sampled_from(["driver", "executor", "", "weird"])
 words = st.sampled_from(
     [
@@ -400,51 +391,6 @@ def test_malformed_json_never_makes_the_core_raise(pods: list[Any], other: list[
     ).to_json()
 
 
-def _driver_job(name: str, uid: str, failed: int) -> dict[str, Any]:
-    return {
-        "metadata": {
-            "name": name,
-            "namespace": "ns",
-            "uid": uid,
-            "creationTimestamp": "2026-03-01T00:00:00Z",
-        },
-        "spec": {"template": {"metadata": {"labels": {"spark-role": "driver"}}}},
-        "status": {"failed": failed, "active": 1},
-    }
-
-
-def _pod_event(pod: str, reason: str, at: str) -> dict[str, Any]:
-    return {
-        "metadata": {"name": f"{pod}.{reason}", "namespace": "ns", "uid": f"ev-{pod}-{reason}"},
-        "involvedObject": {"kind": "Pod", "name": pod, "namespace": "ns", "uid": f"gone-{pod}"},
-        "reason": reason,
-        "message": "m",
-        "firstTimestamp": at,
-    }
-
-
-def job_pair() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """Jobs ``etl`` and ``etl-daily``, each with a live driver and one attempt whose pod is gone."""
-    pods, jobs = [], []
-    for name, uid in (("etl", "job-etl"), ("etl-daily", "job-daily")):
-        jobs.append(_driver_job(name, uid, failed=1))
-        labels = {"spark-app-selector": f"spark-{name}", "spark-app-name": name}
-        pods.append(
-            mk(
-                f"{name}-live1",
-                "driver",
-                "2026-03-01T00:10:00Z",
-                labels=labels,
-                owner=ref("Job", name, uid),
-            )
-        )
-    events = [
-        _pod_event("etl-gone1", "Killing", "2026-03-01T00:01:00Z"),
-        _pod_event("etl-daily-gone2", "Killing", "2026-03-01T00:02:00Z"),
-    ]
-    return pods, jobs, events
-
-
 def test_a_jobs_gone_attempts_are_the_events_of_its_own_pods_not_a_longer_named_jobs() -> None:
     pods, jobs, events = job_pair()
     apps = {a.name: a for a in analyze(Snapshot(pods=pods, jobs=jobs, events=events, now=NOW)).apps}
@@ -468,22 +414,6 @@ def test_a_run_names_its_schedule_by_label_or_by_owner() -> None:
     }
     assert schedule_of(labelled) == "nightly" and schedule_of(owned) == "weekly"
     assert schedule_of({"metadata": {}}) == "" and schedule_of(None) == ""
-
-
-def apache_attempt(attempt: int, created: str, phase: str = "Running") -> list[dict[str, Any]]:
-    """One attempt as the Apache operator makes it: app id and pod names per attempt."""
-    app_id = f"pi-{attempt}"
-    labels = {"spark.operator/spark-app-name": "pi", "spark-app-selector": app_id}
-    driver = mk(f"{app_id}-driver", "driver", created, labels=labels, phase=phase)
-    executor = mk(
-        f"{app_id}-exec-1",
-        "executor",
-        created,
-        labels={**labels, "spark-exec-id": "1"},
-        owner=ref("Pod", f"{app_id}-driver", f"uid-{app_id}-driver"),
-        phase=phase,
-    )
-    return [driver, executor]
 
 
 def test_the_apache_operators_attempts_are_one_application() -> None:

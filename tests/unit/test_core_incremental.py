@@ -10,30 +10,11 @@ from typing import Any
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.incremental import Change, LiveAnalysis
 from kubectl_spark.core.inputs import Snapshot
-from tests.core_pods import NOW, mk, ref
-
-
-def pods() -> list[dict]:
-    out = []
-    for app in ("a", "b", "c"):
-        labels = {"spark-app-selector": f"spark-{app}", "spark-app-name": app}
-        driver = mk(f"{app}-driver", "driver", "2026-03-01T00:00:00Z", labels=labels)
-        out.append(driver)
-        for i in (1, 2):
-            out.append(
-                mk(
-                    f"{app}-exec-{i}",
-                    "executor",
-                    "2026-03-01T00:00:05Z",
-                    labels={**labels, "spark-exec-id": str(i)},
-                    owner=ref("Pod", f"{app}-driver", f"uid-{app}-driver"),
-                )
-            )
-    return out
+from tests.core_pods import NOW, mk, three_apps
 
 
 def test_incremental_equals_full_and_touches_only_changed_apps() -> None:
-    before = pods()
+    before = three_apps()
     live = LiveAnalysis()
     live.update(Snapshot(pods=before, now=NOW), None)
     after = copy.deepcopy(before)
@@ -68,9 +49,9 @@ def test_incremental_equals_full_and_touches_only_changed_apps() -> None:
 
 def test_an_ungroupable_pod_falls_back_to_a_full_analysis() -> None:
     live = LiveAnalysis()
-    live.update(Snapshot(pods=pods(), now=NOW), None)
+    live.update(Snapshot(pods=three_apps(), now=NOW), None)
     stray = mk("stray", "executor", "2026-03-01T00:00:09Z", labels={})
-    snapshot = Snapshot(pods=[*pods(), stray], now=NOW)
+    snapshot = Snapshot(pods=[*three_apps(), stray], now=NOW)
     result = live.update(snapshot, {"pods": {stray["metadata"]["uid"]: Change(stray)}})
     assert live.full_runs == 2
     assert result.to_json() == analyze(snapshot).to_json()
@@ -78,7 +59,7 @@ def test_an_ungroupable_pod_falls_back_to_a_full_analysis() -> None:
 
 def test_time_alone_brings_a_full_analysis_after_max_age() -> None:
     live = LiveAnalysis(max_age=60)
-    snapshot = Snapshot(pods=pods(), now=NOW)
+    snapshot = Snapshot(pods=three_apps(), now=NOW)
     live.update(snapshot, None)
     live.update(dataclasses.replace(snapshot, now=NOW + timedelta(seconds=59)), {})
     assert live.full_runs == 1
@@ -87,7 +68,7 @@ def test_time_alone_brings_a_full_analysis_after_max_age() -> None:
 
 
 def test_a_change_to_one_of_two_jobs_sharing_a_name_prefix_equals_a_full_analysis() -> None:
-    from tests.unit.test_core_grouping import job_pair
+    from tests.core_pods import job_pair
 
     pods, jobs, events = job_pair()
     live = LiveAnalysis()
@@ -104,9 +85,9 @@ def test_a_change_to_one_of_two_jobs_sharing_a_name_prefix_equals_a_full_analysi
 def test_without_readable_nodes_every_update_is_a_full_analysis() -> None:
     """Node health then comes from all pods' Events: a part of the pods cannot tell it."""
     live = LiveAnalysis()
-    before = Snapshot(pods=pods(), unreadable=("nodes",), now=NOW)
+    before = Snapshot(pods=three_apps(), unreadable=("nodes",), now=NOW)
     live.update(before, None)
-    after = copy.deepcopy(pods())
+    after = copy.deepcopy(three_apps())
     victim = next(p for p in after if p["metadata"]["name"] == "a-exec-1")
     victim["status"]["phase"] = "Failed"
     snapshot = dataclasses.replace(before, pods=after)
@@ -117,12 +98,12 @@ def test_without_readable_nodes_every_update_is_a_full_analysis() -> None:
 
 def test_a_change_to_one_attempt_of_an_apache_operator_app_equals_a_full_analysis() -> None:
     """Its attempts have app ids of their own: a change to one re-reads them all together."""
-    from tests.unit.test_core_grouping import apache_attempt
+    from tests.apache_objects import apache_attempt
 
     before = [
         *apache_attempt(0, "2026-03-01T00:00:00Z"),
         *apache_attempt(1, "2026-03-01T00:10:00Z"),
-        *pods(),
+        *three_apps(),
     ]
     live = LiveAnalysis()
     live.update(Snapshot(pods=before, now=NOW), None)
@@ -143,7 +124,7 @@ def test_a_driver_s_executor_list_changing_reanalyzes_its_application_alone() ->
     removed, with Spark's reason) touches that driver's application, never all of them (at
     50,000 pods a whole analysis takes seconds, and busy drivers change their lists often)."""
     live = LiveAnalysis()
-    before = Snapshot(pods=pods(), now=NOW)
+    before = Snapshot(pods=three_apps(), now=NOW)
     live.update(before, None)
     untouched = next(a for a in live.analysis.apps if a.name == "a")
     removed = {
@@ -217,7 +198,9 @@ def test_the_events_of_an_executor_spark_alone_remembers_reach_the_partial_path(
             }
         ]
     }
-    both = Snapshot(pods=pods(), events=[preempted], spark_views={"uid-b-driver": view}, now=NOW)
+    both = Snapshot(
+        pods=three_apps(), events=[preempted], spark_views={"uid-b-driver": view}, now=NOW
+    )
 
     def loss(analysis: Any) -> str:
         b = next(a for a in analysis.apps if a.name == "b")
@@ -254,7 +237,7 @@ def test_a_full_analysis_answers_before_it_indexes(monkeypatch: Any) -> None:
         return real(self, index, pod)
 
     monkeypatch.setattr(LiveAnalysis, "_add_pod", counted)
-    before = pods()
+    before = three_apps()
     after = copy.deepcopy(before)
     victim = next(p for p in after if p["metadata"]["name"] == "a-exec-1")
     victim["status"] = {"phase": "Failed"}

@@ -8,8 +8,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kubectl_spark.core import raw
-
-from .test_core_grouping import json_value
+from tests.hostile import json_value
 
 KEY = "spark-exec-inactive"
 label_values = st.one_of(json_value, st.just("true"), st.just(True), st.just(1), st.just(None))

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from kubectl_spark.core import slim
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
-from tests.unit.test_core_podfacts import RUNNING, pods
+from tests.hostile import RUNNING, varied_pods
 
 NOW = datetime(2026, 3, 1, 4, tzinfo=UTC)
 
@@ -54,7 +54,7 @@ def _driver_of(executor: dict[str, Any]) -> dict[str, Any]:
 @settings(
     max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
-@given(pods())
+@given(varied_pods())
 def test_slim_pods_are_analysed_as_whole_ones(pod: dict[str, Any]) -> None:
     for variant in _variants(pod):
         assert _answer([slim.pod(variant)]) == _answer([variant])
@@ -108,7 +108,7 @@ def _bulky(pod: dict[str, Any]) -> dict[str, Any]:
 @settings(
     max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
-@given(st.lists(pods(), min_size=1, max_size=4), st.booleans())
+@given(st.lists(varied_pods(), min_size=1, max_size=4), st.booleans())
 def test_a_page_decoded_slim_holds_what_slimming_each_pod_holds(
     items: list[dict[str, Any]], bulky: bool
 ) -> None:

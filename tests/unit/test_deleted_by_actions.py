@@ -18,8 +18,7 @@ from kubectl_spark.core.incremental import Change, LiveAnalysis
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import App, Attempt
 from kubectl_spark.knowledge.labels import EXECUTOR_DELETED
-from tests.core_pods import NOW
-from tests.unit.test_core_incremental import pods
+from tests.core_pods import NOW, three_apps
 
 AT = "2026-03-01T00:30:00Z"
 
@@ -54,7 +53,7 @@ def applied_events(plan: plans.Plan) -> list[dict[str, Any]]:
 
 def test_the_fence_leaves_an_event_on_each_live_executor_before_deleting_it() -> None:
     """Named by the pod's uid, tied to its driver pod (``related``), with Spark's executor id."""
-    app = app_named(analyze(Snapshot(pods=pods(), now=NOW)), "a")
+    app = app_named(analyze(Snapshot(pods=three_apps(), now=NOW)), "a")
     attempt = app.attempts[-1]
     plan = fenced(app, attempt)
     ops = [(op.verb, op.resource, op.name) for op in plan.operations]
@@ -79,7 +78,7 @@ def test_the_fence_leaves_an_event_on_each_live_executor_before_deleting_it() ->
 
 def test_an_executor_that_already_ended_keeps_its_own_loss() -> None:
     """Deleting the pod of an executor that failed first does not make it the user's loss."""
-    before = pods()
+    before = three_apps()
     failed = next(p for p in before if p["metadata"]["name"] == "a-exec-2")
     failed["status"] = {
         "phase": "Failed",
@@ -97,7 +96,7 @@ def test_an_executor_that_already_ended_keeps_its_own_loss() -> None:
 
 def gone_after_fence() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """(pods before, pods after, the Events left): app a fenced, its executors deleted."""
-    before = pods()
+    before = three_apps()
     app = app_named(analyze(Snapshot(pods=before, now=NOW)), "a")
     events = applied_events(fenced(app, app.attempts[-1]))
     after = [p for p in before if not p["metadata"]["name"].startswith("a-exec-")]
@@ -153,7 +152,7 @@ def test_the_incremental_analysis_reads_them_as_the_full_one() -> None:
 
 
 def test_force_kill_leaves_them_too() -> None:
-    app = app_named(analyze(Snapshot(pods=pods(), now=NOW)), "a")
+    app = app_named(analyze(Snapshot(pods=three_apps(), now=NOW)), "a")
     plan = plans.force_kill_plan(
         app,
         app.attempts[-1],

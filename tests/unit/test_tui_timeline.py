@@ -64,8 +64,7 @@ def test_the_apache_operators_ending_and_restart_are_marked() -> None:
     their rows (the states between, seconds apart, are in `history`)."""
     from kubectl_spark.core.analyze import analyze
     from kubectl_spark.core.inputs import Snapshot
-    from tests.unit.test_core_apache import RESTARTED, TIMED_OUT, sparkapp
-    from tests.unit.test_core_grouping import apache_attempt
+    from tests.apache_objects import RESTARTED, TIMED_OUT, apache_attempt, sparkapp
 
     owner = sparkapp([*TIMED_OUT, *RESTARTED], attempt=1, restarts=1, failures=1)
     snapshot = Snapshot(pods=apache_attempt(1, "2026-03-01T00:10:00Z"), apacheapps=[owner], now=NOW)

@@ -13,9 +13,8 @@ from typing import Any
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.knowledge.operator_names import app_id_of
+from tests.apache_objects import apache_attempt, sparkapp, state
 from tests.core_pods import NOW, mk, printed, ref
-from tests.unit.test_core_apache import sparkapp, state
-from tests.unit.test_core_grouping import apache_attempt
 
 LONG = "a-very-long-spark-application-name-for-the-nightly-run"
 HASHED = "a-very-lo-fn2hdf4op6wf1d6wts1recbco4drr2oy41us"

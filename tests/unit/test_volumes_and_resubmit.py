@@ -13,8 +13,7 @@ from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import App, Attempt
 from kubectl_spark.core.plans import KillContext, force_kill_plan
-from tests.core_pods import NOW, mk
-from tests.unit.test_core_attempts_and_alerts import APP, JOB, node
+from tests.core_pods import APP, JOB, NOW, mk, node
 
 # As kube-scheduler v1.33 wrote it on the test bed's real control plane (VolumeRestrictions's
 # Filter on the live node, the taint on the lost one).

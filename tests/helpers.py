@@ -1,12 +1,16 @@
-"""Small helpers for talking to the emulator through the official client, raw."""
+"""Small helpers: raw requests through the official client, pods made, bound or created (a
+notebook's client-mode driver too), and the bodies the core built read back as sent."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from kubernetes.client.exceptions import ApiException
+
+if TYPE_CHECKING:
+    from tests.conftest import ScenarioCluster as Cluster
 
 
 def raw(
@@ -97,3 +101,38 @@ def spark_pod(name: str, role: str = "executor", app: str = "a") -> dict[str, An
 def create_pods(api: Any, *pods: dict[str, Any]) -> None:
     for pod in pods:
         api.request("POST", "/api/v1/namespaces/default/pods", body=pod)
+
+
+def notebook_with_executors(c: Cluster, executors: tuple[int, ...] = (1, 2)) -> dict[str, Any]:
+    """A notebook pod running a client-mode driver (spark.kubernetes.driver.pod.name): Spark
+    does not label it, but its executors name it as owner."""
+    pods = "/api/v1/namespaces/default/pods"
+    notebook = c.world.client.get(f"{pods}/jupyter-alice") or c.world.client.create(
+        pods,
+        {
+            "metadata": {"name": "jupyter-alice"},
+            "spec": {"containers": [{"name": "notebook", "image": "jupyter/pyspark-notebook"}]},
+        },
+    )
+    owner = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "name": "jupyter-alice",
+        "uid": notebook["metadata"]["uid"],
+        "controller": True,
+    }
+    for i in executors:
+        labels = {
+            "spark-role": "executor",
+            "spark-app-selector": "spark-nb",
+            "spark-app-name": "notebook",
+            "spark-exec-id": str(i),
+        }
+        c.world.client.create(
+            pods,
+            {
+                "metadata": {"name": f"nb-exec-{i}", "labels": labels, "ownerReferences": [owner]},
+                "spec": {"containers": [{"name": "spark-kubernetes-executor", "image": "spark"}]},
+            },
+        )
+    return notebook

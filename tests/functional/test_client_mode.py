@@ -5,45 +5,10 @@ a driver outside the cluster (a laptop), asked at the UI it is pointed at, never
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from tests.command_line import app_named, ls_json, run
 from tests.conftest import ScenarioCluster as Cluster
-
-
-def notebook_with_executors(c: Cluster, executors: tuple[int, ...] = (1, 2)) -> dict[str, Any]:
-    """A notebook pod running a client-mode driver (spark.kubernetes.driver.pod.name): Spark
-    does not label it, but its executors name it as owner."""
-    pods = "/api/v1/namespaces/default/pods"
-    notebook = c.world.client.get(f"{pods}/jupyter-alice") or c.world.client.create(
-        pods,
-        {
-            "metadata": {"name": "jupyter-alice"},
-            "spec": {"containers": [{"name": "notebook", "image": "jupyter/pyspark-notebook"}]},
-        },
-    )
-    owner = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "name": "jupyter-alice",
-        "uid": notebook["metadata"]["uid"],
-        "controller": True,
-    }
-    for i in executors:
-        labels = {
-            "spark-role": "executor",
-            "spark-app-selector": "spark-nb",
-            "spark-app-name": "notebook",
-            "spark-exec-id": str(i),
-        }
-        c.world.client.create(
-            pods,
-            {
-                "metadata": {"name": f"nb-exec-{i}", "labels": labels, "ownerReferences": [owner]},
-                "spec": {"containers": [{"name": "spark-kubernetes-executor", "image": "spark"}]},
-            },
-        )
-    return notebook
+from tests.helpers import notebook_with_executors
 
 
 def test_a_client_mode_driver_in_an_unlabelled_pod_is_the_attempts_driver(cluster, capsys) -> None:

@@ -103,7 +103,7 @@ async def test_the_log_of_a_driver_on_an_unreachable_node_is_asked_for_once(clus
 
 async def test_a_client_mode_driver_in_an_unlabelled_pod_is_seen_live(cluster) -> None:
     """The pod watch does not select a notebook pod; the live source reads it as an owner."""
-    from tests.functional.test_client_mode import notebook_with_executors
+    from tests.helpers import notebook_with_executors
 
     c = cluster("s6-driver-restarts")
     c.player.play_until(1)

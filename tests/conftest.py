@@ -237,3 +237,49 @@ def _own_state_home(
 ) -> None:
     """Each test gets its own XDG_STATE_HOME: a developer's history store never leaks in."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
+# ---------------------------------------------------------------- the checkout stays as it was
+# A test that writes into the working directory writes into the checkout (a fuzzed
+# ``--history-db WORD`` once left SQLite files there, and they were committed). The run fails
+# when files git does not ignore appeared during it. Checked once, by the controlling process.
+def _untracked() -> set[str] | None:
+    root = Path(__file__).resolve().parent.parent
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=all"],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None  # not a git checkout (an sdist): nothing to compare
+    return {line[3:] for line in done.stdout.splitlines() if line.startswith("?? ")}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):
+        session.config.stash[_BEFORE] = _untracked()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if hasattr(session.config, "workerinput"):
+        return
+    before = session.config.stash.get(_BEFORE, None)
+    after = _untracked()
+    if before is None or after is None:
+        return
+    left = sorted(after - before)
+    if left:
+        said = f"error: the tests left files in the checkout: {', '.join(left[:10])}"
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(said, red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_BEFORE = pytest.StashKey[set[str] | None]()

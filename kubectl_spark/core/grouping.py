@@ -100,7 +100,7 @@ def group(
     grouper = _Grouper(jobs, sparkapps, group_by, apacheapps, sparkclusters)
     driver_attempt = grouper.place_drivers(drivers)
     grouper.place_executors(executors, driver_attempt)
-    grouper.add_apps_without_pods(jobs)
+    grouper.add_apps_without_pods()
     groups = grouper.groups
     if group_by:
         _join_owners(groups)
@@ -194,13 +194,13 @@ class _Grouper:
         }
         self.apache_chains: dict[tuple[str, str], list[RawObject]] = {}
         self.ungrouped: list[UngroupedPod] = []
-        jobs = raw.objects(jobs)
-        self.jobs_by_uid = {raw.uid(j): j for j in jobs if raw.uid(j)}
+        self.jobs = raw.objects(jobs)
+        self.jobs_by_uid = {raw.uid(j): j for j in self.jobs if raw.uid(j)}
         self.apps_by_name = {
             (raw.namespace(a), raw.name(a)): a for a in raw.objects(sparkapps) if raw.name(a)
         }
         self.group_by = group_by
-        self.jobs_by_name = {(raw.namespace(j), raw.name(j)): j for j in jobs if raw.name(j)}
+        self.jobs_by_name = {(raw.namespace(j), raw.name(j)): j for j in self.jobs if raw.name(j)}
 
     def apache_chain(self, namespace: str, name: str) -> list[RawObject]:
         """The SparkApplications from the first to every copy of it ``resubmit`` made."""
@@ -358,7 +358,7 @@ class _Grouper:
             first_by_app_id.setdefault((target.namespace, target.app_id), target)
             _attach_executor(target, owner_uid, f.owner_name if owner_uid else "", f)
 
-    def add_apps_without_pods(self, jobs: Sequence[object]) -> None:
+    def add_apps_without_pods(self) -> None:
         """SparkApplications and driver Jobs with no pod left are applications still."""
         for (ns, name), cluster in self.clusters_by_name.items():
             key = (CLUSTER, ns, name)
@@ -377,7 +377,7 @@ class _Grouper:
             if key not in self.groups:
                 app_id = raw.text(app, "status", "sparkApplicationId")
                 self.groups[key] = AppGroup(key, ns, app_name, app_id, "sparkapplication", app)
-        for job in raw.objects(jobs):
+        for job in self.jobs:
             template_labels = raw.mapping(job, "spec", "template", "metadata", "labels")
             key = ("job", raw.namespace(job), raw.uid(self.root_job(job)))
             if key in self.groups:

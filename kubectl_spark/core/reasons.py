@@ -74,9 +74,8 @@ class PodContext:
     # or FailureTarget condition; the Job controller deletes the pods still active then.
     job_failed: tuple[str, str, str] | None = None
     extra_evidence: tuple[str, ...] = ()
-    container: Mapping[str, object] | None = (
-        None  # the Spark container's status, when already found
-    )
+    # The Spark container's status, when already found.
+    container: Mapping[str, object] | None = None
 
 
 def spark_container(pod: object) -> dict[str, object]:

@@ -132,8 +132,11 @@ class LiveCluster:
         """
         with self.lock:
             for pod in snapshot.pods:
-                uid = raw.uid(pod) if isinstance(pod, dict) else ""
-                if isinstance(pod, dict) and uid and raw.annotation_map(pod).get(SOURCE) in KEPT:
+                if (
+                    isinstance(pod, dict)
+                    and (uid := raw.uid(pod))
+                    and raw.annotation_map(pod).get(SOURCE) in KEPT
+                ):
                     self.tombstones[uid] = pod
             self.kept_events.update(
                 {raw.uid(e): e for e in snapshot.events if isinstance(e, dict) and raw.uid(e)}

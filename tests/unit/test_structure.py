@@ -26,28 +26,32 @@ def test_no_function_outside_a_class_takes_self() -> None:
 
 
 def test_no_public_signature_of_the_core_says_any() -> None:
-    assert _structure().any_in_core_signatures() == []
+    structure = _structure()
+    assert structure.any_in_signatures(structure.CORE) == []
 
 
 def test_the_any_rule_sees_parameters_returns_and_fields(tmp_path: Path) -> None:
-    """The rule reads what it claims to: a parameter, a return, a field; not a private name."""
-    structure = _structure()
-    source = tmp_path / "probe.py"
-    source.write_text(
+    """The rule reads what it claims to: a parameter, a return, a field, a quoted name, a
+    ``typing.Any``; not a private name, nor ``Any`` inside a body."""
+    (tmp_path / "probe.py").write_text(
+        "import typing\n"
         "from typing import Any\n"
         "def takes(x: Any) -> int: ...\n"
-        "def gives() -> list[Any]: ...\n"
+        "def gives() -> list['Any']: ...\n"
+        "def qualified(x: typing.Any) -> None: ...\n"
         "def _private(x: Any) -> Any: ...\n"
+        "def clean(x: object) -> object:\n"
+        "    inside: Any = x\n"
+        "    return inside\n"
         "class Shape:\n"
         "    held: dict[str, Any]\n"
         "    def method(self, *rest: Any) -> None: ...\n"
     )
-    import ast
-
-    tree = ast.parse(source.read_text())
-    loose = [
-        name
-        for name, _, notes in structure._signatures(tree.body, "")
-        if any(structure._mentions_any(n) for n in notes)
+    found = _structure().any_in_signatures(tmp_path)
+    assert [f.split(" ", 1)[1] for f in found] == [
+        "takes",
+        "gives",
+        "qualified",
+        "Shape.held",
+        "Shape.method",
     ]
-    assert loose == ["takes", "gives", "Shape.held", "Shape.method"]

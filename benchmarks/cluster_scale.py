@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from _served import BIN, ROOT, client_for, served
+from _docs import put_result
+from _served import BIN, client_for, served
 
 from kubectl_spark.core import podfacts, slim
 from kubectl_spark.core.analyze import _executor, analyze
@@ -474,9 +475,7 @@ def main() -> int:
     if not args.skip_describe:
         result["describe"] = describe_2000(args.runs)
         print(json.dumps(result["describe"]), flush=True)
-    path = ROOT / "benchmarks" / "results" / f"{result['date'][:10]}-scale.json"
-    path.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"written to {path}")
+    put_result("scale", result)
     return 0
 
 

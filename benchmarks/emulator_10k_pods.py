@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from _docs import put_table
+from _docs import put_result, put_table
 from kubernetes import config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -235,8 +235,7 @@ def main() -> int:
         "emulator_peak_rss_mib": round(hwm / 1024, 1),
     }
     print(json.dumps(result, indent=2))
-    out = ROOT / "benchmarks" / "results" / f"{result['date'][:10]}-emulator.json"
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    put_result("emulator", result)
     if args.update_readme:
         put_table(
             "emulator",

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import platform
 import shutil
@@ -45,7 +44,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from _docs import put_table
+from _docs import put_result, put_table
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent / "kubectl-spark"
@@ -204,8 +203,7 @@ def main() -> int:
         "rows": results,
     }
     suffix = "-latency" if args.latency else ""
-    out = ROOT / "benchmarks" / "results" / f"{result['date'][:10]}-interactive{suffix}.json"
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    put_result(f"interactive{suffix}", result)
     if args.update_docs and not args.latency:
         table = "\n".join(
             [

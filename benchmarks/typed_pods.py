@@ -32,7 +32,8 @@ from typing import Any
 
 import msgspec
 import orjson
-from _served import ROOT, client_for, served
+from _docs import put_result
+from _served import client_for, served
 
 from kubectl_spark.core import slim
 from kubectl_spark.knowledge.clock import SystemClock
@@ -266,9 +267,7 @@ def main() -> int:
         "held_bytes_per_pod": {k: round(v / count) for k, v in memory.items()},
     }
     print(json.dumps(result, indent=2))
-    out = ROOT / "benchmarks" / "results" / f"{result['date']}-typed-pods.json"
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"written to {out}")
+    put_result("typed-pods", result)
     return 0
 
 

@@ -283,6 +283,7 @@ MALFORMED: list[tuple[tuple[Any, ...], st.SearchStrategy[Any]]] = [
     (("metadata", "labels", "sparkoperator.k8s.io/app-name"), value),
     (("metadata", "annotations"), odd),
     (("metadata", "annotations", "kubectl-spark.io/source"), value),
+    (("metadata", "annotations", "kubectl-spark.io/action"), value),
     (("metadata", "deletionTimestamp"), odd),
     (
         ("metadata", "ownerReferences"),

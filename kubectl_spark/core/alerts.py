@@ -11,7 +11,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from kubectl_spark.knowledge import times
-from kubectl_spark.knowledge.labels import ACTION_ANNOTATION, KEEPS_EXECUTORS, SEEN_AT
+from kubectl_spark.knowledge.labels import KEEPS_EXECUTORS, SEEN_AT
 
 from . import raw
 from .blocked import replacement_blocked
@@ -127,11 +127,7 @@ def _unfinished_actions(app: App, group: AppGroup) -> list[Alert]:
 
 def _marked(f: PodFacts, action: str) -> bool:
     """A pod in the API, not being deleted, that ``action`` marked."""
-    return (
-        f.source == "cluster"
-        and not f.deleting
-        and raw.annotation_map(f.pod).get(ACTION_ANNOTATION) == action
-    )
+    return f.source == "cluster" and not f.deleting and f.action == action
 
 
 def _tombstones(group: AppGroup, index: Index) -> list[Alert]:

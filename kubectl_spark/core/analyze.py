@@ -456,6 +456,7 @@ def _analyze(snapshot: Snapshot, group_by: str | None) -> Analysis:
         owners=snapshot.owners,
         apacheapps=snapshot.apacheapps,
         sparkclusters=snapshot.sparkclusters,
+        known=snapshot.pod_facts,
     )
     apps = []
     named_by_job = lru_cache(maxsize=1)(lambda: job_pods_in_events(snapshot))

@@ -11,7 +11,7 @@ carry, else the attempt of their app id that was current when they were created.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kubectl_spark.knowledge.labels import APACHE_CLUSTER, RESUBMITTED_FROM
@@ -73,6 +73,12 @@ class AppGroup:
         )
 
 
+def _facts(pod: RawObject, known: Mapping[int, PodFacts] | None) -> PodFacts:
+    """The facts a gateway read of this very pod, else read now."""
+    found = known.get(id(pod)) if known else None
+    return found if found is not None and found.pod is pod else facts(pod)
+
+
 def _created(f: PodFacts) -> tuple[str, str]:
     return (f.created, f.name)
 
@@ -86,10 +92,10 @@ def group(
     owners: Sequence[object] = (),
     apacheapps: Sequence[object] = (),
     sparkclusters: Sequence[object] = (),
+    known: Mapping[int, PodFacts] | None = None,
 ) -> tuple[list[AppGroup], list[UngroupedPod]]:
-    read = [facts(p) for p in pods if isinstance(p, dict)]
-    for f in read:
-        _as_cluster_member(f)
+    """Applications and their attempts from the pods; ``known``: ``Snapshot.pod_facts``."""
+    read = [_facts(p, known) for p in pods if isinstance(p, dict)]
     drivers = [f for f in read if f.role == "driver"]
     # An empty spark-role still marks a Spark pod (kept, shown as ungrouped if nothing places it).
     executors = [
@@ -396,24 +402,6 @@ class _Grouper:
                     job,
                     jobs=[job],
                 )
-
-
-def _as_cluster_member(f: PodFacts) -> None:
-    """A SparkCluster's master is read as its application's driver, each worker as an executor.
-
-    SparkClusterResourceSpec (spark-submission-worker) makes a master StatefulSet and a worker
-    StatefulSet, their pods labelled spark-role master or worker and
-    spark.operator/spark-cluster-name. A worker's id is its StatefulSet ordinal.
-    """
-    if f.role not in ("master", "worker") or not f.label(APACHE_CLUSTER):
-        return
-    f.cluster_member = True
-    if f.role == "master":
-        f.role = "driver"
-    else:
-        f.role = "executor"
-        ordinal = f.name.rpartition("-")[2]
-        f.exec_id = f.exec_id or (ordinal if ordinal.isdigit() else "")
 
 
 def _newest(held: RawObject | None, job: RawObject | None) -> RawObject | None:

@@ -16,7 +16,9 @@ from typing import Any
 
 from kubectl_spark.knowledge import printpod, times
 from kubectl_spark.knowledge.labels import (
+    ACTION_ANNOTATION,
     APACHE_APP,
+    APACHE_CLUSTER,
     APP_ID,
     APP_NAME,
     EXEC_ID,
@@ -48,7 +50,7 @@ class PodFacts:
     app_name: str
     operator_app: str
     apache_app: str  # the Apache operator's application (spark.operator/spark-app-name)
-    # A SparkCluster's master or worker (grouping reads its master as a driver): set by grouping.
+    # A SparkCluster's master or worker, read as its application's driver or an executor
     cluster_member: bool = False
     submission: str
     owner_kind: str  # of the controller ownerReference
@@ -58,6 +60,7 @@ class PodFacts:
     phase: str  # "Unknown" when missing
     restarts: int  # as kubectl's RESTARTS counts them (kubectl_restarts)
     source: str  # cluster | watch | history
+    action: str  # the kubectl-spark action that marked it (fence, force-kill), else ""
     fenced: bool  # labelled kubectl-spark.io/fenced=true
     deleting: bool  # has a deletionTimestamp
     quiet: bool  # Running, not deleting, fenced, inactive or kept, its container running, no disruption
@@ -95,7 +98,34 @@ def _text(value: Any) -> str:
 
 
 def facts(pod: RawObject) -> PodFacts:
-    """The facts of one pod; a pod that is not well formed is read field by field, safely."""
+    """The facts of one pod; a pod that is not well formed is read field by field, safely.
+
+    A function of the pod alone, so that facts a gateway read as the pod's page came serve
+    every analysis of the snapshot (``Snapshot.pod_facts``).
+    """
+    return _as_cluster_member(_read(pod))
+
+
+def _as_cluster_member(f: PodFacts) -> PodFacts:
+    """A SparkCluster's master is read as its application's driver, each worker as an executor.
+
+    SparkClusterResourceSpec (spark-submission-worker) makes a master StatefulSet and a worker
+    StatefulSet, their pods labelled spark-role master or worker and
+    spark.operator/spark-cluster-name. A worker's id is its StatefulSet ordinal.
+    """
+    if f.role not in ("master", "worker") or not f.label(APACHE_CLUSTER):
+        return f
+    f.cluster_member = True
+    if f.role == "master":
+        f.role = "driver"
+    else:
+        f.role = "executor"
+        ordinal = f.name.rpartition("-")[2]
+        f.exec_id = f.exec_id or (ordinal if ordinal.isdigit() else "")
+    return f
+
+
+def _read(pod: RawObject) -> PodFacts:
     # Read in line as the API's JSON: a field not shaped so raises, or fails the type checks
     # below, and ``_careful`` reads the pod instead.
     doc: Any = pod
@@ -139,7 +169,7 @@ def facts(pod: RawObject) -> PodFacts:
         restarts, running = counted
         deleting = bool(deletion)
         fenced = labels.get(FENCE_LABEL) == "true"
-        source, kept = _source(meta)
+        source, kept, action = _source(meta)
         quiet = (
             phase == "Running"
             and not deleting
@@ -170,6 +200,7 @@ def facts(pod: RawObject) -> PodFacts:
             phase=phase or "Unknown",
             restarts=restarts,
             source=source,
+            action=action,
             fenced=fenced,
             deleting=deleting,
             quiet=quiet,
@@ -214,24 +245,28 @@ def _restarts_and_running(pod: dict[str, Any], status: dict[str, Any]) -> tuple[
     return restarts, running
 
 
-def _source(meta: dict[str, Any]) -> tuple[str, bool]:
-    """Where a pod was read, and whether it carries the annotation at all.
+def _source(meta: dict[str, Any]) -> tuple[str, bool, str]:
+    """Where a pod was read, whether it carries the annotation at all, and its action.
 
     The cluster, or a kept copy of a gone pod (watch, history); a pod with the annotation is
     never quiet, whatever its value.
     """
     annotations = meta.get("annotations")
-    if annotations and SOURCE in annotations:
+    if not annotations:
+        return "cluster", False, ""
+    action = _text(annotations.get(ACTION_ANNOTATION))
+    if SOURCE in annotations:
         kept = _text(annotations[SOURCE])
-        return (kept if kept in KEPT else "cluster"), True
-    return "cluster", False
+        return (kept if kept in KEPT else "cluster"), True, action
+    return "cluster", False, action
 
 
 def _careful(pod: RawObject) -> PodFacts:
     """The same facts through ``raw``'s accessors, for a pod with missing or odd fields."""
     labels = raw.labels(pod)
     ref = raw.controller_ref(pod)
-    source = raw.annotation_map(pod).get(SOURCE, "")
+    notes = raw.annotation_map(pod)
+    source = notes.get(SOURCE, "")
     return PodFacts(
         pod=pod,
         name=raw.name(pod),
@@ -254,6 +289,7 @@ def _careful(pod: RawObject) -> PodFacts:
         phase=raw.text(pod, "status", "phase") or "Unknown",
         restarts=kubectl_restarts(pod),
         source=source if source in KEPT else "cluster",
+        action=notes.get(ACTION_ANNOTATION, ""),
         fenced=labels.get(FENCE_LABEL) == "true",
         deleting=bool(raw.text(pod, "metadata", "deletionTimestamp")),
         quiet=False,

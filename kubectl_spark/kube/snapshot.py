@@ -20,6 +20,7 @@ from typing import Any
 from kubectl_spark import errors
 from kubectl_spark.core import raw, slim
 from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.core.podfacts import PodFacts, facts
 from kubectl_spark.knowledge.labels import ROLE
 
 from . import lazy_kubernetes, resources
@@ -102,22 +103,44 @@ class PodIndex:
     At 50,000 pods a scan of the whole list costs 40-70 ms, most of it waiting on memory (a
     pod's dicts lie spread over 200 MiB); a page just decoded is still in the cache. The
     answers are the whole-list scans' (``missing_owners``; the driver pods ``running_drivers``
-    starts from), and a list started again (410) starts the index again.
+    starts from), and a list started again (410) starts the index again. Each pod's facts
+    (``Snapshot.pod_facts``) are read here too, while the next page is on its way.
     """
 
     uids: set[str] = field(default_factory=set)
     owners: dict[tuple[str, str, str], None] = field(default_factory=dict)
     drivers: list[Any] = field(default_factory=list)  # pods labelled spark-role=driver
+    facts: dict[int, PodFacts] = field(default_factory=dict)  # by id() of the pod
 
     def clear(self) -> None:
         self.uids.clear()
         self.owners.clear()
         self.drivers.clear()
+        self.facts.clear()
 
     def add(self, page: list[Any]) -> None:
-        self.uids |= _uids(page)
-        self.owners.update(_owners(page))
-        self.drivers += raw.having_label(page, ROLE, "driver")
+        """One page's pods, each read once, through its facts.
+
+        What ``missing_owners`` and ``raw.having_label(pods, ROLE, "driver")`` find; a page with
+        an item that is not an object (never from a list: ``answers.unusable`` set it aside) is
+        scanned as they scan it.
+        """
+        if any(type(pod) is not dict for pod in page):
+            self.uids |= _uids(page)
+            self.owners.update(_owners(page))
+            self.drivers += raw.having_label(page, ROLE, "driver")
+            page = [pod for pod in page if type(pod) is dict]
+            for pod in page:
+                self.facts[id(pod)] = facts(pod)
+            return
+        for pod in page:
+            f = facts(pod)
+            self.facts[id(pod)] = f
+            self.uids.add(f.uid)
+            if f.owner_kind == "Pod":
+                self.owners[(f.namespace, f.owner_name, f.owner_uid)] = None
+            if f.role == "driver" and not f.cluster_member:
+                self.drivers.append(pod)
 
     def missing_owners(self, skip: set[str]) -> dict[tuple[str, str], str]:
         """``missing_owners`` of the pods listed."""
@@ -318,5 +341,6 @@ def read_indexed(
         now=api.now(),  # the cluster's clock: ages and windows as kubectl reads them
         pods_resource_version=pods_rv,
         unreadable=unreadable,
+        pod_facts=None if index is None else index.facts,
     )
     return snapshot, index

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +98,37 @@ def test_a_page_with_an_unusable_item_is_read_the_careful_way(
             outputs.append(out)
         assert outputs[0] == outputs[1]
         assert json.loads(outputs[0])["items"], "no application read: the test proves nothing"
+
+
+def test_the_next_page_is_asked_for_while_this_one_is_kept(
+    bed: Any, staged: Any, tmp_path: Path
+) -> None:
+    """The request for page two is sent before page one is handed over (``Listing.read``):
+    the server makes it while the client decodes and reads the first."""
+    stage = _running(staged)
+    server = stage.server or bed
+    with FaultProxy(server.url) as proxy:
+        kubeconfig = through(proxy, server.token, tmp_path / "proxied")
+        seen: list[int] = []
+
+        def each_page(page: list[Any]) -> None:
+            # Sent on a thread of its own: wait for it (a client that asks only after the
+            # page is kept never sends it while this runs, and the count stays at 1).
+            deadline = time.monotonic() + 30
+            while proxy.count("GET", "/pods") <= len(seen) + 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            seen.append(proxy.count("GET", "/pods"))
+
+        with connect(Connection(kubeconfig=str(kubeconfig))) as api:
+            items, _ = api.list(
+                "/api/v1/pods",
+                label_selector="spark-role",
+                limit=2,
+                keep_page=slim.pod_page,
+                each_page=each_page,
+            )
+    assert len(seen) >= 2, "one page: the test proves nothing"
+    # Each page but the last: the next one already asked for; no page asked twice.
+    assert seen[:-1] == list(range(2, len(seen) + 1))
+    assert proxy.count("GET", "/pods") == len(seen)
+    assert len({p["metadata"]["uid"] for p in items}) == len(items)

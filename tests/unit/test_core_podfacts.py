@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 
 from kubectl_spark.core.analyze import pod_state
+from kubectl_spark.core.grouping import group
 from kubectl_spark.core.losses import classify
 from kubectl_spark.core.podfacts import _careful, facts
 from kubectl_spark.core.reasons import NodeHealth, PodContext, spark_container
@@ -35,3 +36,35 @@ def test_a_plain_running_pod_is_quiet_and_a_deleted_one_is_not() -> None:
     deleting = copy.deepcopy(RUNNING)
     deleting["metadata"]["deletionTimestamp"] = "2026-03-01T03:00:00Z"
     assert not facts(deleting).quiet
+
+
+def test_grouping_takes_the_gateways_facts_of_the_very_pod_only() -> None:
+    """``Snapshot.pod_facts`` (read as the pages came) serve the analysis; a fact whose pod is
+    another object under a reused ``id()`` is read again from the pod listed."""
+    pod, other = copy.deepcopy(RUNNING), copy.deepcopy(RUNNING)
+    other["metadata"]["uid"] = "u-2"
+    read = facts(pod)
+    groups, _ = group([pod], [], [], known={id(pod): read})
+    assert groups[0].attempts[0].executors == [read]
+    groups, _ = group([pod], [], [], known={id(pod): facts(other)})
+    (executor,) = groups[0].attempts[0].executors
+    assert executor.pod is pod and executor.uid == "u-1"
+
+
+def test_a_spark_clusters_members_are_read_as_its_driver_and_executors_by_facts_alone() -> None:
+    """A function of the pod alone (no step of grouping's), so a fact read early is the whole
+    fact: a SparkCluster's master is its driver, a worker an executor with its ordinal."""
+    worker = copy.deepcopy(RUNNING)
+    worker["metadata"]["name"] = "cluster-worker-3"
+    worker["metadata"]["labels"] = {
+        "spark-role": "worker",
+        "spark.operator/spark-cluster-name": "cluster",
+    }
+    master = copy.deepcopy(worker)
+    master["metadata"]["labels"]["spark-role"] = "master"
+    read = facts(worker)
+    assert (read.role, read.exec_id, read.cluster_member) == ("executor", "3", True)
+    assert (facts(master).role, facts(master).cluster_member) == ("driver", True)
+    plain = copy.deepcopy(worker)
+    del plain["metadata"]["labels"]["spark.operator/spark-cluster-name"]
+    assert (facts(plain).role, facts(plain).cluster_member) == ("worker", False)

@@ -11,7 +11,7 @@ carry, else the attempt of their app id that was current when they were created.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kubectl_spark.knowledge.labels import APACHE_CLUSTER, RESUBMITTED_FROM
@@ -73,10 +73,15 @@ class AppGroup:
         )
 
 
-def _facts(pod: RawObject, known: Mapping[int, PodFacts] | None) -> PodFacts:
-    """The facts a gateway read of this very pod, else read now."""
-    found = known.get(id(pod)) if known else None
-    return found if found is not None and found.pod is pod else facts(pod)
+def _facts(pods: Sequence[object], known: Sequence[PodFacts]) -> list[PodFacts]:
+    """Each pod's facts: those a gateway read of this very pod at its place, else read now."""
+    read = []
+    for place, pod in enumerate(pods):
+        if not isinstance(pod, dict):
+            continue
+        found = known[place] if place < len(known) else None
+        read.append(found if found is not None and found.pod is pod else facts(pod))
+    return read
 
 
 def _created(f: PodFacts) -> tuple[str, str]:
@@ -92,10 +97,10 @@ def group(
     owners: Sequence[object] = (),
     apacheapps: Sequence[object] = (),
     sparkclusters: Sequence[object] = (),
-    known: Mapping[int, PodFacts] | None = None,
+    known: Sequence[PodFacts] = (),
 ) -> tuple[list[AppGroup], list[UngroupedPod]]:
     """Applications and their attempts from the pods; ``known``: ``Snapshot.pod_facts``."""
-    read = [_facts(p, known) for p in pods if isinstance(p, dict)]
+    read = _facts(pods, known)
     drivers = [f for f in read if f.role == "driver"]
     # An empty spark-role still marks a Spark pod (kept, shown as ungrouped if nothing places it).
     executors = [

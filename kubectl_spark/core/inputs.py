@@ -45,10 +45,11 @@ class Snapshot:
     # Pods that executors name as their owner but that carry no spark-role label: a driver in
     # client mode, running in a pod of its own (a notebook), with spark.kubernetes.driver.pod.name.
     owners: Sequence[object] = ()
-    # What the gateway already read of the pods as their pages came (``podfacts.facts``), by
-    # ``id()`` of the pod: read while the next page was on its way, they cost the analysis
-    # nothing. A fact whose ``pod`` is not the very pod listed is not used.
-    pod_facts: Mapping[int, PodFacts] = field(default_factory=dict)
+    # What the gateway already read of the pods as their pages came (``podfacts.facts``), in
+    # the order of ``pods``: read while the next page was on its way, they cost the analysis
+    # nothing. A fact whose ``pod`` is not the very pod at its place is not used (a list
+    # that was changed after, or kept copies added at its end, are read again).
+    pod_facts: Sequence[PodFacts] = ()
 
     @classmethod
     def of(
@@ -58,7 +59,7 @@ class Snapshot:
         now: datetime,
         pods_resource_version: str = "",
         unreadable: Sequence[str] = (),
-        pod_facts: Mapping[int, PodFacts] | None = None,
+        pod_facts: Sequence[PodFacts] = (),
     ) -> Self:
         """A snapshot from lists keyed by the field names (a gateway's reads); missing ones empty."""
         return cls(
@@ -75,7 +76,7 @@ class Snapshot:
             now=now,
             pods_resource_version=pods_resource_version,
             unreadable=tuple(unreadable),
-            pod_facts=pod_facts or {},
+            pod_facts=pod_facts,
         )
 
 

@@ -18,6 +18,7 @@ turns the fast path off).
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 from typing import Any, TypedDict, TypeVar
 
 import msgspec
@@ -154,11 +155,13 @@ _POD_PAGE = msgspec.json.Decoder(
 )
 
 
-def pod_page(data: bytes) -> dict[str, object] | None:
+def pod_page(data: bytes, shared: dict[str, str] | None = None) -> dict[str, object] | None:
     """A pod list's answer with its items already ``pod``-slim; None when it is not as expected.
 
     None (an item that is not an object, a field of another type, JSON msgspec refuses): the
     caller parses the answer whole and slims it item by item, which copes with anything.
+
+    ``shared``: texts already read, by value, kept for the pages of one list (``_share``).
     """
     try:
         doc = _POD_PAGE.decode(data)
@@ -166,11 +169,11 @@ def pod_page(data: bytes) -> dict[str, object] | None:
         return None
     if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
         return None
-    doc["items"] = [_as_pod(item) for item in doc["items"]]
+    doc["items"] = [_as_pod(item, shared) for item in doc["items"]]
     return doc
 
 
-def _as_pod(item: dict[str, Any]) -> dict[str, Any]:
+def _as_pod(item: dict[str, Any], shared: dict[str, str] | None) -> dict[str, Any]:
     """What ``pod`` makes of the same item: the choices its picking makes beyond keys.
 
     The same keys and values; their order is the server's (``pod``'s is its own lists'), which
@@ -191,7 +194,65 @@ def _as_pod(item: dict[str, Any]) -> dict[str, Any]:
             spec["volumes"] = claims
         else:
             del spec["volumes"]
-    return {"metadata": meta, "spec": spec, "status": item.get("status", {})}
+    status = item.get("status", {})
+    if shared is not None:
+        _share(meta, spec, status, shared)
+    return {"metadata": meta, "spec": spec, "status": status}
+
+
+# Of a pod's texts, those many pods repeat: its application's labels and driver (the owner),
+# its namespace, node and phase, the seconds it was made and started in. Read once per list
+# and held once (the pod's name, uid, resourceVersion and IP are its own and are not looked up).
+_SHARED_META = ("namespace", "creationTimestamp")
+_SHARED_OWNER = ("apiVersion", "kind", "name", "uid")
+_SHARED_SPEC = ("nodeName", "restartPolicy", "priorityClassName")
+_SHARED_STATUS = ("phase", "reason", "message", "startTime")
+
+
+def _share(
+    meta: dict[str, Any], spec: dict[str, Any], status: dict[str, Any], shared: dict[str, str]
+) -> None:
+    """Each repeated text of a pod made the one object equal to it that the list already holds.
+
+    At 50,000 pods, 22 texts a pod, seven in eight of them repeats: held once, the peak RSS of
+    ``ls -A`` fell from 259 to 196 MiB (2.5x to 1.9x the list's JSON), for about 5 µs of CPU a
+    pod (docs/performance.md).
+    """
+    keep = shared.setdefault
+    refs = meta.get("ownerReferences")
+    owners = (
+        [(ref, _SHARED_OWNER) for ref in refs if type(ref) is dict] if type(refs) is list else []
+    )
+    for obj, keys in (
+        (meta, _SHARED_META),
+        (spec, _SHARED_SPEC),
+        (status, _SHARED_STATUS),
+        *owners,
+    ):
+        for key in keys:
+            value = obj.get(key)
+            if type(value) is str:
+                obj[key] = keep(value, value)
+    _share_values(meta.get("labels"), keep)
+    for container in status.get("containerStatuses") or ():
+        name = container.get("name")
+        if type(name) is str:
+            container["name"] = keep(name, name)
+        for key in ("state", "lastState"):
+            state = container.get(key)
+            if type(state) is dict:
+                for told in state.values():  # running, terminated, waiting
+                    _share_values(told, keep)
+
+
+_Keep = Callable[[str, str], str]
+
+
+def _share_values(obj: object, keep: _Keep) -> None:
+    if type(obj) is dict:
+        for key, value in obj.items():
+            if type(value) is str:
+                obj[key] = keep(value, value)
 
 
 def slim(kind: str, obj: T) -> T | dict[str, object]:

@@ -110,7 +110,7 @@ class PodIndex:
     uids: set[str] = field(default_factory=set)
     owners: dict[tuple[str, str, str], None] = field(default_factory=dict)
     drivers: list[Any] = field(default_factory=list)  # pods labelled spark-role=driver
-    facts: dict[int, PodFacts] = field(default_factory=dict)  # by id() of the pod
+    facts: list[PodFacts] = field(default_factory=list)  # in the order of the pods kept
 
     def clear(self) -> None:
         self.uids.clear()
@@ -129,13 +129,11 @@ class PodIndex:
             self.uids |= _uids(page)
             self.owners.update(_owners(page))
             self.drivers += raw.having_label(page, ROLE, "driver")
-            page = [pod for pod in page if type(pod) is dict]
-            for pod in page:
-                self.facts[id(pod)] = facts(pod)
+            self.facts += [facts(pod) for pod in page if type(pod) is dict]
             return
         for pod in page:
             f = facts(pod)
-            self.facts[id(pod)] = f
+            self.facts.append(f)
             self.uids.add(f.uid)
             if f.owner_kind == "Pod":
                 self.owners[(f.namespace, f.owner_name, f.owner_uid)] = None
@@ -322,7 +320,7 @@ def read_indexed(
         label_selector=spark_selector,
         what=f"list pods {where}",
         keep=slim.pod if slim_pods else None,
-        keep_page=slim.pod_page if slim_pods else None,
+        keep_page=partial(slim.pod_page, shared={}) if slim_pods else None,
         after_first_page=None if serial else read_the_others,
         each_page=None if index is None else index.add,
     )
@@ -341,6 +339,6 @@ def read_indexed(
         now=api.now(),  # the cluster's clock: ages and windows as kubectl reads them
         pods_resource_version=pods_rv,
         unreadable=unreadable,
-        pod_facts=None if index is None else index.facts,
+        pod_facts=() if index is None else index.facts,
     )
     return snapshot, index

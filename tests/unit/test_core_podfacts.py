@@ -40,13 +40,13 @@ def test_a_plain_running_pod_is_quiet_and_a_deleted_one_is_not() -> None:
 
 def test_grouping_takes_the_gateways_facts_of_the_very_pod_only() -> None:
     """``Snapshot.pod_facts`` (read as the pages came) serve the analysis; a fact whose pod is
-    another object under a reused ``id()`` is read again from the pod listed."""
+    another object than the one at its place is read again from the pod listed."""
     pod, other = copy.deepcopy(RUNNING), copy.deepcopy(RUNNING)
     other["metadata"]["uid"] = "u-2"
     read = facts(pod)
-    groups, _ = group([pod], [], [], known={id(pod): read})
-    assert groups[0].attempts[0].executors == [read]
-    groups, _ = group([pod], [], [], known={id(pod): facts(other)})
+    groups, _ = group([pod], [], [], known=[read])
+    assert groups[0].attempts[0].executors[0] is read
+    groups, _ = group([pod], [], [], known=[facts(other)])
     (executor,) = groups[0].attempts[0].executors
     assert executor.pod is pod and executor.uid == "u-1"
 

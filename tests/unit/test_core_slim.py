@@ -121,6 +121,10 @@ def test_a_page_decoded_slim_holds_what_slimming_each_pod_holds(
     if decoded is not None:
         assert decoded["items"] == expected
         assert decoded["metadata"] == {"resourceVersion": "7"}
+    # Texts shared with the pages before (``_share``): the same values, whatever they hold.
+    shared: dict[str, str] = {}
+    assert slim.pod_page(data, shared) == decoded
+    assert slim.pod_page(data, shared) == decoded
 
 
 def test_the_fast_path_takes_a_well_formed_page_and_keeps_what_slim_keeps() -> None:
@@ -157,3 +161,31 @@ def test_the_fast_path_takes_a_well_formed_page_and_keeps_what_slim_keeps() -> N
 )
 def test_what_the_fast_path_does_not_expect_is_left_to_the_whole_parse(answer: bytes) -> None:
     assert slim.pod_page(answer) is None
+
+
+def test_texts_pods_repeat_are_held_once_across_a_lists_pages() -> None:
+    """One list's pages share the texts their pods repeat (a driver's uid, a node's name, a
+    label's value, the second a pod started in); what is a pod's own (its name, uid, IP) is
+    not looked up. The values are those of the pages decoded alone."""
+    first, second = copy.deepcopy(RUNNING), copy.deepcopy(RUNNING)
+    second["metadata"].update(name="app-exec-2", uid="u-2")
+    second["metadata"]["labels"]["spark-exec-id"] = "2"
+    for pod, started in ((first, "2026-03-01T02:00:01Z"), (second, "2026-03-01T02:00:01Z")):
+        pod["status"]["containerStatuses"][0]["state"] = {"running": {"startedAt": started}}
+    shared: dict[str, str] = {}
+    one: Any = slim.pod_page(_page([first]), shared)
+    two: Any = slim.pod_page(_page([second]), shared)
+    assert one["items"] == [slim.pod(first)] and two["items"] == [slim.pod(second)]
+    a, b = one["items"][0], two["items"][0]
+    assert (
+        a["metadata"]["labels"]["spark-app-selector"]
+        is b["metadata"]["labels"]["spark-app-selector"]
+    )
+    assert a["metadata"]["ownerReferences"][0]["uid"] is b["metadata"]["ownerReferences"][0]["uid"]
+    assert a["metadata"]["namespace"] is b["metadata"]["namespace"]
+    assert a["spec"]["nodeName"] is b["spec"]["nodeName"]
+    started_a = a["status"]["containerStatuses"][0]["state"]["running"]["startedAt"]
+    assert started_a is b["status"]["containerStatuses"][0]["state"]["running"]["startedAt"]
+    assert a["metadata"]["uid"] not in shared and a["metadata"]["name"] not in shared
+    alone: Any = slim.pod_page(_page([second]))
+    assert alone["items"][0]["spec"]["nodeName"] is not a["spec"]["nodeName"]  # not shared

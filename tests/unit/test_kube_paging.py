@@ -10,7 +10,10 @@ from kubectl_spark.kube.paging import _continue_of
 @pytest.mark.parametrize(
     ("data", "token"),
     [
-        (b'{"kind":"PodList","metadata":{"continue":"abc","resourceVersion":"7"},"items":[]}', "abc"),
+        (
+            b'{"kind":"PodList","metadata":{"continue":"abc","resourceVersion":"7"},"items":[]}',
+            "abc",
+        ),
         (b'{"items":[{"metadata":{"continue":"not-this"}}],"metadata":{"continue":"x"}}', "x"),
         (b'{"kind":"PodList","metadata":{"resourceVersion":"7"},"items":[{"a":1}]}', ""),
         (b'{"metadata":{"continue":7},"items":[]}', ""),  # not text: the decoding tells

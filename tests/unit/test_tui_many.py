@@ -38,7 +38,9 @@ def test_every_list_of_objects_is_joined() -> None:
     """A list added to the snapshot and not to OBJECT_LISTS would be empty in the TUI's joined
     snapshot of several clusters."""
     sequences = {f.name for f in fields(Snapshot) if str(f.type).startswith("Sequence[")}
-    assert sequences == set(OBJECT_LISTS)
+    # What a gateway read of its own pods, not an object list: read again where it is not
+    # the very pod at its place (each cluster is analyzed alone, with its own).
+    assert sequences - {"pod_facts"} == set(OBJECT_LISTS)
 
 
 def test_a_quiet_cluster_keeps_its_rows_as_they_were() -> None:

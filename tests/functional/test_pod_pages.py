@@ -19,6 +19,13 @@ from kubectl_spark.kube.lazy_kubernetes import EAGER
 from tests.faultproxy import Fault, FaultProxy, through
 
 
+def _two_a_page(kubeconfig: Path, **kept: Any) -> list[Any]:
+    """Spark's pods listed two a page; ``kept``: how ``Api.list`` keeps pages and items."""
+    with connect(Connection(kubeconfig=str(kubeconfig))) as api:
+        items, _ = api.list("/api/v1/pods", label_selector="spark-role", limit=2, **kept)
+    return items
+
+
 def _listed(kubeconfig: Path, *, fast: bool) -> tuple[list[Any], int]:
     """Spark's pods, two a page; and how many pages the fast path read."""
     decoded = 0
@@ -33,14 +40,7 @@ def _listed(kubeconfig: Path, *, fast: bool) -> tuple[list[Any], int]:
     if not fast:
         os.environ[EAGER] = "1"
     try:
-        with connect(Connection(kubeconfig=str(kubeconfig))) as api:
-            items, _ = api.list(
-                "/api/v1/pods",
-                label_selector="spark-role",
-                limit=2,
-                keep=slim.pod,
-                keep_page=counted,
-            )
+        items = _two_a_page(kubeconfig, keep=slim.pod, keep_page=counted)
     finally:
         os.environ.pop(EAGER, None)
         if saved is not None:
@@ -119,14 +119,7 @@ def test_the_next_page_is_asked_for_while_this_one_is_kept(
                 time.sleep(0.01)
             seen.append(proxy.count("GET", "/pods"))
 
-        with connect(Connection(kubeconfig=str(kubeconfig))) as api:
-            items, _ = api.list(
-                "/api/v1/pods",
-                label_selector="spark-role",
-                limit=2,
-                keep_page=slim.pod_page,
-                each_page=each_page,
-            )
+        items = _two_a_page(kubeconfig, keep_page=slim.pod_page, each_page=each_page)
     assert len(seen) >= 2, "one page: the test proves nothing"
     # Each page but the last: the next one already asked for; no page asked twice.
     assert seen[:-1] == list(range(2, len(seen) + 1))

@@ -121,3 +121,25 @@ def test_busy_drivers_lists_change_only_their_applications(cluster: Any, monkeyp
         assert view_batches and all(view_batches), view_batches
     finally:
         live.stop()
+
+
+def test_the_watched_pods_are_listed_as_ls_reads_them(cluster: Any) -> None:
+    """The live path lists pods from each page's bytes (``slim.pod_page``), as ``ls`` does: the
+    objects slimming each whole pod gives, the texts they repeat held once."""
+    run = cluster("s9-deleted-executors")
+    run.player.play_until(run.player.scenario.duration / 2)
+    conn = Connection(kubeconfig=str(run.kubeconfig))
+    live = LiveCluster(lambda: connect(conn), None)
+    live.start()
+    try:
+        assert live.ready.wait(10)
+        _, snapshot = live.take_changes()
+    finally:
+        live.stop()
+    with connect(conn) as api:
+        whole = {raw.uid(p): slim("pods", p) for p in reading.read(api, None).pods}
+    listed: list[Any] = [p for p in snapshot.pods if raw.uid(p) in whole]
+    assert len(listed) >= 2, "too few pods: the test proves nothing"
+    assert all(p == whole[raw.uid(p)] for p in listed)
+    namespaces = {id(p["metadata"]["namespace"]) for p in listed}
+    assert len(namespaces) < len(listed)  # one text object for pods of one namespace

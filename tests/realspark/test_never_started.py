@@ -82,8 +82,11 @@ def test_executors_that_never_started_are_no_loss(cluster: Cluster) -> None:
         "the second job ran",
         lambda: c.log(driver)[-3000:],
     )
-    # Spark never heard of 1 and 2: its list holds the executors that registered.
-    assert {e["id"] for e in c.executors(driver)} - {"driver"} == {"3", "4"}
+    # Spark never heard of 1 and 2: its list holds the executors that registered. The job's
+    # two tasks may both run on the first new executor before the second registers; that one
+    # registers later, or is deleted as an excess request as 1 and 2 were: one new id or two.
+    registered = {e["id"] for e in c.executors(driver)} - {"driver"}
+    assert registered and registered <= {"3", "4"}, registered
 
     found = json.loads(c.kubectl_spark("describe", "waits", "-o", "json").stdout)
     (attempt,) = found["attempts"]

@@ -8,7 +8,6 @@ else parsed whole and ``keep`` item by item.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ import msgspec
 from kubectl_spark import errors
 
 from . import answers
+from .background import in_background
 
 if TYPE_CHECKING:
     from .client import Api
@@ -74,7 +74,7 @@ class Listing:
     def _ask_next(self, api: Api, token: str, asked: int) -> Future[Any] | None:
         if asked >= answers.MAX_PAGES:
             return None  # the loop stops before it would read it
-        return _in_background(partial(self._ask, api, token))
+        return in_background({"page": partial(self._ask, api, token)}, 1)["page"]
 
     def read(self, api: Api) -> tuple[list[Any], str]:
         """(items, resourceVersion) of every page, or an error naming what went wrong.
@@ -180,21 +180,3 @@ def _continue_of(data: bytes) -> str:
     except (msgspec.DecodeError, RecursionError):
         return ""
     return token if isinstance(token, str) else ""
-
-
-def _in_background(call: Callable[[], Any]) -> Future[Any]:
-    """``call``'s outcome, made on a daemon thread.
-
-    Daemon: a command that ends early (an error in the page before, Ctrl-C) never waits for a
-    request still in flight.
-    """
-    future: Future[Any] = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(call())
-        except BaseException as exc:  # noqa: BLE001 - raised by .result(), where one waits
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="kubectl-spark-page", daemon=True).start()
-    return future

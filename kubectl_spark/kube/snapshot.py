@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from kubectl_spark.core.podfacts import PodFacts, facts
 from kubectl_spark.knowledge.labels import ROLE
 
 from . import lazy_kubernetes, resources
+from .background import in_background
 from .client import Api
 
 
@@ -241,33 +241,6 @@ def _list_allowed(
         return _list_served(api, resource, namespace)
     except errors.Forbidden:
         return None
-
-
-def in_background(calls: dict[str, Callable[[], Any]], workers: int) -> dict[str, Future[Any]]:
-    """Each call's future, the calls made by ``workers`` daemon threads in the given order.
-
-    Daemon threads, not an executor's: a command that ends early (an error, Ctrl-C) never
-    waits for a read still in flight, which an API server that stopped answering would make
-    last as long as the read's timeout, or for ever without one.
-    """
-    futures: dict[str, Future[Any]] = {key: Future() for key in calls}
-    waiting = [(futures[key], call) for key, call in calls.items()]
-    lock = threading.Lock()
-
-    def work() -> None:
-        while True:
-            with lock:
-                if not waiting:
-                    return
-                future, call = waiting.pop(0)
-            try:
-                future.set_result(call())
-            except BaseException as exc:  # noqa: BLE001 - raised by .result(), where one waits
-                future.set_exception(exc)
-
-    for _ in range(min(workers, len(calls))):
-        threading.Thread(target=work, name="kubectl-spark-read", daemon=True).start()
-    return futures
 
 
 # Lists in flight at once. The optional ones are independent of the pods and of each other:

@@ -26,7 +26,7 @@ from kubectl_spark import errors
 from kubectl_spark.core import apache, raw
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.sparkview import read_summaries
-from kubectl_spark.knowledge.labels import APP_ID, ROLE
+from kubectl_spark.knowledge.labels import APP_ID
 from kubectl_spark.knowledge.operator_names import app_id_of
 
 from . import incluster
@@ -47,7 +47,7 @@ def finished_app_ids(snapshot: Snapshot) -> list[str]:
     """
     running = set()
     ids: list[str] = []
-    for pod in raw.having_label(snapshot.pods, ROLE, "driver"):  # one pod in a hundred
+    for pod in snapshot.driver_pods():  # one pod in a hundred
         app_id = raw.label(pod, APP_ID)
         if not app_id:
             continue

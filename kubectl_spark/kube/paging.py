@@ -161,22 +161,43 @@ class _Bytes:
 
 
 class _ListHead(msgspec.Struct):
-    metadata: dict[str, object] = {}
+    metadata: dict[str, object] | None = None
 
 
 # Reads the list's metadata and skips its items without building them (about 0.6 ms for a
 # page of 500 pods, a sixth of decoding it slim).
 _HEAD = msgspec.json.Decoder(_ListHead)
+# Where a list's items begin. The API server writes a list's metadata before its items (Go's
+# encoding/json keeps the fields' order: metav1.ListMeta before Items in every *List type of
+# k8s.io/api), so the head before them is a few hundred bytes.
+_ITEMS = b'"items"'
+_HEAD_BYTES = 4096
 
 
 def _continue_of(data: bytes) -> str:
     """A list answer's continue token, read before its items are decoded.
 
     "" when there is none, or the answer is not a list as expected: the page's own decoding
-    then tells.
+    then tells, and a token it does not confirm is not used. Read from the head before the
+    items when that is JSON on its own (the items skipped cost a page of 500 pods 0.6 ms), else
+    from the whole answer.
     """
+    cut = data.find(_ITEMS, 0, _HEAD_BYTES)
+    head = data[:cut].rstrip() if cut > 0 else b""
+    if head.endswith(b","):  # "items" a key of the answer itself: its head closed is JSON
+        metadata = _metadata_of(head[:-1] + b"}")
+        if metadata is not None:
+            return _token_in(metadata)
+    return _token_in(_metadata_of(data) or {})
+
+
+def _metadata_of(data: bytes) -> dict[str, object] | None:
     try:
-        token = _HEAD.decode(data).metadata.get("continue")
+        return _HEAD.decode(data).metadata
     except (msgspec.DecodeError, RecursionError):
-        return ""
+        return None
+
+
+def _token_in(metadata: dict[str, object]) -> str:
+    token = metadata.get("continue")
     return token if isinstance(token, str) else ""

@@ -6,12 +6,16 @@ import copy
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from kubectl_spark.core import raw
 from kubectl_spark.core.analyze import pod_state
 from kubectl_spark.core.grouping import group
+from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.losses import classify
 from kubectl_spark.core.podfacts import _careful, facts
 from kubectl_spark.core.reasons import NodeHealth, PodContext, spark_container
+from kubectl_spark.knowledge.labels import ROLE
 from tests.hostile import RUNNING, varied_pods
 
 FIELDS = [f for f in facts(RUNNING).__slots__ if f not in ("pod", "quiet")]
@@ -68,3 +72,29 @@ def test_a_spark_clusters_members_are_read_as_its_driver_and_executors_by_facts_
     plain = copy.deepcopy(worker)
     del plain["metadata"]["labels"]["spark.operator/spark-cluster-name"]
     assert (facts(plain).role, facts(plain).cluster_member) == ("worker", False)
+
+
+@settings(
+    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(st.lists(varied_pods(), max_size=6), st.integers(0, 6), st.data())
+def test_the_snapshots_drivers_are_the_pods_labelled_so_however_its_facts_were_read(
+    pods: list[dict[str, Any]], read: int, data: st.DataObject
+) -> None:
+    """``Snapshot.driver_pods`` tells them by the gateway's facts (kept copies added after
+    them, and pods replaced since, read from the pods): the same pods as the labels' scan."""
+    roles = st.sampled_from(["driver", "executor", "master", 3, ""])
+    for pod in pods:
+        labels = pod["metadata"].get("labels")
+        if isinstance(labels, dict):
+            labels["spark-role"] = data.draw(roles)
+            if data.draw(st.booleans()):
+                labels["spark.operator/spark-cluster-name"] = "c"
+    known = [facts(pod) for pod in pods[:read] if isinstance(pod, dict)]
+    changed: bool = data.draw(st.booleans())
+    if known and changed:
+        stale = copy.deepcopy(RUNNING)  # the list changed after the gateway read it
+        stale["metadata"]["labels"]["spark-role"] = data.draw(roles)
+        known[0] = facts(stale)
+    snapshot = Snapshot(pods=pods, pod_facts=known)
+    assert snapshot.driver_pods() == raw.having_label(pods, ROLE, "driver")

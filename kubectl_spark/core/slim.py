@@ -155,13 +155,13 @@ _POD_PAGE = msgspec.json.Decoder(
 )
 
 
-def pod_page(data: bytes, shared: SharedTexts | None = None) -> dict[str, object] | None:
+def pod_page(data: bytes, shared: dict[str, str] | None = None) -> dict[str, object] | None:
     """A pod list's answer with its items already ``pod``-slim; None when it is not as expected.
 
     None (an item that is not an object, a field of another type, JSON msgspec refuses): the
     caller parses the answer whole and slims it item by item, which copes with anything.
 
-    ``shared``: the texts the list's pages before held (``SharedTexts``).
+    ``shared``: texts already read, by value, kept for the pages of one list (``_share``).
     """
     try:
         doc = _POD_PAGE.decode(data)
@@ -169,14 +169,11 @@ def pod_page(data: bytes, shared: SharedTexts | None = None) -> dict[str, object
         return None
     if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
         return None
-    items = [_as_pod(item) for item in doc["items"]]
-    if shared is not None:
-        shared._hold(items)
-    doc["items"] = items
+    doc["items"] = [_as_pod(item, shared) for item in doc["items"]]
     return doc
 
 
-def _as_pod(item: dict[str, Any]) -> dict[str, Any]:
+def _as_pod(item: dict[str, Any], shared: dict[str, str] | None) -> dict[str, Any]:
     """What ``pod`` makes of the same item: the choices its picking makes beyond keys.
 
     The same keys and values; their order is the server's (``pod``'s is its own lists'), which
@@ -197,7 +194,10 @@ def _as_pod(item: dict[str, Any]) -> dict[str, Any]:
             spec["volumes"] = claims
         else:
             del spec["volumes"]
-    return {"metadata": meta, "spec": spec, "status": item.get("status", {})}
+    status = item.get("status", {})
+    if shared is not None:
+        _share(meta, spec, status, shared)
+    return {"metadata": meta, "spec": spec, "status": status}
 
 
 # Of a pod's texts, those many pods repeat: its application's labels and driver (the owner),
@@ -208,44 +208,16 @@ _SHARED_OWNER = ("apiVersion", "kind", "name", "uid")
 _SHARED_SPEC = ("nodeName", "restartPolicy", "priorityClassName")
 _SHARED_STATUS = ("phase", "reason", "message", "startTime")
 
-# A one-time read holds its pods' repeated texts once from this many pods on. At 50,000 pods,
-# 22 texts a pod, seven in eight of them repeats: held once, the peak RSS of ``ls -A`` fell
-# from 259 to 196 MiB (2.5x to 1.9x the list's JSON), for about 5 µs of CPU a pod. Below it
-# the copies are a few MiB a command holds for a second (about 1.1 KiB a pod), and the 5 µs a
-# pod are a tenth of the wait (50 ms of ``ls -A``'s 0.45 s at 10,000 pods; docs/performance.md).
-SHARED_FROM_PODS = 20_000
-
-
-class SharedTexts:
-    """The texts a list's pods repeat, by value: each held once across the list's pages.
-
-    ``from_pods``: the pods are held as decoded until the list has that many; the ones held so
-    far are then shared together, and each page after as it comes. A view that keeps its pods
-    for hours (the TUI's watches) shares from the first.
-    """
-
-    def __init__(self, from_pods: int = 0) -> None:
-        self.texts: dict[str, str] = {}
-        self.from_pods = from_pods
-        self._held: list[list[dict[str, Any]]] = []  # pages not yet shared
-        self._count = 0
-
-    def _hold(self, pods: list[dict[str, Any]]) -> None:
-        """``pods`` (``_as_pod``'s), their repeated texts made the objects the list holds."""
-        self._count += len(pods)
-        self._held.append(pods)
-        if self._count < self.from_pods:
-            return
-        for page in self._held:
-            for pod in page:
-                _share(pod["metadata"], pod["spec"], pod["status"], self.texts)
-        self._held.clear()
-
 
 def _share(
     meta: dict[str, Any], spec: dict[str, Any], status: dict[str, Any], shared: dict[str, str]
 ) -> None:
-    """Each repeated text of a pod made the one object equal to it that the list already holds."""
+    """Each repeated text of a pod made the one object equal to it that the list already holds.
+
+    At 50,000 pods, 22 texts a pod, seven in eight of them repeats: held once, the peak RSS of
+    ``ls -A`` fell from 259 to 196 MiB (2.5x to 1.9x the list's JSON), for about 5 µs of CPU a
+    pod (docs/performance.md).
+    """
     keep = shared.setdefault
     refs = meta.get("ownerReferences")
     owners = (

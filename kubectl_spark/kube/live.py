@@ -24,7 +24,7 @@ from kubectl_spark.core import raw
 from kubectl_spark.core.incremental import Change
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.podfacts import KEPT
-from kubectl_spark.core.slim import SharedTexts, pod_page, slim
+from kubectl_spark.core.slim import pod_page, slim
 from kubectl_spark.core.sparkview import kept_copy
 from kubectl_spark.knowledge.labels import SOURCE
 from kubectl_spark.knowledge.times import rfc3339
@@ -361,9 +361,7 @@ class LiveCluster:
                         keep=lambda i, key=key: slim(key, i),  # type: ignore[misc]
                         # Pods decoded slim from each page's bytes, their repeated texts
                         # held once, as ``ls`` reads them (``core.slim.pod_page``)
-                        keep_page=partial(pod_page, shared=SharedTexts())
-                        if key == "pods"
-                        else None,
+                        keep_page=partial(pod_page, shared={}) if key == "pods" else None,
                     )
                     with self.lock:
                         self.lists += 1

@@ -293,9 +293,7 @@ def read_indexed(
         label_selector=spark_selector,
         what=f"list pods {where}",
         keep=slim.pod if slim_pods else None,
-        keep_page=partial(slim.pod_page, shared=slim.SharedTexts(slim.SHARED_FROM_PODS))
-        if slim_pods
-        else None,
+        keep_page=partial(slim.pod_page, shared={}) if slim_pods else None,
         after_first_page=None if serial else read_the_others,
         each_page=None if index is None else index.add,
     )

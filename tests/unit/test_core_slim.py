@@ -122,7 +122,7 @@ def test_a_page_decoded_slim_holds_what_slimming_each_pod_holds(
         assert decoded["items"] == expected
         assert decoded["metadata"] == {"resourceVersion": "7"}
     # Texts shared with the pages before (``_share``): the same values, whatever they hold.
-    shared = slim.SharedTexts()
+    shared: dict[str, str] = {}
     assert slim.pod_page(data, shared) == decoded
     assert slim.pod_page(data, shared) == decoded
 
@@ -172,7 +172,7 @@ def test_texts_pods_repeat_are_held_once_across_a_lists_pages() -> None:
     second["metadata"]["labels"]["spark-exec-id"] = "2"
     for pod, started in ((first, "2026-03-01T02:00:01Z"), (second, "2026-03-01T02:00:01Z")):
         pod["status"]["containerStatuses"][0]["state"] = {"running": {"startedAt": started}}
-    shared = slim.SharedTexts()
+    shared: dict[str, str] = {}
     one: Any = slim.pod_page(_page([first]), shared)
     two: Any = slim.pod_page(_page([second]), shared)
     assert one["items"] == [slim.pod(first)] and two["items"] == [slim.pod(second)]
@@ -186,30 +186,6 @@ def test_texts_pods_repeat_are_held_once_across_a_lists_pages() -> None:
     assert a["spec"]["nodeName"] is b["spec"]["nodeName"]
     started_a = a["status"]["containerStatuses"][0]["state"]["running"]["startedAt"]
     assert started_a is b["status"]["containerStatuses"][0]["state"]["running"]["startedAt"]
-    assert a["metadata"]["uid"] not in shared.texts and a["metadata"]["name"] not in shared.texts
+    assert a["metadata"]["uid"] not in shared and a["metadata"]["name"] not in shared
     alone: Any = slim.pod_page(_page([second]))
     assert alone["items"][0]["spec"]["nodeName"] is not a["spec"]["nodeName"]  # not shared
-
-
-def test_a_one_time_read_shares_texts_once_its_list_is_large() -> None:
-    """``SharedTexts(from_pods)``: pages are held as decoded until the list has that many pods;
-    the pages held so far are then shared with the rest (a small list's copies cost little)."""
-    pods = []
-    for n in range(3):
-        pod = copy.deepcopy(RUNNING)
-        pod["metadata"].update(name=f"app-exec-{n}", uid=f"u-{n}")
-        pods.append(pod)
-    shared = slim.SharedTexts(from_pods=2)
-    one: Any = slim.pod_page(_page([pods[0]]), shared)
-    assert shared.texts == {}  # one pod: not yet shared
-    two: Any = slim.pod_page(_page([pods[1]]), shared)
-    three: Any = slim.pod_page(_page([pods[2]]), shared)
-    nodes = [page["items"][0]["spec"]["nodeName"] for page in (one, two, three)]
-    assert nodes[0] is nodes[1] is nodes[2]  # the first page's too, once the list was large
-    assert [page["items"][0] for page in (one, two, three)] == [slim.pod(p) for p in pods]
-    small = slim.SharedTexts(from_pods=3)
-    apart = []
-    for pod in pods[:2]:
-        page: Any = slim.pod_page(_page([pod]), small)
-        apart.append(page["items"][0])
-    assert apart[0]["spec"]["nodeName"] is not apart[1]["spec"]["nodeName"]

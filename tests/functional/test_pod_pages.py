@@ -14,6 +14,7 @@ import pytest
 
 from kubectl_spark.cli.main import main
 from kubectl_spark.core import slim
+from kubectl_spark.kube import paging
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.kube.lazy_kubernetes import EAGER
 from tests.faultproxy import Fault, FaultProxy, through
@@ -125,3 +126,24 @@ def test_the_next_page_is_asked_for_while_this_one_is_kept(
     assert seen[:-1] == list(range(2, len(seen) + 1))
     assert proxy.count("GET", "/pods") == len(seen)
     assert len({p["metadata"]["uid"] for p in items}) == len(items)
+
+
+def test_a_pages_continue_token_is_read_from_its_head(staged: Any) -> None:
+    """Both backends write a list's metadata before its items (kube-apiserver as Go's
+    encoding/json orders ``metav1.ListMeta`` before ``Items``), so ``_continue_of`` reads the
+    token from the few hundred bytes before them, not by skipping the whole page."""
+    stage = _running(staged)
+    with connect(Connection(kubeconfig=str(stage.kubeconfig))) as api:
+        answer = api.request(
+            "GET",
+            "/api/v1/pods",
+            query=[("labelSelector", "spark-role"), ("limit", 2)],
+            decode=paging._Bytes,
+        )
+    data = answer.data
+    token = json.loads(data)["metadata"]["continue"]
+    assert token, "one page: the test proves nothing"
+    head = data[: data.find(b'"items"')].rstrip()
+    assert len(head) < 1024 and head.endswith(b",")
+    assert paging._metadata_of(head[:-1] + b"}") == json.loads(data)["metadata"]
+    assert paging._continue_of(data) == token

@@ -8,8 +8,8 @@ words a person can act on, and none lets one bad object cost the whole answer.
 from __future__ import annotations
 
 import contextlib
-import threading
 import time
+from functools import partial
 from typing import Any
 
 import orjson
@@ -18,6 +18,7 @@ import urllib3
 from kubectl_spark import errors
 
 from . import jsondeep
+from .watchdog import DEADLINES
 
 TIMER_SLACK = 0.05  # a socket timeout fires this close to the budget, or later
 MAX_PAGES = 10_000  # 5 million objects at 500 a page: more is a server paging in circles
@@ -77,29 +78,24 @@ def read_body(raw: Any, end: float | None) -> bytes | None:
     """The whole body, or None when ``end`` (time.monotonic()) came first.
 
     urllib3's read timeout is per socket read: a server sending one byte every half second
-    never trips it. A timer shuts the socket at the deadline instead, which ends a read blocked
-    in another thread at once.
+    never trips it. The process's watchdog shuts the socket at the deadline instead, which ends
+    a read blocked in another thread at once.
     """
     if end is None:
         return bytes(raw.data)
-    timer = threading.Timer(max(end - time.monotonic(), 0.0), cut, (raw,))
-    timer.daemon = True
-    timer.start()
-    chunks: list[bytes] = []
+    timer = DEADLINES.watch(end, partial(cut, raw))
+    data = b""
     try:
-        for chunk in raw.stream(65536):
-            chunks.append(chunk)
-            if time.monotonic() >= end:
-                break
+        data = bytes(raw.data)  # a cut socket ends the read: what came, or an error
     except (urllib3.exceptions.HTTPError, OSError):
         if time.monotonic() < end:
             raise
     finally:
-        timer.cancel()
+        DEADLINES.cancel(timer)
     if time.monotonic() >= end:
         raw.close()  # never back to the pool: the rest of that answer is still on its way
         return None
-    return b"".join(chunks)
+    return data
 
 
 def cut(raw: Any) -> None:

@@ -212,10 +212,10 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     only read them: ``played("mixed")``. A test that changes the cluster uses ``cluster``.
 
     Each is replayed step by step with the one-answer property checked at every step
-    (``tests/app/test_one_answer.py``), its failures kept in ``one_answer``: one replay serves
+    (``tests/app/replay.py``), its failures kept in ``one_answer``: one replay serves
     that property and every reader.
     """
-    from tests.app.test_one_answer import replay_checked
+    from tests.app.replay import replay_checked
 
     made: dict[str, ScenarioCluster] = {}
 

@@ -55,3 +55,30 @@ def test_the_any_rule_sees_parameters_returns_and_fields(tmp_path: Path) -> None
         "Shape.held",
         "Shape.method",
     ]
+
+
+def _test_modules_imported(path: Path) -> list[str]:
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names = (
+            [alias.name for alias in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else []
+        )
+        found += [n for n in names if n.rpartition(".")[2].startswith("test_")]
+    return found
+
+
+def test_no_test_module_is_imported_by_another_file() -> None:
+    """Helpers live in helper modules (CONTRIBUTING.md): a test module imported from elsewhere,
+    conftest included, is compiled a second time under another name (tests/__init__.py)."""
+    found = {
+        str(path.relative_to(ROOT)): names
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        if (names := _test_modules_imported(path))
+    }
+    assert found == {}

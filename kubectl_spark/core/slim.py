@@ -10,9 +10,10 @@ plan) read it again from the API.
 A pod list's page is decoded slim in one pass (``pod_page``): msgspec decodes the keys ``slim``
 keeps and skips the rest without building them, where parsing the whole page and then
 picking spent three quarters of its time building what is thrown away (environments, volumes,
-managedFields). Whatever that schema does not expect falls back to the whole parse and
-``pod``, so the two give the same items (a test compares them, and ``KUBECTL_SPARK_EAGER_KUBERNETES``
-turns the fast path off).
+managedFields). A pod already parsed (a watch event, a page the decoder refused) is slimmed
+by the same schema (``pod``: ``msgspec.convert``), so there is one list of what a pod keeps,
+not a decoder and a picker to keep alike; a test still compares a page's items with its pods
+slimmed one by one, and ``KUBECTL_SPARK_EAGER_KUBERNETES`` turns the page's fast path off.
 """
 
 from __future__ import annotations
@@ -67,30 +68,20 @@ def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def pod(obj: T) -> T | dict[str, object]:
+    """One pod already parsed (a watch event, a kept copy), slimmed by ``pod_page``'s own schema.
+
+    One schema, so that a pod read from a page and the same pod read any other way hold the
+    same keys. A pod the schema does not take (a field of another shape: a hand-made or
+    hostile object, never one an API server validated) is kept whole: the core's accessors
+    read it safely, and it is rare enough that its size does not matter.
+    """
     if not isinstance(obj, dict):
-        return obj  # malformed: the core's accessors cope, and it is rare
-    status = _pick(obj.get("status"), _POD_STATUS)
-    whole = obj.get("status")
-    for key in ("containerStatuses", "initContainerStatuses"):
-        containers = whole.get(key) if isinstance(whole, dict) else None
-        if isinstance(containers, list):
-            status[key] = [_pick(c, _CONTAINER_STATUS) for c in containers]
-    spec = _pick(obj.get("spec"), _POD_SPEC)
-    inits = obj["spec"].get("initContainers") if isinstance(obj.get("spec"), dict) else None
-    if isinstance(inits, list):
-        spec["initContainers"] = [_pick(c, _INIT_CONTAINER) for c in inits]
-    containers = obj["spec"].get("containers") if isinstance(obj.get("spec"), dict) else None
-    if isinstance(containers, list) and any(
-        isinstance(c, dict) and "ports" in c for c in containers
-    ):
-        spec["containers"] = [_pick(c, _CONTAINER) for c in containers]
-    volumes = obj["spec"].get("volumes") if isinstance(obj.get("spec"), dict) else None
-    if isinstance(volumes, list):
-        # Claims only: a ReadWriteOncePod claim an earlier attempt holds is why a new one waits.
-        claims = [_pick(v, _VOLUME) for v in volumes if isinstance(v, dict) and _VOLUME[1] in v]
-        if claims:
-            spec["volumes"] = claims
-    return {"metadata": _metadata(obj), "spec": spec, "status": status}
+        return obj
+    try:
+        shaped = msgspec.convert(obj, _POD_SHAPE)
+    except msgspec.ValidationError:
+        return obj
+    return _as_pod(shaped, None)
 
 
 def node(obj: T) -> T | dict[str, object]:

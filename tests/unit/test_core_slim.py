@@ -163,6 +163,32 @@ def test_what_the_fast_path_does_not_expect_is_left_to_the_whole_parse(answer: b
     assert slim.pod_page(answer) is None
 
 
+@pytest.mark.parametrize(
+    "odd",
+    [
+        {"metadata": "not an object"},
+        {"spec": None},
+        {"spec": {"containers": [1]}},
+        {"status": {"containerStatuses": None}},
+        {"metadata": {"name": "p", "ownerReferences": "x"}, 1: "a key not text"},
+    ],
+)
+def test_a_pod_the_one_schema_refuses_is_kept_whole(odd: dict[Any, Any]) -> None:
+    """``pod`` slims by the page decoder's schema, not a picker of its own: what that schema
+    cannot take (never a pod an API server validated) is kept as it came, and the core's
+    accessors read it safely."""
+    assert slim.pod(odd) is odd
+
+
+def test_a_pod_slimmed_alone_keeps_what_its_page_keeps_and_drops_the_rest() -> None:
+    driver = _bulky(_driver_of(RUNNING))
+    driver["spec"]["containers"][0]["env"] = [{"name": "SPARK_CONF", "value": "x" * 1000}]
+    kept: Any = slim.pod(driver)
+    assert kept == slim.pod_page(_page([driver]))["items"][0]  # type: ignore[index]
+    assert "env" not in str(kept) and "managedFields" not in kept["metadata"]
+    assert kept["metadata"]["annotations"] == {"kept": "yes"}
+
+
 def test_texts_pods_repeat_are_held_once_across_a_lists_pages() -> None:
     """One list's pages share the texts their pods repeat (a driver's uid, a node's name, a
     label's value, the second a pod started in); what is a pod's own (its name, uid, IP) is

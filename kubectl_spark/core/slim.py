@@ -68,20 +68,35 @@ def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def pod(obj: T) -> T | dict[str, object]:
-    """One pod already parsed (a watch event, a kept copy), slimmed by ``pod_page``'s own schema.
+    """One pod already parsed (a watch event, a kept copy), slimmed by ``pod_page``'s schema.
 
-    One schema, so that a pod read from a page and the same pod read any other way hold the
-    same keys. A pod the schema does not take (a field of another shape: a hand-made or
-    hostile object, never one an API server validated) is kept whole: the core's accessors
-    read it safely, and it is rare enough that its size does not matter.
+    One schema says what a pod keeps, read two ways: msgspec decodes a page's bytes by it, and
+    ``_walk`` follows it through an object already parsed. Where the object is not shaped as
+    the schema says (a hand-made or hostile pod), a part that should be an object is kept empty
+    and a list that is not one is left out, so the core reads it as missing, as ``raw`` would.
     """
     if not isinstance(obj, dict):
-        return obj
-    try:
-        shaped = msgspec.convert(obj, _POD_SHAPE)
-    except msgspec.ValidationError:
-        return obj
-    return _as_pod(shaped, None)
+        return obj  # malformed: the core's accessors cope, and it is rare
+    return _as_pod(_walk(obj, _POD_SHAPE), None)
+
+
+def _walk(value: object, shape: Any) -> dict[str, Any]:
+    """``value``'s keys that ``shape`` (a TypedDict of ``_shape``) names, followed down."""
+    if not isinstance(value, dict):
+        return {}
+    kept: dict[str, Any] = {}
+    for key, kind in shape.__annotations__.items():
+        if key not in value:
+            continue
+        found = value[key]
+        if kind is Any:
+            kept[key] = found
+        elif isinstance(kind, types.GenericAlias):  # a list of shapes
+            if isinstance(found, list):
+                kept[key] = [_walk(item, kind.__args__[0]) for item in found]
+        else:
+            kept[key] = _walk(found, kind)
+    return kept
 
 
 def node(obj: T) -> T | dict[str, object]:
@@ -165,10 +180,10 @@ def pod_page(data: bytes, shared: dict[str, str] | None = None) -> dict[str, obj
 
 
 def _as_pod(item: dict[str, Any], shared: dict[str, str] | None) -> dict[str, Any]:
-    """What ``pod`` makes of the same item: the choices its picking makes beyond keys.
+    """The choices beyond keys that slimming makes, for a page's item and a walked pod alike.
 
-    The same keys and values; their order is the server's (``pod``'s is its own lists'), which
-    no reader depends on (a test compares every command's output both ways).
+    Their keys' order is the server's for a page, the schema's for a walked pod, which no
+    reader depends on (a test compares every command's output both ways).
     """
     meta = item.get("metadata", {})
     notes = meta.get("annotations")

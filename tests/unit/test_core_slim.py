@@ -164,20 +164,37 @@ def test_what_the_fast_path_does_not_expect_is_left_to_the_whole_parse(answer: b
 
 
 @pytest.mark.parametrize(
-    "odd",
+    ("odd", "expected"),
     [
-        {"metadata": "not an object"},
-        {"spec": None},
-        {"spec": {"containers": [1]}},
-        {"status": {"containerStatuses": None}},
-        {"metadata": {"name": "p", "ownerReferences": "x"}, 1: "a key not text"},
+        ({"metadata": "not an object"}, {"metadata": {}, "spec": {}, "status": {}}),
+        ({"spec": None, "status": {"phase": "Running"}}, {"status": {"phase": "Running"}}),
+        (
+            {"spec": {"nodeName": "n", "containers": [1, {"name": "c", "env": [{"value": "s"}]}]}},
+            {"spec": {"nodeName": "n"}},
+        ),
+        (
+            {
+                "status": {
+                    "phase": "Failed",
+                    "containerStatuses": ["x", {"name": "c", "image": "i"}],
+                }
+            },
+            {"status": {"phase": "Failed", "containerStatuses": [{}, {"name": "c"}]}},
+        ),
+        ({"status": {"containerStatuses": None}}, {"status": {}}),
+        (
+            {"metadata": {"name": "p", "managedFields": []}, 1: "a key not text"},
+            {"metadata": {"name": "p"}},
+        ),
     ],
 )
-def test_a_pod_the_one_schema_refuses_is_kept_whole(odd: dict[Any, Any]) -> None:
-    """``pod`` slims by the page decoder's schema, not a picker of its own: what that schema
-    cannot take (never a pod an API server validated) is kept as it came, and the core's
-    accessors read it safely."""
-    assert slim.pod(odd) is odd
+def test_a_pod_not_shaped_as_the_schema_says_is_walked_by_it(
+    odd: dict[Any, Any], expected: dict[str, Any]
+) -> None:
+    """``pod`` follows the page decoder's schema through a parsed object: a part that should be
+    an object and is not is kept empty, a list that is not one is left out, and nothing the
+    schema does not name (a container's environment) is kept, however odd the pod."""
+    assert slim.pod(odd) == {"metadata": {}, "spec": {}, "status": {}} | expected
 
 
 def test_a_pod_slimmed_alone_keeps_what_its_page_keeps_and_drops_the_rest() -> None:

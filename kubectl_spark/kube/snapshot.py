@@ -180,13 +180,7 @@ def _pod_owner_read_carefully(pod: Any) -> tuple[str, str, str] | None:
 
 
 def _uids(pods: list[Any]) -> set[str]:
-    """``raw.uid`` of every pod, read in line when every pod's is plainly there as text."""
-    try:
-        found = {pod["metadata"]["uid"] for pod in pods}
-        if all(type(uid) is str for uid in found):
-            return found
-    except (KeyError, TypeError, AttributeError, IndexError):
-        pass  # not all plainly there
+    """``raw.uid`` of every pod (it reads a pod's metadata in line: no faster twin is needed)."""
     return {raw.uid(pod) for pod in pods}
 
 

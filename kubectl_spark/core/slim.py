@@ -11,9 +11,10 @@ A pod list's page is decoded slim in one pass (``pod_page``): msgspec decodes th
 keeps and skips the rest without building them, where parsing the whole page and then
 picking spent three quarters of its time building what is thrown away (environments, volumes,
 managedFields). A pod already parsed (a watch event, a page the decoder refused) is slimmed
-by the same schema (``pod``: ``msgspec.convert``), so there is one list of what a pod keeps,
-not a decoder and a picker to keep alike; a test still compares a page's items with its pods
-slimmed one by one, and ``KUBECTL_SPARK_EAGER_KUBERNETES`` turns the page's fast path off.
+by the same schema (``pod`` follows it through the object), so there is one list of what a
+pod keeps, not a decoder and a picker to keep alike; a test still compares a page's items
+with its pods slimmed one by one, and ``KUBECTL_SPARK_EAGER_KUBERNETES`` turns the page's
+fast path off.
 """
 
 from __future__ import annotations
@@ -195,6 +196,7 @@ def _as_pod(item: dict[str, Any], shared: dict[str, str] | None) -> dict[str, An
         del spec["containers"]
     volumes = spec.get("volumes")
     if volumes is not None:
+        # Claims only: a ReadWriteOncePod claim an earlier attempt holds is why a new one waits.
         claims = [v for v in volumes if _VOLUME[1] in v]
         if claims:
             spec["volumes"] = claims

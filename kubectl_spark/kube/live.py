@@ -31,7 +31,7 @@ from kubectl_spark.knowledge.times import rfc3339
 
 from . import resources
 from .client import RETRIED, Api
-from .snapshot import missing_owners, read_owners
+from .snapshot import PodOwners, read_owners
 from .sparkapi import MAX_PARALLEL, read_views, running_drivers
 
 RESOURCES = tuple(
@@ -101,6 +101,7 @@ class LiveCluster:
         self.forbidden: set[str] = set()  # kinds the list of which was refused
         self.owners: dict[str, dict[str, Any]] = {}  # Snapshot.owners, by uid
         self.gone_owners: set[str] = set()  # owners that answered 404: not asked again
+        self.pod_owners = PodOwners()  # the watched pods' owners, read as the pods change
 
     def seed(
         self,
@@ -254,8 +255,8 @@ class LiveCluster:
                 self.stopping.wait(0.2)
                 continue
             with self.lock:
-                pods = list(self.objects["pods"].values())
-            wanted = missing_owners(pods, self.gone_owners)
+                taken = self.pod_owners.take(self.objects["pods"])
+            wanted = self.pod_owners.missing(taken, self.gone_owners)
             try:
                 found: dict[str, dict[str, Any]] = {}
                 if wanted:  # connect only when there is something to ask
@@ -287,6 +288,8 @@ class LiveCluster:
         kept = slim(key, obj)
         with self.lock:
             changes = self.changes.setdefault(key, {}) if self.changes is not None else {}
+            if key == "pods":
+                self.pod_owners.changed(uid)
             if kind == "DELETED":
                 self.objects[key].pop(uid, None)
                 changes[uid] = Change(kept, deleted=True)
@@ -370,6 +373,8 @@ class LiveCluster:
                             for i in items
                             if isinstance(i, dict) and isinstance(i.get("metadata"), dict)
                         }
+                        if key == "pods":
+                            self.pod_owners.listed()
                         self.forbidden.discard(key)
                         self.skew = api.skew
                         # A (re-)list replaces a whole kind: no per-object change describes it.

@@ -145,34 +145,66 @@ class PodIndex:
         return _not_listed(self.owners, self.uids | skip) if self.owners else {}
 
 
+@dataclass(frozen=True)
+class OwnersToRead:
+    """What one look of ``PodOwners`` takes from the watched pods, under their owner's lock."""
+
+    order: list[str]  # every watched pod's uid, in the pods' order
+    changed: dict[str, Any]  # uid -> the pod now, None when it is gone
+    everything: bool  # the pods were listed again: every owner is read anew
+
+
+class PodOwners:
+    """``missing_owners`` of a watch's pods, each pod's owner read again only when it changed.
+
+    The TUI asks every ten seconds; reading every pod's owner again each time took 130 ms of
+    the interpreter at 50,000 pods, while the screen waited. Pods are told by uid (the watch's
+    keys, which are their ``raw.uid``); the answer is the whole-list scan's, pods' order
+    included (a test holds the two to each other over any run of changes).
+    """
+
+    def __init__(self) -> None:
+        self._owner_of: dict[str, tuple[str, str, str]] = {}
+        self._changed: set[str] | None = None  # None: the pods were listed (again)
+
+    def changed(self, uid: str) -> None:
+        """The pod ``uid`` came, changed or went (under the lock that guards the pods)."""
+        if self._changed is not None:
+            self._changed.add(uid)
+
+    def listed(self) -> None:
+        """The pods were listed again: every one may have changed (under the same lock)."""
+        self._changed = None
+
+    def take(self, pods: dict[str, Any]) -> OwnersToRead:
+        """What changed since the last look (under the same lock); ``read`` it outside."""
+        changed, self._changed = self._changed, set()
+        if changed is None:
+            return OwnersToRead(list(pods), dict(pods), True)
+        return OwnersToRead(list(pods), {uid: pods.get(uid) for uid in changed}, False)
+
+    def missing(self, taken: OwnersToRead, skip: set[str]) -> dict[tuple[str, str], str]:
+        """``missing_owners`` of the pods ``taken`` saw (one reader at a time)."""
+        if taken.everything:
+            self._owner_of.clear()
+        for uid, pod in taken.changed.items():
+            owner = None if pod is None else _pod_owner(pod)
+            if owner is None:
+                self._owner_of.pop(uid, None)
+            else:
+                self._owner_of[uid] = owner
+        # in the pods' order, each once (C-level: 50,000 pods in a few milliseconds)
+        owners = dict.fromkeys(filter(None, map(self._owner_of.get, taken.order)))
+        return _not_listed(owners, set(taken.order) | skip) if owners else {}
+
+
 def _pod_owner(pod: Any) -> tuple[str, str, str] | None:
     """(namespace, name, uid) of the pod a pod names as its controller, if a pod does.
 
-    Read in line (every pod of a large list is asked); anything not plainly there or not
-    text is read by ``raw``'s accessors, so the answers are theirs.
+    Through ``raw``'s accessors alone: a large list reads owners through each pod's facts
+    (``PodIndex``) and a watch through ``PodOwners`` (only the pods changed since it last
+    looked), so no scan is hot enough to need a faster twin.
     """
-    meta = pod.get("metadata") if type(pod) is dict else None
-    if type(meta) is not dict:
-        return _pod_owner_read_carefully(pod)
-    refs = meta.get("ownerReferences")
-    if refs is None:
-        return None  # a driver: no owner
-    if type(refs) is not list:
-        return _pod_owner_read_carefully(pod)
-    for ref in refs:
-        if type(ref) is not dict:
-            return _pod_owner_read_carefully(pod)
-        if ref.get("controller") is True:
-            if ref.get("kind") != "Pod":
-                return None
-            namespace, name, uid = meta.get("namespace"), ref.get("name"), ref.get("uid")
-            if type(namespace) is type(name) is type(uid) is str:
-                return namespace, name, uid
-            return _pod_owner_read_carefully(pod)
-    return None
-
-
-def _pod_owner_read_carefully(pod: Any) -> tuple[str, str, str] | None:
     ref = raw.controller_ref(pod)
     if raw.text(ref, "kind") != "Pod":
         return None

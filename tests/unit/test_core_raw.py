@@ -125,6 +125,66 @@ def test_missing_owners_as_read_pod_by_pod(pods: list[Any], skip: set[str]) -> N
     assert missing_owners(pods, skip) == expected
 
 
+# One change to a watch's pods: ("put", uid, pod), ("delete", uid, None) or ("list", "", pods).
+changes = st.lists(
+    st.one_of(
+        st.tuples(st.just("put"), SMALL, st.one_of(owned_pods, metadata_objects)),
+        st.tuples(st.just("delete"), SMALL, st.none()),
+        st.tuples(st.just("list"), st.just(""), st.lists(owned_pods, max_size=4)),
+        st.tuples(st.just("look"), st.just(""), st.none()),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(changes, st.sets(SMALL))
+# listed again: the same uid now names another owner, and a pod left out is gone
+@example(
+    [
+        ("put", "e1", _owned("e1", "a")),
+        ("put", "e2", _owned("e2", "b")),
+        ("look", "", None),
+        ("list", "", [_owned("e1", "b", "other")]),
+    ],
+    set(),
+)
+@example([("put", "e1", _owned("e1", "a")), ("look", "", None), ("delete", "e1", None)], set())
+def test_owners_read_as_pods_change_answer_as_the_scan_of_every_pod(
+    steps: list[tuple[str, str, Any]], skip: set[str]
+) -> None:
+    """``PodOwners`` (the TUI's owner poll) reads again only the pods changed since it last
+    looked, yet answers as ``missing_owners`` over every pod, at every look."""
+    from kubectl_spark.kube.snapshot import PodOwners, missing_owners
+
+    pods: dict[str, Any] = {}
+    owners = PodOwners()
+
+    def look() -> None:
+        # The watch keys its pods by uid, so a pod's key is its uid as ``raw.uid`` reads it.
+        taken = owners.take(pods)
+        assert owners.missing(taken, skip) == missing_owners(list(pods.values()), skip)
+
+    for step, uid, found in steps:
+        if step == "put":
+            meta = found.get("metadata") if isinstance(found, dict) else None
+            pods[uid] = (
+                {**found, "metadata": {**meta, "uid": uid}}
+                if isinstance(meta, dict)
+                else {"metadata": {"uid": uid}}
+            )
+            owners.changed(uid)
+        elif step == "delete":
+            pods.pop(uid, None)
+            owners.changed(uid)
+        elif step == "list":
+            pods = {raw.uid(p): p for p in found}
+            owners.listed()
+        else:
+            look()
+    look()
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(objects, max_size=6))
 def test_having_a_label_reads_it_as_one_label_does(objs: list[Any]) -> None:

@@ -125,7 +125,8 @@ def test_missing_owners_as_read_pod_by_pod(pods: list[Any], skip: set[str]) -> N
     assert missing_owners(pods, skip) == expected
 
 
-# One change to a watch's pods: ("put", uid, pod), ("delete", uid, None) or ("list", "", pods).
+# One step of a watch's pods: ("put", uid, pod), ("delete", uid, None), ("list", "", pods),
+# or ("look", "", None): the poll asks.
 changes = st.lists(
     st.one_of(
         st.tuples(st.just("put"), SMALL, st.one_of(owned_pods, metadata_objects)),

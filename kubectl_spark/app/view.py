@@ -27,7 +27,7 @@ from kubectl_spark.kube import snapshot as reading
 from kubectl_spark.kube import trace
 from kubectl_spark.kube.client import Api, history_scope
 from kubectl_spark.kube.incluster import Discovery
-from kubectl_spark.kube.sparkapi import read_views
+from kubectl_spark.kube.sparkapi import ViewReads
 
 if TYPE_CHECKING:
     from kubectl_spark.errors import KubectlSparkError
@@ -77,14 +77,17 @@ def load(api: Api, wanted: Wanted) -> ClusterView:
     selected application is shown whole, and the selector is matched against its objects.
     """
     selector = label_selector(wanted.selector)
-    snap, index = reading.read_indexed(api, wanted.namespace, slim_pods=wanted.slim_pods)
+    spark = ViewReads(api) if wanted.spark_api else None  # asked while the pods are listed
+    snap, index = reading.read_indexed(
+        api, wanted.namespace, slim_pods=wanted.slim_pods, spark=spark
+    )
     discovery = Discovery(api)  # the recorder and the History Server found by one list
     if wanted.history is not None or wanted.recorder:
         snap = with_history(api, snap, wanted, discovery)
-    if wanted.spark_api:
+    if spark is not None:
         # The drivers among the pods the cluster listed (kept copies of gone pods have no UI)
         drivers = snap.pods if index is None else index.drivers
-        snap = dataclasses.replace(snap, spark_views=read_views(api, drivers, snap.nodes))
+        snap = dataclasses.replace(snap, spark_views=spark.views(drivers, snap.nodes))
         if wanted.history is not None:  # what they said is kept for when they are gone
             snap = keep_and_recall(api, snap, wanted.history, wanted.namespace)
     if wanted.history_server and wanted.history_server != "none":

@@ -66,6 +66,9 @@ READ_ATTEMPTS = 5
 # (k8s.io/client-go/transport/cache.go, TLSHandshakeTimeout) and kubectl then stops. urllib3
 # bounds the connect and the handshake together by its connect timeout: 10 s for both here.
 CONNECT_SECONDS = 10.0
+# At most at once in a reading command: the pods' next page, the optional lists beside it
+# (snapshot.READERS) and the drivers' Spark UIs (sparkapi.MAX_PARALLEL), with room to spare.
+POOL_CONNECTIONS = 16
 RETRIED = frozenset({429, 500, 502, 503, 504})
 LIST_RESTARTS = 3
 # A Date header is to the second: a smaller difference from this machine's clock is its rounding.
@@ -491,6 +494,12 @@ def connect(conn: Connection) -> Api:
     # server applied but answered late would be sent again. Our one policy (Api.request)
     # retries reads only; nothing under it retries anything.
     configuration.retries = urllib3.Retry(total=0, redirect=False)
+    # Connections kept for reuse: the client's default, five per CPU, is fewer than a reading
+    # command may have open at once on a small machine; urllib3 closes each one over as its
+    # answer ends, and the next request opens another (a TLS handshake).
+    configuration.connection_pool_maxsize = max(
+        configuration.connection_pool_maxsize or 0, POOL_CONNECTIONS
+    )
     socks = resolved.proxy_url.startswith("socks5://")
     if resolved.proxy_url and not socks:
         # kubectl sends through the cluster's proxy-url whatever NO_PROXY says (client-go

@@ -25,6 +25,7 @@ from kubectl_spark.knowledge.labels import ROLE
 from . import lazy_kubernetes, resources
 from .background import in_background
 from .client import Api
+from .sparkapi import ViewReads
 
 
 def _path(group: str, version: str, plural: str, namespace: str | None) -> str:
@@ -284,8 +285,20 @@ def read(
     return read_indexed(api, namespace, selector=selector, slim_pods=slim_pods)[0]
 
 
+def _indexed_telling(index: PodIndex, spark: ViewReads, page: list[Any]) -> None:
+    """``index.add``, and the page's drivers told to ``spark``."""
+    known = len(index.drivers)
+    index.add(page)
+    spark.drivers_listed(index.drivers[known:])
+
+
 def read_indexed(
-    api: Api, namespace: str | None, *, selector: str | None = None, slim_pods: bool = False
+    api: Api,
+    namespace: str | None,
+    *,
+    selector: str | None = None,
+    slim_pods: bool = False,
+    spark: ViewReads | None = None,
 ) -> tuple[Snapshot, PodIndex | None]:
     """Everything the core reads, in one paged LIST per resource.
 
@@ -295,7 +308,9 @@ def read_indexed(
     come (until then, a server that is not there or refuses the credentials is told by one
     request, as before); one after the other with ``KUBECTL_SPARK_EAGER_KUBERNETES``, the fast
     paths off (a test compares the two). With it, the pods' index (``PodIndex``); None with
-    the fast paths off, where each scan reads the whole list as before.
+    the fast paths off, where each scan reads the whole list as before. ``spark`` is told of
+    each page's drivers and of the nodes as they come, to ask the drivers' Spark UIs while the
+    list goes on (not with the fast paths off).
     """
     where = f"in namespace {namespace}" if namespace else "in all namespaces"
     spark_selector = "spark-role" + (f",{selector}" if selector else "")
@@ -315,6 +330,8 @@ def read_indexed(
             index.clear()  # the first page, or the first again (a list started over)
         if not listing:  # once, though a list started again calls it again
             listing.update(in_background(calls, READERS))
+            if spark is not None and "nodes" in listing:
+                listing["nodes"].add_done_callback(spark.nodes_listed)
 
     pods, pods_rv = api.list(
         resources.PODS.path(namespace),
@@ -323,7 +340,11 @@ def read_indexed(
         keep=slim.pod if slim_pods else None,
         keep_page=partial(slim.pod_page, shared={}) if slim_pods else None,
         after_first_page=None if serial else read_the_others,
-        each_page=None if index is None else index.add,
+        each_page=None
+        if index is None
+        else index.add
+        if spark is None
+        else partial(_indexed_telling, index, spark),
     )
     wanted = missing_owners(pods, set()) if index is None else index.missing_owners(set())
     owners = read_owners(api, wanted)

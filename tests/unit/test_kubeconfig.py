@@ -170,3 +170,24 @@ def test_in_cluster_forced_wins_over_a_kubeconfig_and_says_why_it_cannot(
     _service_account(tmp_path, monkeypatch)
     assert load(Selection(kubeconfig=str(kubeconfig))).context == "c"  # a kubeconfig: used
     assert load(Selection(kubeconfig=str(kubeconfig), in_cluster=True)).context == IN_CLUSTER
+
+
+def test_the_client_keeps_a_connection_for_every_read_a_command_makes_at_once(
+    tmp_path: Path,
+) -> None:
+    """The next page, the optional lists and eight drivers' Spark UIs at once: a pool smaller
+    than that closes the connections over it, and the next requests open them again."""
+    from kubectl_spark.kube.client import Connection, connect
+    from kubectl_spark.kube.snapshot import READERS
+    from kubectl_spark.kube.sparkapi import MAX_PARALLEL
+
+    path = write(tmp_path / "kc", "alpha", {"alpha": ""})
+    doc = yaml.safe_load(path.read_text())
+    doc["clusters"][0]["cluster"] = {
+        "server": "https://alpha:6443",
+        "insecure-skip-tls-verify": True,
+    }
+    path.write_text(yaml.safe_dump(doc))
+    with connect(Connection(kubeconfig=str(path))) as api:
+        kept = api.client.rest_client.pool_manager.connection_pool_kw["maxsize"]
+    assert kept >= 1 + READERS + MAX_PARALLEL

@@ -1,0 +1,115 @@
+"""Spark's executor lists asked while the pods are listed (``kube.sparkapi.ViewReads``), on
+both backends: a driver is asked once its page is kept and the nodes are known, never before
+and never when its node is not Ready; the answer is the one asked after the list
+(``read_views``), and a driver listed again (another object) is asked again.
+
+On the real control plane kube-apiserver's pod proxy dials the driver's pod IP, which no
+simulated driver listens on: the answer is then the note that says so, still one request.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from kubectl_spark.core import raw
+from kubectl_spark.kube import snapshot
+from kubectl_spark.kube.client import Connection, connect
+from kubectl_spark.kube.sparkapi import ViewReads, read_views
+from tests.faultproxy import FaultProxy, through
+
+PROXIED = "/proxy/api/v1/applications/"
+WAIT = 30.0  # a bound for a hung read, never reached when the test passes
+
+
+def _running(staged: Any) -> Any:
+    stage = staged("s9-deleted-executors")
+    stage.do("submit", "vanishing")
+    stage.until("the driver running", lambda: len(stage.running(spark_role="driver")) == 1)
+    return stage
+
+
+def _listed(nodes: list[Any]) -> Future[Any]:
+    done: Future[Any] = Future()
+    done.set_result(nodes)
+    return done
+
+
+def _asked(proxy: FaultProxy) -> int:
+    """The executor lists asked for, once every read begun has ended (its thread with it)."""
+    for thread in threading.enumerate():
+        if thread.name == "kubectl-spark-read":
+            thread.join(WAIT)
+    return proxy.count("GET", PROXIED)
+
+
+def _not_ready(node: dict[str, Any]) -> dict[str, Any]:
+    gone = copy.deepcopy(node)
+    gone["status"]["conditions"] = [{"type": "Ready", "status": "Unknown"}]
+    return gone
+
+
+def test_a_driver_is_asked_once_when_its_node_is_known_and_answers_as_asked_after(
+    bed: Any, staged: Any, tmp_path: Path
+) -> None:
+    stage = _running(staged)
+    server = stage.server or bed  # the emulator stage runs a server of its own
+    with (
+        FaultProxy(server.url) as proxy,
+        connect(
+            Connection(kubeconfig=str(through(proxy, server.token, tmp_path / "proxied")))
+        ) as api,
+    ):
+        [driver], _ = api.list("/api/v1/pods", label_selector="spark-role=driver")
+        nodes, _ = api.list("/api/v1/nodes")
+        host = raw.text(driver, "spec", "nodeName")
+        assert any(raw.name(n) == host for n in nodes)
+
+        early = ViewReads(api)
+        early.drivers_listed([driver])
+        assert _asked(proxy) == 0  # the nodes not known yet: held
+        early.nodes_listed(_listed(nodes))
+        views = early.views([driver], nodes)
+        told = views[raw.uid(driver)]
+        assert "executors" in told if stage.kind == "emulator" else "note" in told, told
+        assert _asked(proxy) == 1  # asked when the nodes came, not again
+        assert views == read_views(api, [driver], nodes)
+        assert _asked(proxy) == 2
+
+        again = copy.deepcopy(driver)  # the list started again: another object, same uid
+        assert early.views([again], nodes) == views
+        assert _asked(proxy) == 3
+
+        unready = [_not_ready(n) if raw.name(n) == host else n for n in nodes]
+        late = ViewReads(api)
+        late.drivers_listed([driver])
+        late.nodes_listed(_listed(unready))
+        assert late.views([driver], unready) == {}  # on a node not Ready: never asked
+        assert _asked(proxy) == 3
+        answered = late.views([driver], nodes)  # the node Ready in the end: asked then
+        assert answered == views and _asked(proxy) == 4
+
+
+def test_reading_the_pods_asks_their_running_drivers_before_it_returns(
+    bed: Any, staged: Any, tmp_path: Path
+) -> None:
+    """What ``ls`` does (``app.view.load``): the list tells ``ViewReads`` each page's drivers
+    and the nodes, so the driver has been asked by the time the reading returns."""
+    stage = _running(staged)
+    server = stage.server or bed
+    with (
+        FaultProxy(server.url) as proxy,
+        connect(
+            Connection(kubeconfig=str(through(proxy, server.token, tmp_path / "proxied")))
+        ) as api,
+    ):
+        spark = ViewReads(api)
+        snap, index = snapshot.read_indexed(api, None, slim_pods=True, spark=spark)
+        assert index is not None and len(index.drivers) == 1
+        assert _asked(proxy) == 1
+        views = spark.views(index.drivers, snap.nodes)
+        assert _asked(proxy) == 1
+        assert views == read_views(api, index.drivers, snap.nodes)

@@ -10,7 +10,12 @@ one process, each round alternating the two:
 - decoding the 20 pages of 500 (``slim.pod_page`` against a ``msgspec.Struct`` schema of the
   same fields, ``gc=False``), with the cyclic collector paused as ``ls`` pauses it, and on;
 - the memory the decoded pods hold (tracemalloc, after the decode);
-- a scan that reads each pod's uid, app id label and phase, as grouping's first pass does.
+- a scan that reads each pod's uid, app id label and phase, as grouping's first pass does;
+- the whole of what ``ls`` does with each page as it comes (the gateway's path): today, decoded
+  slim with the repeated texts shared (``slim.pod_page(page, shared)``) and each pod's facts
+  read (``podfacts.facts``); typed, decoded into the structs and the same facts read from
+  their fields (``facts_of``, here: checked equal to ``podfacts.facts`` for every pod), nothing
+  shared; the time, and the memory both hold after it.
 
 The structs here are the benchmark's own (the product does not use them yet); they name the
 fields ``core/slim.py`` keeps, so both hold the same facts. The result is written to
@@ -20,6 +25,7 @@ fields ``core/slim.py`` keeps, so both hold the same facts. The result is writte
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import json
 import platform
@@ -35,8 +41,23 @@ import orjson
 from _docs import put_result
 from _served import client_for, served
 
-from kubectl_spark.core import slim
+from kubectl_spark.core import podfacts, slim
+from kubectl_spark.core.podfacts import PodFacts
 from kubectl_spark.knowledge.clock import SystemClock
+from kubectl_spark.knowledge.labels import (
+    ACTION_ANNOTATION,
+    APACHE_APP,
+    APP_ID,
+    APP_NAME,
+    EXEC_ID,
+    FENCE_LABEL,
+    INACTIVE,
+    OPERATOR_APP,
+    ROLE,
+    SOURCE,
+    SPARK_CONTAINERS,
+    SUBMISSION,
+)
 from kubectl_spark.sim.generate import generate
 
 PAGE = 500
@@ -211,6 +232,88 @@ def scan_structs(pods: list[Any]) -> int:
     return found
 
 
+def gateway_dicts(pages: list[bytes]) -> list[PodFacts]:
+    """What ``ls`` holds of each page today: slim dicts, texts shared, and each pod's facts."""
+    shared: dict[str, str] = {}
+    held: list[PodFacts] = []
+    for page in pages:
+        doc = slim.pod_page(page, shared)
+        assert doc is not None
+        held.extend(podfacts.facts(pod) for pod in doc["items"])  # type: ignore[attr-defined]
+    return held
+
+
+def gateway_structs(pages: list[bytes]) -> list[PodFacts]:
+    held: list[PodFacts] = []
+    for page in pages:
+        held.extend(facts_of(pod) for pod in STRUCTS.decode(page).items)
+    return held
+
+
+def facts_of(pod: Pod) -> PodFacts:
+    """``podfacts.facts`` read from a struct's fields (what the core would read, typed).
+
+    For the generated pods' shapes: a SparkCluster's members, the allocators' ``EXECID`` and
+    init containers' restarts, which ``podfacts`` also reads, are left out of this estimate.
+    """
+    meta, status, labels = pod.metadata, pod.status, pod.metadata.labels
+    owner = next(((r.kind, r.uid, r.name) for r in meta.owner_references if r.controller), None)
+    restarts, running = 0, True
+    statuses = status.container_statuses
+    if statuses:
+        chosen = next((c for c in statuses if c.name in SPARK_CONTAINERS), None)
+        restarts = sum(c.restart_count for c in statuses)
+        ended = any(c.state is not None and c.state.terminated is not None for c in statuses)
+        looked = [chosen] if chosen is not None else statuses
+        running = not ended and all(c.state is None or c.state.running for c in looked)
+    notes = meta.annotations
+    kept = SOURCE in notes
+    source = notes[SOURCE] if notes.get(SOURCE) in podfacts.KEPT else "cluster"
+    deleting = bool(meta.deletion_timestamp)
+    fenced = labels.get(FENCE_LABEL) == "true"
+    return PodFacts(
+        pod=pod,  # type: ignore[arg-type]
+        name=meta.name,
+        uid=meta.uid,
+        namespace=meta.namespace,
+        created=podfacts.canonical_time(meta.creation_timestamp),
+        role=labels.get(ROLE, ""),
+        app_id=labels.get(APP_ID, ""),
+        exec_id=labels.get(EXEC_ID, ""),
+        app_name=labels.get(APP_NAME, ""),
+        operator_app=labels.get(OPERATOR_APP, ""),
+        apache_app=labels.get(APACHE_APP, ""),
+        submission=labels.get(SUBMISSION, ""),
+        owner_kind=(owner or ("", "", ""))[0],
+        owner_uid=(owner or ("", "", ""))[1],
+        owner_name=(owner or ("", "", ""))[2],
+        node=pod.spec.node_name or None,
+        phase=status.phase or "Unknown",
+        restarts=restarts,
+        source=source,
+        action=notes.get(ACTION_ANNOTATION, ""),
+        fenced=fenced,
+        deleting=deleting,
+        quiet=status.phase == "Running"
+        and not deleting
+        and not status.reason
+        and running
+        and not kept
+        and not fenced
+        and labels.get(INACTIVE) != "true"
+        and not any(c.type == "DisruptionTarget" for c in status.conditions),
+    )
+
+
+def same_facts(a: list[PodFacts], b: list[PodFacts]) -> bool:
+    """Every field but the pod itself (its shape is what differs)."""
+    names = [f.name for f in dataclasses.fields(PodFacts) if f.name != "pod"]
+    return all(
+        [getattr(x, n) for n in names] == [getattr(y, n) for n in names]
+        for x, y in zip(a, b, strict=True)
+    )
+
+
 def timed(work: Callable[[], Any], collector: bool) -> tuple[float, Any]:
     if not collector:
         gc.disable()
@@ -240,6 +343,7 @@ def main() -> int:
     pages = pages_of(args.pods)
     count = sum(len(orjson.loads(p)["items"]) for p in pages)
     assert scan_dicts(as_dicts(pages)) == scan_structs(as_structs(pages))  # the same facts
+    assert same_facts(gateway_dicts(pages), gateway_structs(pages))
     runs: dict[str, list[float]] = {}
     for _ in range(args.rounds):
         for name, decode, scan in (
@@ -253,10 +357,15 @@ def main() -> int:
                 seconds, _ = timed(lambda scan=scan, pods=pods: scan(pods), False)  # type: ignore[misc]
                 runs.setdefault(f"{name} scan", []).append(seconds)
                 del pods
+        for name, read in (("dicts", gateway_dicts), ("structs", gateway_structs)):
+            seconds, _ = timed(lambda read=read: read(pages), False)  # type: ignore[misc]
+            runs.setdefault(f"gateway as ls, {name}", []).append(seconds)
     medians = {k: round(statistics.median(v) * 1000, 1) for k, v in runs.items()}
     memory = {
         "dicts": held_bytes(as_dicts, pages),
         "structs": held_bytes(as_structs, pages),
+        "gateway as ls, dicts (texts shared) and facts": held_bytes(gateway_dicts, pages),
+        "gateway as ls, structs and facts": held_bytes(gateway_structs, pages),
     }
     result = {
         "date": datetime.now(UTC).date().isoformat(),

@@ -413,6 +413,7 @@ class Api:
         keep_page: Callable[[bytes], dict[str, Any] | None] | None = None,
         after_first_page: Callable[[], None] | None = None,
         each_page: Callable[[list[Any]], None] | None = None,
+        server_behind: Callable[[], None] | None = None,
     ) -> tuple[list[Any], str]:
         """A paged LIST over one consistent snapshot; return (items, resourceVersion).
 
@@ -422,7 +423,9 @@ class Api:
         is not usable, is parsed and kept item by item as before (and always with
         ``KUBECTL_SPARK_EAGER_KUBERNETES``, the fast paths off). ``after_first_page`` is called
         once the first page has come (again after a restart); ``each_page`` with each page's
-        items as kept (again after a restart: the same items may come twice).
+        items as kept (again after a restart: the same items may come twice);
+        ``server_behind`` after a page the list waited for longer than it took to keep the one
+        before (``paging.Listing.server_behind``).
         """
         listing = paging.Listing(
             path,
@@ -434,6 +437,7 @@ class Api:
             None if os.environ.get(lazy_kubernetes.EAGER) else keep_page,
             after_first_page,
             each_page,
+            server_behind,
         )
         for restart in range(LIST_RESTARTS + 1):
             try:

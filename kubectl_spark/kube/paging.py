@@ -8,6 +8,7 @@ else parsed whole and ``keep`` item by item.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -43,6 +44,11 @@ class Listing:
     keep_page: Callable[[bytes], dict[str, Any] | None] | None
     after_first_page: Callable[[], None] | None
     each_page: Callable[[list[Any]], None] | None = None
+    # Called after a page the client waited for longer than it took to keep the one before:
+    # the server is what the list waits on, and the caller's own reads cost it nothing then
+    # (``sparkapi.ViewReads``). Where keeping a page takes longer, they would take turns with
+    # the keeping on the interpreter.
+    server_behind: Callable[[], None] | None = None
 
     def _kept_page(self, data: bytes) -> KeptPage | None:
         doc = self.keep_page(data) if self.keep_page is not None else None
@@ -76,6 +82,19 @@ class Listing:
             return None  # the loop stops before it would read it
         return in_background({"page": partial(self._ask, api, token)}, 1)["page"]
 
+    def _answer(
+        self, api: Api, coming: Future[Any] | None, token: str, kept_in: float
+    ) -> tuple[Any, float]:
+        """This page's answer (asked for while the last was kept, else now), and when it came."""
+        if coming is None:
+            return self._ask(api, token), time.monotonic()
+        asked = time.monotonic()
+        answer = coming.result()
+        came = time.monotonic()
+        if self.server_behind is not None and came - asked > kept_in:
+            self.server_behind()
+        return answer, came
+
     def read(self, api: Api) -> tuple[list[Any], str]:
         """(items, resourceVersion) of every page, or an error naming what went wrong.
 
@@ -95,8 +114,9 @@ class Listing:
         empty = 0  # pages in a row with no item and a continue token
         coming: Future[Any] | None = None
         early = ""  # the token ``coming`` asks with
+        kept_in = 0.0  # seconds the last page took to keep, from its answer
         for asked in range(1, answers.MAX_PAGES + 1):
-            answer = coming.result() if coming is not None else self._ask(api, token)
+            answer, came = self._answer(api, coming, token, kept_in)
             coming = None
             if isinstance(answer, _Bytes):
                 early = _continue_of(answer.data)
@@ -144,6 +164,7 @@ class Listing:
             items.extend(kept)
             if self.each_page is not None:
                 self.each_page(kept)
+            kept_in = time.monotonic() - came
             if not next_token:
                 return items, rv
             token = next_token

@@ -299,6 +299,7 @@ def read_indexed(
     selector: str | None = None,
     slim_pods: bool = False,
     spark: ViewReads | None = None,
+    limit: int = 500,
 ) -> tuple[Snapshot, PodIndex | None]:
     """Everything the core reads, in one paged LIST per resource.
 
@@ -309,8 +310,9 @@ def read_indexed(
     request, as before); one after the other with ``KUBECTL_SPARK_EAGER_KUBERNETES``, the fast
     paths off (a test compares the two). With it, the pods' index (``PodIndex``); None with
     the fast paths off, where each scan reads the whole list as before. ``spark`` is told of
-    each page's drivers and of the nodes as they come, to ask the drivers' Spark UIs while the
-    list goes on (not with the fast paths off).
+    each page's drivers, of the nodes as they come, and of each page the list waited for longer
+    than it took to keep the one before, to ask the drivers' Spark UIs while the list waits on
+    the server (not with the fast paths off). ``limit``: pods a page.
     """
     where = f"in namespace {namespace}" if namespace else "in all namespaces"
     spark_selector = "spark-role" + (f",{selector}" if selector else "")
@@ -345,6 +347,8 @@ def read_indexed(
         else index.add
         if spark is None
         else partial(_indexed_telling, index, spark),
+        server_behind=None if index is None or spark is None else spark.list_waited,
+        limit=limit,
     )
     wanted = missing_owners(pods, set()) if index is None else index.missing_owners(set())
     owners = read_owners(api, wanted)

@@ -82,18 +82,19 @@ def read_views(
 
 
 class ViewReads:
-    """``read_views``, with drivers asked while the pods are still being listed.
+    """``read_views``, with drivers asked while the list of pods waits on the server.
 
-    Asked after the last page, the drivers' round trips came on top of the list's. Here a
-    driver is asked as soon as its page is kept (``drivers_listed``) and the nodes are known
-    (``nodes_listed``): none is asked before, as one on a node that is not Ready would only
-    time out. 25 ms from the API server, 5,000 pods and their 50 drivers' lists are read in
-    0.54 s instead of 0.72; nearby, where the client's interpreter bounds the list, the answers
-    take turns with the pages' decoding and cost about 25 ms at 10,000 pods
-    (docs/performance.md, ``benchmarks/spark_ui_overlap.py``). ``views`` answers as
-    ``read_views`` did: the drivers it chooses are chosen from all the pods and the nodes as
-    read in the end, an early answer is taken only for the very pod it asked (a list started
-    again lists new ones), and the others are asked then.
+    Asked after the last page, the drivers' round trips came on top of the list's. Here the
+    drivers of each page kept (``drivers_listed``) are asked once the list has waited for a
+    page longer than it took to keep the one before (``list_waited``, called by the list): the
+    server is then what the list waits on, and the client's interpreter would only wait too.
+    Asked as soon as listed, they took turns with the pages' decoding on the interpreter,
+    which bounds the list nearby: 10,000 pods cost 8 % more against this machine's emulator.
+    None is asked before the nodes are known (``nodes_listed``), as one on a node that is not
+    Ready would only time out. ``views`` answers as ``read_views`` did: the drivers it chooses
+    are chosen from all the pods and the nodes as read in the end, an early answer is taken
+    only for the very pod it asked (a list started again lists new ones), and the others are
+    asked then (docs/performance.md, ``benchmarks/spark_ui_overlap.py``).
     """
 
     def __init__(self, api: Api) -> None:
@@ -101,22 +102,32 @@ class ViewReads:
         self._readers = Background(MAX_PARALLEL)
         self._lock = threading.Lock()
         self._unready: set[str] | None = None  # None: the nodes are not known yet
-        self._held: list[Any] = []  # drivers listed before the nodes
+        self._held: list[Any] = []  # drivers listed, not asked yet
         self._asked: dict[str, tuple[dict[str, Any], Future[dict[str, Any]]]] = {}
+        self._behind = False  # the list has waited on the server
 
     def drivers_listed(self, drivers: list[Any]) -> None:
         with self._lock:
-            if self._unready is None:
-                self._held += drivers
-            else:
-                self._ask(_running(drivers, self._unready))
+            self._held += drivers
+            self._ask_held()
 
     def nodes_listed(self, listed: Future[Any]) -> None:
-        """The node list's future, done: its drivers held until then are asked (a callback)."""
+        """The node list's future, done (a callback)."""
         if listed.cancelled() or listed.exception() is not None:
             return  # the command fails on it where it waits for the list
         with self._lock:
             self._unready = unready_nodes(listed.result() or ())  # None: forbidden, as []
+            self._ask_held()
+
+    def list_waited(self) -> None:
+        """The list waited on the server: from now on the drivers are asked as they come."""
+        with self._lock:
+            self._behind = True
+            self._ask_held()
+
+    def _ask_held(self) -> None:
+        """Under the lock."""
+        if self._behind and self._unready is not None:
             held, self._held = self._held, []
             self._ask(_running(held, self._unready))
 

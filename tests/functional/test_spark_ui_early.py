@@ -1,7 +1,8 @@
 """Spark's executor lists asked while the pods are listed (``kube.sparkapi.ViewReads``), on
-both backends: a driver is asked once its page is kept and the nodes are known, never before
-and never when its node is not Ready; the answer is the one asked after the list
-(``read_views``), and a driver listed again (another object) is asked again.
+both backends: a driver is asked once its page is kept, the nodes are known and the list has
+waited on the server, never before and never when its node is not Ready; the answer is the
+one asked after the list (``read_views``), and a driver listed again (another object) is
+asked again.
 
 On the real control plane kube-apiserver's pod proxy dials the driver's pod IP, which no
 simulated driver listens on: the answer is then the note that says so, still one request.
@@ -19,7 +20,7 @@ from kubectl_spark.core import raw
 from kubectl_spark.kube import snapshot
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.kube.sparkapi import ViewReads, read_views
-from tests.faultproxy import FaultProxy, through
+from tests.faultproxy import Fault, FaultProxy, through
 
 PROXIED = "/proxy/api/v1/applications/"
 WAIT = 30.0  # a bound for a hung read, never reached when the test passes
@@ -40,8 +41,8 @@ def _listed(nodes: list[Any]) -> Future[Any]:
 
 def _asked(proxy: FaultProxy) -> int:
     """The executor lists asked for, once every read begun has ended (its thread with it)."""
-    for thread in threading.enumerate():
-        if thread.name == "kubectl-spark-read":
+    while reading := [t for t in threading.enumerate() if t.name == "kubectl-spark-read"]:
+        for thread in reading:  # a read's callback may start another: look again after
             thread.join(WAIT)
     return proxy.count("GET", PROXIED)
 
@@ -70,12 +71,13 @@ def test_a_driver_is_asked_once_when_its_node_is_known_and_answers_as_asked_afte
 
         early = ViewReads(api)
         early.drivers_listed([driver])
-        assert _asked(proxy) == 0  # the nodes not known yet: held
         early.nodes_listed(_listed(nodes))
+        assert _asked(proxy) == 0  # the list has not waited on the server: held
+        early.list_waited()
         views = early.views([driver], nodes)
         told = views[raw.uid(driver)]
         assert "executors" in told if stage.kind == "emulator" else "note" in told, told
-        assert _asked(proxy) == 1  # asked when the nodes came, not again
+        assert _asked(proxy) == 1  # asked when the list waited, not again
         assert views == read_views(api, [driver], nodes)
         assert _asked(proxy) == 2
 
@@ -83,21 +85,33 @@ def test_a_driver_is_asked_once_when_its_node_is_known_and_answers_as_asked_afte
         assert early.views([again], nodes) == views
         assert _asked(proxy) == 3
 
+        waited = ViewReads(api)
+        waited.list_waited()
+        waited.drivers_listed([driver])
+        assert _asked(proxy) == 3  # the nodes not known yet: held
+        waited.nodes_listed(_listed(nodes))
+        assert _asked(proxy) == 4  # once waited on, each driver is asked as it can be
+        assert waited.views([driver], nodes) == views and _asked(proxy) == 4
+
         unready = [_not_ready(n) if raw.name(n) == host else n for n in nodes]
         late = ViewReads(api)
-        late.drivers_listed([driver])
+        late.list_waited()
         late.nodes_listed(_listed(unready))
+        late.drivers_listed([driver])
         assert late.views([driver], unready) == {}  # on a node not Ready: never asked
-        assert _asked(proxy) == 3
+        assert _asked(proxy) == 4
         answered = late.views([driver], nodes)  # the node Ready in the end: asked then
-        assert answered == views and _asked(proxy) == 4
+        assert answered == views and _asked(proxy) == 5
 
 
-def test_reading_the_pods_asks_their_running_drivers_before_it_returns(
+def test_reading_the_pods_asks_their_running_drivers_while_it_waits_on_the_server(
     bed: Any, staged: Any, tmp_path: Path
 ) -> None:
-    """What ``ls`` does (``app.view.load``): the list tells ``ViewReads`` each page's drivers
-    and the nodes, so the driver has been asked by the time the reading returns."""
+    """What ``ls`` does (``app.view.load``): the list tells ``ViewReads`` each page's drivers,
+    the nodes, and a page it waited for longer than it took to keep the one before (here a
+    second, where keeping two pods takes milliseconds), so the driver has been asked by the
+    time the reading returns. Nearby, where no page keeps the list waiting so, it is asked
+    after."""
     stage = _running(staged)
     server = stage.server or bed
     with (
@@ -107,9 +121,16 @@ def test_reading_the_pods_asks_their_running_drivers_before_it_returns(
         ) as api,
     ):
         spark = ViewReads(api)
-        snap, index = snapshot.read_indexed(api, None, slim_pods=True, spark=spark)
+        snap, index = snapshot.read_indexed(api, None, slim_pods=True, spark=spark, limit=2)
         assert index is not None and len(index.drivers) == 1
-        assert _asked(proxy) == 1
+        assert proxy.count("GET", "/api/v1/pods") >= 3, "one page or two: nothing waited for"
+        asked_after = _asked(proxy)
+
+        proxy.faults = [Fault("late", "GET", "/api/v1/pods", seconds=1.0)]
+        spark = ViewReads(api)
+        snap, index = snapshot.read_indexed(api, None, slim_pods=True, spark=spark, limit=2)
+        assert index is not None
+        assert _asked(proxy) == asked_after + 1  # asked while the list waited
         views = spark.views(index.drivers, snap.nodes)
-        assert _asked(proxy) == 1
+        assert _asked(proxy) == asked_after + 1
         assert views == read_views(api, index.drivers, snap.nodes)

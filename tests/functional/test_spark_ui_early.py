@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -39,11 +40,19 @@ def _listed(nodes: list[Any]) -> Future[Any]:
     return done
 
 
-def _asked(proxy: FaultProxy) -> int:
-    """The executor lists asked for, once every read begun has ended (its thread with it)."""
-    while reading := [t for t in threading.enumerate() if t.name == "kubectl-spark-read"]:
-        for thread in reading:  # a read's callback may start another: look again after
-            thread.join(WAIT)
+def _readers() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name == "kubectl-spark-read"}
+
+
+def _asked(proxy: FaultProxy, earlier: set[threading.Thread]) -> int:
+    """The executor lists asked for, once every read this test began has ended.
+
+    A read's thread ends when nothing more waits; reads other tests left are not waited for.
+    """
+    deadline = time.monotonic() + WAIT
+    while any(t.is_alive() for t in _readers() - earlier):
+        assert time.monotonic() < deadline, "a read did not end"
+        time.sleep(0.01)
     return proxy.count("GET", PROXIED)
 
 
@@ -56,6 +65,7 @@ def _not_ready(node: dict[str, Any]) -> dict[str, Any]:
 def test_a_driver_is_asked_once_when_its_node_is_known_and_answers_as_asked_after(
     bed: Any, staged: Any, tmp_path: Path
 ) -> None:
+    earlier = _readers()
     stage = _running(staged)
     server = stage.server or bed  # the emulator stage runs a server of its own
     with (
@@ -72,26 +82,26 @@ def test_a_driver_is_asked_once_when_its_node_is_known_and_answers_as_asked_afte
         early = ViewReads(api)
         early.drivers_listed([driver])
         early.nodes_listed(_listed(nodes))
-        assert _asked(proxy) == 0  # the list has not waited on the server: held
+        assert _asked(proxy, earlier) == 0  # the list has not waited on the server: held
         early.list_waited()
         views = early.views([driver], nodes)
         told = views[raw.uid(driver)]
         assert "executors" in told if stage.kind == "emulator" else "note" in told, told
-        assert _asked(proxy) == 1  # asked when the list waited, not again
+        assert _asked(proxy, earlier) == 1  # asked when the list waited, not again
         assert views == read_views(api, [driver], nodes)
-        assert _asked(proxy) == 2
+        assert _asked(proxy, earlier) == 2
 
         again = copy.deepcopy(driver)  # the list started again: another object, same uid
         assert early.views([again], nodes) == views
-        assert _asked(proxy) == 3
+        assert _asked(proxy, earlier) == 3
 
         waited = ViewReads(api)
         waited.list_waited()
         waited.drivers_listed([driver])
-        assert _asked(proxy) == 3  # the nodes not known yet: held
+        assert _asked(proxy, earlier) == 3  # the nodes not known yet: held
         waited.nodes_listed(_listed(nodes))
-        assert _asked(proxy) == 4  # once waited on, each driver is asked as it can be
-        assert waited.views([driver], nodes) == views and _asked(proxy) == 4
+        assert _asked(proxy, earlier) == 4  # once waited on, each driver is asked as it can be
+        assert waited.views([driver], nodes) == views and _asked(proxy, earlier) == 4
 
         unready = [_not_ready(n) if raw.name(n) == host else n for n in nodes]
         late = ViewReads(api)
@@ -99,9 +109,9 @@ def test_a_driver_is_asked_once_when_its_node_is_known_and_answers_as_asked_afte
         late.nodes_listed(_listed(unready))
         late.drivers_listed([driver])
         assert late.views([driver], unready) == {}  # on a node not Ready: never asked
-        assert _asked(proxy) == 4
+        assert _asked(proxy, earlier) == 4
         answered = late.views([driver], nodes)  # the node Ready in the end: asked then
-        assert answered == views and _asked(proxy) == 5
+        assert answered == views and _asked(proxy, earlier) == 5
 
 
 def test_reading_the_pods_asks_their_running_drivers_while_it_waits_on_the_server(
@@ -112,6 +122,7 @@ def test_reading_the_pods_asks_their_running_drivers_while_it_waits_on_the_serve
     second, where keeping two pods takes milliseconds), so the driver has been asked by the
     time the reading returns. Nearby, where no page keeps the list waiting so, it is asked
     after."""
+    earlier = _readers()
     stage = _running(staged)
     server = stage.server or bed
     with (
@@ -124,13 +135,13 @@ def test_reading_the_pods_asks_their_running_drivers_while_it_waits_on_the_serve
         snap, index = snapshot.read_indexed(api, None, slim_pods=True, spark=spark, limit=2)
         assert index is not None and len(index.drivers) == 1
         assert proxy.count("GET", "/api/v1/pods") >= 3, "one page or two: nothing waited for"
-        asked_after = _asked(proxy)
+        asked_after = _asked(proxy, earlier)
 
         proxy.faults = [Fault("late", "GET", "/api/v1/pods", seconds=1.0)]
         spark = ViewReads(api)
         snap, index = snapshot.read_indexed(api, None, slim_pods=True, spark=spark, limit=2)
         assert index is not None
-        assert _asked(proxy) == asked_after + 1  # asked while the list waited
+        assert _asked(proxy, earlier) == asked_after + 1  # asked while the list waited
         views = spark.views(index.drivers, snap.nodes)
-        assert _asked(proxy) == asked_after + 1
+        assert _asked(proxy, earlier) == asked_after + 1
         assert views == read_views(api, index.drivers, snap.nodes)

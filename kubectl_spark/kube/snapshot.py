@@ -335,6 +335,9 @@ def read_indexed(
             if spark is not None and "nodes" in listing:
                 listing["nodes"].add_done_callback(spark.nodes_listed)
 
+    each_page: Callable[[list[Any]], None] | None = None  # the fast paths off: none
+    if index is not None:
+        each_page = index.add if spark is None else partial(_indexed_telling, index, spark)
     pods, pods_rv = api.list(
         resources.PODS.path(namespace),
         label_selector=spark_selector,
@@ -342,11 +345,7 @@ def read_indexed(
         keep=slim.pod if slim_pods else None,
         keep_page=partial(slim.pod_page, shared={}) if slim_pods else None,
         after_first_page=None if serial else read_the_others,
-        each_page=None
-        if index is None
-        else index.add
-        if spark is None
-        else partial(_indexed_telling, index, spark),
+        each_page=each_page,
         server_behind=None if index is None or spark is None else spark.list_waited,
         limit=limit,
     )

@@ -135,8 +135,7 @@ class ViewReads:
         """``read_views``' answer: every running driver's, early or asked now."""
         drivers = running_drivers(pods, nodes)
         with self._lock:
-            asked = {raw.uid(d): self._asked.get(raw.uid(d)) for d in drivers}
-            self._ask([d for d in drivers if (a := asked[raw.uid(d)]) is None or a[0] is not d])
+            self._ask([d for d in drivers if self._asked.get(raw.uid(d), (None,))[0] is not d])
             futures = [self._asked[raw.uid(d)][1] for d in drivers]
         return {raw.uid(d): f.result() for d, f in zip(drivers, futures, strict=True)}
 

@@ -62,7 +62,7 @@ def check_namespace(api: Api, namespace: str) -> None:
 
 MAX_OWNER_READS = 50
 # A one-time read of this many pods holds the texts they repeat once (``PodIndex._share``).
-SHARED_FROM_PODS = 15_000
+SHARED_FROM_PODS = 12_000
 _POD_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")  # a DNS subdomain
 
 
@@ -156,9 +156,10 @@ class PodIndex:
         When the list has just got to ``share_from``, the pods kept so far are shared too, and
         so are their facts, which hold the same texts and would otherwise keep the copies.
         At 50,000 pods sharing takes the peak RSS of ``ls -A`` from 2.5x to 1.9x the list's
-        JSON (sharing late leaves about 3 MiB of the freed copies' room unused); at 10,000
-        pods the copies are 11 MiB held for a second, and sharing them costs a sixth of
-        ``ls -A`` (docs/performance.md).
+        JSON; sharing late leaves some of the freed copies' room unused, in proportion to
+        ``share_from`` (about 1.3 MiB from 12,000 pods, 2.5 from 15,000). At 10,000 pods the
+        copies are 11 MiB held for a second, and sharing them costs a sixth of ``ls -A``
+        (docs/performance.md).
         """
         if self.texts is None:  # the pods kept so far, once
             self.texts = {}

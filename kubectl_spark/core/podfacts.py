@@ -69,29 +69,6 @@ class PodFacts:
         """Any other label (``--group-by``): rare, so read from the pod."""
         return raw.labels(self.pod).get(key, "")
 
-    def share(self, shared: dict[str, str]) -> None:
-        """The texts these facts hold that pods repeat made the objects ``shared`` holds.
-
-        For facts read before their pod's texts were shared (``kube.snapshot.PodIndex``), which
-        would otherwise keep the copies alive.
-        """
-        keep = shared.setdefault
-        self.namespace = keep(self.namespace, self.namespace)
-        self.role = keep(self.role, self.role)
-        self.app_id = keep(self.app_id, self.app_id)
-        self.exec_id = keep(self.exec_id, self.exec_id)
-        self.app_name = keep(self.app_name, self.app_name)
-        self.operator_app = keep(self.operator_app, self.operator_app)
-        self.apache_app = keep(self.apache_app, self.apache_app)
-        self.submission = keep(self.submission, self.submission)
-        self.owner_kind = keep(self.owner_kind, self.owner_kind)
-        self.owner_uid = keep(self.owner_uid, self.owner_uid)
-        self.owner_name = keep(self.owner_name, self.owner_name)
-        self.phase = keep(self.phase, self.phase)
-        self.action = keep(self.action, self.action)
-        if self.node is not None:
-            self.node = keep(self.node, self.node)
-
 
 @lru_cache(maxsize=1 << 16)
 def canonical_time(value: str) -> str:

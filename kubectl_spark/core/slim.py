@@ -217,15 +217,6 @@ _SHARED_SPEC = ("nodeName", "restartPolicy", "priorityClassName")
 _SHARED_STATUS = ("phase", "reason", "message", "startTime")
 
 
-def share(pod: dict[str, object], shared: dict[str, str]) -> None:
-    """A slim pod's repeated texts made the objects ``shared`` holds (as ``pod_page`` does).
-
-    For pods decoded before their list decided to share (``kube.snapshot.PodIndex``).
-    """
-    doc: Any = pod  # ``_as_pod``'s: its three parts are objects
-    _share(doc["metadata"], doc["spec"], doc["status"], shared)
-
-
 def _share(
     meta: dict[str, Any], spec: dict[str, Any], status: dict[str, Any], shared: dict[str, str]
 ) -> None:

@@ -61,8 +61,6 @@ def check_namespace(api: Api, namespace: str) -> None:
 
 
 MAX_OWNER_READS = 50
-# A one-time read of this many pods holds the texts they repeat once (``PodIndex._share``).
-SHARED_FROM_PODS = 12_000
 _POD_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")  # a DNS subdomain
 
 
@@ -114,17 +112,12 @@ class PodIndex:
     owners: dict[tuple[str, str, str], None] = field(default_factory=dict)
     drivers: list[Any] = field(default_factory=list)  # pods labelled spark-role=driver
     facts: list[PodFacts] = field(default_factory=list)  # in the order of the pods kept
-    # Slim pods (``core.slim``) hold the texts they repeat once from this many pods on; None:
-    # never (whole pods, which plans read). ``texts``: those texts, once the list got there.
-    share_from: int | None = None
-    texts: dict[str, str] | None = None
 
     def clear(self) -> None:
         self.uids.clear()
         self.owners.clear()
         self.drivers.clear()
         self.facts.clear()
-        self.texts = None
 
     def add(self, page: list[Any]) -> None:
         """One page's pods, each read once, through its facts.
@@ -133,8 +126,6 @@ class PodIndex:
         an item that is not an object (never from a list: ``answers.unusable`` set it aside) is
         scanned as they scan it.
         """
-        if self.share_from is not None and len(self.facts) + len(page) >= self.share_from:
-            self._share(page)
         if any(type(pod) is not dict for pod in page):
             self.uids |= _uids(page)
             self.owners.update(_owners(page))
@@ -149,27 +140,6 @@ class PodIndex:
                 self.owners[(f.namespace, f.owner_name, f.owner_uid)] = None
             if f.role == "driver" and not f.cluster_member:
                 self.drivers.append(pod)
-
-    def _share(self, page: list[Any]) -> None:
-        """``page``'s repeated texts held once, and the pods' before it once the list gets long.
-
-        When the list has just got to ``share_from``, the pods kept so far are shared too, and
-        so are their facts, which hold the same texts and would otherwise keep the copies.
-        At 50,000 pods sharing takes the peak RSS of ``ls -A`` from 2.5x to 1.9x the list's
-        JSON; sharing late leaves some of the freed copies' room unused, in proportion to
-        ``share_from`` (about 1.3 MiB from 12,000 pods, 2.5 from 15,000). At 10,000 pods the
-        copies are 11 MiB held for a second, and sharing them costs a sixth of ``ls -A``
-        (docs/performance.md).
-        """
-        if self.texts is None:  # the pods kept so far, once
-            self.texts = {}
-            for f in self.facts:
-                if type(f.pod) is dict:
-                    slim.share(f.pod, self.texts)
-                f.share(self.texts)
-        for pod in page:
-            if type(pod) is dict:
-                slim.share(pod, self.texts)
 
     def missing_owners(self, skip: set[str]) -> dict[tuple[str, str], str]:
         """``missing_owners`` of the pods listed."""
@@ -354,7 +324,7 @@ def read_indexed(
     listing: dict[str, Future[list[dict[str, Any]] | None]] = {}
 
     serial = bool(os.environ.get(lazy_kubernetes.EAGER))  # one after the other, as before
-    index = None if serial else PodIndex(share_from=SHARED_FROM_PODS if slim_pods else None)
+    index = None if serial else PodIndex()
 
     def read_the_others() -> None:
         """Once the server has answered the first page: it is there and takes the credentials."""
@@ -373,10 +343,7 @@ def read_indexed(
         label_selector=spark_selector,
         what=f"list pods {where}",
         keep=slim.pod if slim_pods else None,
-        # the index shares the pods' texts once the list is long (the fast paths off: always)
-        keep_page=(partial(slim.pod_page, shared={}) if index is None else slim.pod_page)
-        if slim_pods
-        else None,
+        keep_page=partial(slim.pod_page, shared={}) if slim_pods else None,
         after_first_page=None if serial else read_the_others,
         each_page=each_page,
         server_behind=None if index is None or spark is None else spark.list_waited,

@@ -14,7 +14,7 @@ import pytest
 
 from kubectl_spark.cli.main import main
 from kubectl_spark.core import slim
-from kubectl_spark.kube import paging, snapshot
+from kubectl_spark.kube import paging
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.kube.lazy_kubernetes import EAGER
 from tests.faultproxy import Fault, FaultProxy, through
@@ -147,23 +147,3 @@ def test_a_pages_continue_token_is_read_from_its_head(staged: Any) -> None:
     assert len(head) < 1024 and head.endswith(b",")
     assert paging._metadata_of(head[:-1] + b"}") == json.loads(data)["metadata"]
     assert paging._continue_of(data) == token
-
-
-def test_a_long_list_holds_its_pods_repeated_texts_once_and_reads_the_same(
-    staged: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``read_indexed``: a list past ``SHARED_FROM_PODS`` shares its slim pods' texts (those of
-    the pages before it got there too); a shorter one does not; both read the same."""
-    stage = _running(staged)
-    read = {}
-    with connect(Connection(kubeconfig=str(stage.kubeconfig))) as api:
-        for share_from in (3, 10_000):
-            monkeypatch.setattr(snapshot, "SHARED_FROM_PODS", share_from)
-            read[share_from] = snapshot.read_indexed(api, None, slim_pods=True, limit=2)[0]
-    pods: Any = read[3].pods
-    alone: Any = read[10_000].pods
-    assert len(pods) >= 4, "too few pages: the test proves nothing"
-    assert pods == alone and read[3].pod_facts == read[10_000].pod_facts
-    # the first page's pods and the last's hold one namespace object; unshared, two
-    assert pods[0]["metadata"]["namespace"] is pods[-1]["metadata"]["namespace"]
-    assert alone[0]["metadata"]["namespace"] is not alone[-1]["metadata"]["namespace"]

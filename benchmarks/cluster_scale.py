@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 from _docs import put_result
-from _served import BIN, client_for, served
+from _served import AS_INSTALLED, BIN, client_for, served
 
 from kubectl_spark.core import podfacts, slim
 from kubectl_spark.core.analyze import _executor, analyze
@@ -47,10 +47,6 @@ KUBECTL = shutil.which("kubectl") or "kubectl"
 GNU_TIME = "/usr/bin/time"
 
 
-# As installed: pip and the krew binary keep compiled modules, where a shell that sets
-# PYTHONDONTWRITEBYTECODE (this workplace's does) makes every run compile the client's modules
-# again (10-15 ms of a warm command; benchmarks/interactive.py does the same).
-AS_INSTALLED = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 # Cold, as this benchmark always measured (and GNU time's peak RSS would be a warm client's,
 # not the process that does the work); ``warm_beside_transfer`` measures the warm path beside the bare transfer.
 COLD = {**AS_INSTALLED, "KUBECTL_SPARK_WARM": "off"}

@@ -45,9 +45,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from _docs import put_result, put_table
+from _served import AS_INSTALLED, BIN
 
 ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent / "kubectl-spark"
 TARGET = 3.0
 
 
@@ -141,9 +141,8 @@ def main() -> int:
             time.sleep(0.2)
         if args.latency:
             kubeconfig = distance.enter_context(at_a_distance(kubeconfig, args.latency))
-        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "XDG_RUNTIME_DIR": str(run)}
+        env = {**AS_INSTALLED, "KUBECONFIG": str(kubeconfig), "XDG_RUNTIME_DIR": str(run)}
         env.pop("KUBECTL_SPARK_WARM", None)  # the default: a warm server answers
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: compiled modules are kept
         env.pop("KUBECTL_SPARK_EAGER_KUBERNETES", None)
         eager = {**env, "KUBECTL_SPARK_EAGER_KUBERNETES": "1"}
         cold = {**env, "KUBECTL_SPARK_WARM": "off"}

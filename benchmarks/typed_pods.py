@@ -12,7 +12,7 @@ one process, each round alternating the two:
 - the memory the decoded pods hold (tracemalloc, after the decode);
 - a scan that reads each pod's uid, app id label and phase, as grouping's first pass does;
 - the whole of what ``ls`` does with each page as it comes (the gateway's path): today, decoded
-  slim with the repeated texts shared (``slim.pod_page(page, shared)``) and each pod's facts
+  slim with what pods repeat shared (``slim.pod_page(page, shared)``) and each pod's facts
   read (``podfacts.facts``); typed, decoded into the structs and the same facts read from
   their fields (``facts_of``, here: checked equal to ``podfacts.facts`` for every pod), nothing
   shared; the time, and the memory both hold after it.
@@ -233,8 +233,8 @@ def scan_structs(pods: list[Any]) -> int:
 
 
 def gateway_dicts(pages: list[bytes]) -> list[PodFacts]:
-    """What ``ls`` holds of each page today: slim dicts, texts shared, and each pod's facts."""
-    shared: dict[str, str] = {}
+    """What ``ls`` holds of each page today: slim dicts, what pods repeat shared, their facts."""
+    shared: dict[object, object] = {}
     held: list[PodFacts] = []
     for page in pages:
         doc = slim.pod_page(page, shared)

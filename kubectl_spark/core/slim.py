@@ -20,7 +20,6 @@ fast path off.
 from __future__ import annotations
 
 import types
-from collections.abc import Callable
 from typing import Any, TypedDict, TypeVar
 
 import msgspec
@@ -162,13 +161,13 @@ _POD_PAGE = msgspec.json.Decoder(
 )
 
 
-def pod_page(data: bytes, shared: dict[str, str] | None = None) -> dict[str, object] | None:
+def pod_page(data: bytes, shared: dict[object, object] | None = None) -> dict[str, object] | None:
     """A pod list's answer with its items already ``pod``-slim; None when it is not as expected.
 
     None (an item that is not an object, a field of another type, JSON msgspec refuses): the
     caller parses the answer whole and slims it item by item, which copes with anything.
 
-    ``shared``: texts already read, by value, kept for the pages of one list (``_share``).
+    ``shared``: what the pods of one list repeat, kept for its pages (``_share``).
     """
     try:
         doc = _POD_PAGE.decode(data)
@@ -180,7 +179,7 @@ def pod_page(data: bytes, shared: dict[str, str] | None = None) -> dict[str, obj
     return doc
 
 
-def _as_pod(item: dict[str, Any], shared: dict[str, str] | None) -> dict[str, Any]:
+def _as_pod(item: dict[str, Any], shared: dict[object, object] | None) -> dict[str, Any]:
     """The choices beyond keys that slimming makes, for a page's item and a walked pod alike.
 
     Their keys' order is the server's for a page, the schema's for a walked pod, which no
@@ -204,63 +203,94 @@ def _as_pod(item: dict[str, Any], shared: dict[str, str] | None) -> dict[str, An
             del spec["volumes"]
     status = item.get("status", {})
     if shared is not None:
-        _share(meta, spec, status, shared)
+        _share(meta, status, shared)
     return {"metadata": meta, "spec": spec, "status": status}
 
 
-# Of a pod's texts, those many pods repeat: its application's labels and driver (the owner),
-# its namespace, node and phase, the seconds it was made and started in. Read once per list
-# and held once (the pod's name, uid, resourceVersion and IP are its own and are not looked up).
-_SHARED_META = ("namespace", "creationTimestamp")
-_SHARED_OWNER = ("apiVersion", "kind", "name", "uid")
-_SHARED_SPEC = ("nodeName", "restartPolicy", "priorityClassName")
-_SHARED_STATUS = ("phase", "reason", "message", "startTime")
+def _share(meta: dict[str, Any], status: dict[str, Any], shared: dict[object, object]) -> None:
+    """What a pod repeats of the pods before it in the list made the one object they hold.
 
+    An application's executors name one driver (the same ``ownerReferences``), carry its
+    labels' values, and most started in the same few seconds (the same running container's
+    status). At 50,000 pods those copies are most of what the pods hold; held once, the peak
+    RSS of ``ls -A`` fits its target (docs/performance.md). Whole lists are shared, by two
+    lookups, where sharing each text in them cost about 5 µs a pod.
 
-def _share(
-    meta: dict[str, Any], spec: dict[str, Any], status: dict[str, Any], shared: dict[str, str]
-) -> None:
-    """Each repeated text of a pod made the one object equal to it that the list already holds.
-
-    At 50,000 pods, 22 texts a pod, seven in eight of them repeats: held once, the peak RSS of
-    ``ls -A`` fell from 259 to 196 MiB (2.5x to 1.9x the list's JSON), for about 5 µs of CPU a
-    pod (docs/performance.md).
+    Only a list equal to the one held is shared, and equal must mean the same reading:
+    ``==`` holds ``1``, ``1.0`` and ``True`` equal, so a value that is neither text nor a
+    flag takes part only by its type (``_owner_key``, ``_status_key``), and a pod shaped
+    otherwise keeps its own. Shared objects are read, never changed (``raw``'s rule).
     """
-    keep = shared.setdefault
     refs = meta.get("ownerReferences")
-    owners = (
-        [(ref, _SHARED_OWNER) for ref in refs if type(ref) is dict] if type(refs) is list else []
-    )
-    for obj, keys in (
-        (meta, _SHARED_META),
-        (spec, _SHARED_SPEC),
-        (status, _SHARED_STATUS),
-        *owners,
+    if type(refs) is list and len(refs) == 1:
+        key = _owner_key(refs[0])
+        if key is not None:
+            held = shared.setdefault(key, refs)
+            if held is not refs and held == refs:
+                meta["ownerReferences"] = held
+    labels = meta.get("labels")
+    if type(labels) is dict:
+        keep = shared.setdefault
+        for name, value in labels.items():
+            if type(value) is str:
+                labels[name] = keep(value, value)
+    statuses = status.get("containerStatuses")
+    if type(statuses) is list and len(statuses) == 1:
+        key = _status_key(statuses[0])
+        if key is not None:
+            held = shared.setdefault(key, statuses)
+            if held is not statuses and held == statuses:
+                status["containerStatuses"] = held
+
+
+_TEXT_OR_FLAG = frozenset({str, bool})
+
+
+def _owner_key(ref: object) -> tuple[str, str] | None:
+    """An owner reference's key among the list's: its uid.
+
+    None where a value is neither text nor a flag: a number would be equal to a flag.
+    """
+    if type(ref) is not dict:
+        return None
+    uid = ref.get("uid")
+    if type(uid) is not str or not _TEXT_OR_FLAG.issuperset(map(type, ref.values())):
+        return None
+    return ("owner", uid)
+
+
+def _status_key(container: object) -> tuple[str, str] | None:
+    """A running container's status's key: when it started; None for any other shape.
+
+    Its keys are the schema's (``_CONTAINER_STATUS``); each must hold what the API sends
+    there (text, a flag, a whole number, an empty last state) or nothing, so that equal
+    statuses read the same.
+    """
+    if type(container) is not dict:
+        return None
+    state = container.get("state")
+    if type(state) is not dict or len(state) != 1:
+        return None
+    running = state.get("running")
+    if type(running) is not dict or len(running) != 1:
+        return None
+    started = running.get("startedAt")
+    last = container.get("lastState")
+    if (
+        type(started) is not str
+        or not (last is None or (type(last) is dict and not last))
+        or type(container.get("restartCount")) not in _WHOLE_OR_NONE
+        or type(container.get("ready")) not in _FLAG_OR_NONE
+        or type(container.get("started")) not in _FLAG_OR_NONE
+        or type(container.get("name")) not in _TEXT_OR_NONE
     ):
-        for key in keys:
-            value = obj.get(key)
-            if type(value) is str:
-                obj[key] = keep(value, value)
-    _share_values(meta.get("labels"), keep)
-    for container in status.get("containerStatuses") or ():
-        name = container.get("name")
-        if type(name) is str:
-            container["name"] = keep(name, name)
-        for key in ("state", "lastState"):
-            state = container.get(key)
-            if type(state) is dict:
-                for told in state.values():  # running, terminated, waiting
-                    _share_values(told, keep)
+        return None
+    return ("running", started)
 
 
-_Keep = Callable[[str, str], str]
-
-
-def _share_values(obj: object, keep: _Keep) -> None:
-    if type(obj) is dict:
-        for key, value in obj.items():
-            if type(value) is str:
-                obj[key] = keep(value, value)
+_WHOLE_OR_NONE = frozenset({int, type(None)})
+_FLAG_OR_NONE = frozenset({bool, type(None)})
+_TEXT_OR_NONE = frozenset({str, type(None)})
 
 
 def slim(kind: str, obj: T) -> T | dict[str, object]:

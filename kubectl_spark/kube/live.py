@@ -362,8 +362,8 @@ class LiveCluster:
                         label_selector=selector,
                         what=f"list {plural}",
                         keep=lambda i, key=key: slim(key, i),  # type: ignore[misc]
-                        # Pods decoded slim from each page's bytes, their repeated texts
-                        # held once, as ``ls`` reads them (``core.slim.pod_page``)
+                        # Pods decoded slim from each page's bytes, what they repeat held
+                        # once, as ``ls`` reads them (``core.slim.pod_page``)
                         keep_page=partial(pod_page, shared={}) if key == "pods" else None,
                     )
                     with self.lock:

@@ -125,7 +125,7 @@ def test_busy_drivers_lists_change_only_their_applications(cluster: Any, monkeyp
 
 def test_the_watched_pods_are_listed_as_ls_reads_them(cluster: Any) -> None:
     """The live path lists pods from each page's bytes (``slim.pod_page``), as ``ls`` does: the
-    objects slimming each whole pod gives, the texts they repeat held once."""
+    objects slimming each whole pod gives, what they repeat held once."""
     run = cluster("s9-deleted-executors")
     run.player.play_until(run.player.scenario.duration / 2)
     conn = Connection(kubeconfig=str(run.kubeconfig))
@@ -141,5 +141,5 @@ def test_the_watched_pods_are_listed_as_ls_reads_them(cluster: Any) -> None:
     listed: list[Any] = [p for p in snapshot.pods if raw.uid(p) in whole]
     assert len(listed) >= 2, "too few pods: the test proves nothing"
     assert all(p == whole[raw.uid(p)] for p in listed)
-    namespaces = {id(p["metadata"]["namespace"]) for p in listed}
-    assert len(namespaces) < len(listed)  # one text object for pods of one namespace
+    app_ids = {id(p["metadata"]["labels"]["spark-app-selector"]) for p in listed}
+    assert len(app_ids) < len(listed)  # one text object for the pods of one application

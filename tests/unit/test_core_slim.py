@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from kubectl_spark.core import slim
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
-from tests.hostile import RUNNING, varied_pods
+from tests.hostile import RUNNING, set_at, varied_pods
 
 NOW = datetime(2026, 3, 1, 4, tzinfo=UTC)
 
@@ -121,8 +121,8 @@ def test_a_page_decoded_slim_holds_what_slimming_each_pod_holds(
     if decoded is not None:
         assert decoded["items"] == expected
         assert decoded["metadata"] == {"resourceVersion": "7"}
-    # Texts shared with the pages before (``_share``): the same values, whatever they hold.
-    shared: dict[str, str] = {}
+    # What pods repeat shared with the pages before (``_share``): the same values.
+    shared: dict[object, object] = {}
     assert slim.pod_page(data, shared) == decoded
     assert slim.pod_page(data, shared) == decoded
 
@@ -206,16 +206,18 @@ def test_a_pod_slimmed_alone_keeps_what_its_page_keeps_and_drops_the_rest() -> N
     assert kept["metadata"]["annotations"] == {"kept": "yes"}
 
 
-def test_texts_pods_repeat_are_held_once_across_a_lists_pages() -> None:
-    """One list's pages share the texts their pods repeat (a driver's uid, a node's name, a
-    label's value, the second a pod started in); what is a pod's own (its name, uid, IP) is
-    not looked up. The values are those of the pages decoded alone."""
+def test_what_pods_repeat_is_held_once_across_a_lists_pages() -> None:
+    """One list's pages share what their pods repeat: the driver they name, their labels'
+    values, a running container's status from the same second. What is a pod's own (its name,
+    uid) is not looked up. The values are those of the pages decoded alone."""
     first, second = copy.deepcopy(RUNNING), copy.deepcopy(RUNNING)
     second["metadata"].update(name="app-exec-2", uid="u-2")
     second["metadata"]["labels"]["spark-exec-id"] = "2"
-    for pod, started in ((first, "2026-03-01T02:00:01Z"), (second, "2026-03-01T02:00:01Z")):
-        pod["status"]["containerStatuses"][0]["state"] = {"running": {"startedAt": started}}
-    shared: dict[str, str] = {}
+    for pod in (first, second):
+        pod["status"]["containerStatuses"][0].update(
+            ready=True, started=True, lastState={}, state={"running": {"startedAt": _STARTED}}
+        )
+    shared: dict[object, object] = {}
     one: Any = slim.pod_page(_page([first]), shared)
     two: Any = slim.pod_page(_page([second]), shared)
     assert one["items"] == [slim.pod(first)] and two["items"] == [slim.pod(second)]
@@ -224,11 +226,53 @@ def test_texts_pods_repeat_are_held_once_across_a_lists_pages() -> None:
         a["metadata"]["labels"]["spark-app-selector"]
         is b["metadata"]["labels"]["spark-app-selector"]
     )
-    assert a["metadata"]["ownerReferences"][0]["uid"] is b["metadata"]["ownerReferences"][0]["uid"]
-    assert a["metadata"]["namespace"] is b["metadata"]["namespace"]
-    assert a["spec"]["nodeName"] is b["spec"]["nodeName"]
-    started_a = a["status"]["containerStatuses"][0]["state"]["running"]["startedAt"]
-    assert started_a is b["status"]["containerStatuses"][0]["state"]["running"]["startedAt"]
+    assert a["metadata"]["ownerReferences"] is b["metadata"]["ownerReferences"]
+    assert a["status"]["containerStatuses"] is b["status"]["containerStatuses"]
     assert a["metadata"]["uid"] not in shared and a["metadata"]["name"] not in shared
     alone: Any = slim.pod_page(_page([second]))
-    assert alone["items"][0]["spec"]["nodeName"] is not a["spec"]["nodeName"]  # not shared
+    assert alone["items"][0]["metadata"]["ownerReferences"] is not a["metadata"]["ownerReferences"]
+
+
+_STARTED = "2026-03-01T02:00:01Z"
+# Where ``==`` and the reading part: ``1``, ``1.0`` and ``True`` are equal, and read apart.
+_COMPARED = [
+    *(("metadata", "ownerReferences", 0, key) for key in ("controller", "blockOwnerDeletion")),
+    ("metadata", "ownerReferences", 0, "name"),
+    *(
+        ("status", "containerStatuses", 0, key)
+        for key in ("restartCount", "ready", "started", "lastState", "name")
+    ),
+    ("status", "containerStatuses", 0, "state", "running", "startedAt"),
+    ("status", "containerStatuses", 0, "state", "running", "exitCode"),
+    ("status", "containerStatuses", 0, "state", "terminated"),
+]
+_EQUAL_APART: st.SearchStrategy[object] = st.sampled_from(
+    [0, 1, 1.0, True, False, "1", None, {}, [], {"exitCode": 1}]
+)
+
+
+@st.composite
+def _alike_pods(draw: Any) -> dict[str, Any]:
+    """Executors of one driver, started in one second, a few values each made odd."""
+    pod = copy.deepcopy(RUNNING)
+    pod["metadata"]["ownerReferences"][0]["blockOwnerDeletion"] = True
+    pod["status"]["containerStatuses"][0].update(
+        ready=True, started=True, lastState={}, state={"running": {"startedAt": _STARTED}}
+    )
+    for path in draw(st.lists(st.sampled_from(_COMPARED), max_size=2)):
+        set_at(pod, path, copy.deepcopy(draw(_EQUAL_APART)), delete=False)
+    return pod
+
+
+@settings(
+    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(st.lists(st.lists(_alike_pods(), min_size=1, max_size=3), min_size=2, max_size=3))
+def test_a_pod_reads_as_it_would_alone_whatever_the_pods_before_it_hold(
+    pages: list[list[dict[str, Any]]],
+) -> None:
+    """Byte for byte: JSON tells ``1``, ``1.0`` and ``True`` apart, as the readers do."""
+    shared: dict[object, object] = {}
+    for items in pages:
+        alone = slim.pod_page(_page(items))
+        assert orjson.dumps(slim.pod_page(_page(items), shared)) == orjson.dumps(alone)

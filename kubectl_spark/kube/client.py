@@ -414,6 +414,7 @@ class Api:
         after_first_page: Callable[[], None] | None = None,
         each_page: Callable[[list[Any]], None] | None = None,
         server_behind: Callable[[], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> tuple[list[Any], str]:
         """A paged LIST over one consistent snapshot; return (items, resourceVersion).
 
@@ -425,7 +426,7 @@ class Api:
         once the first page has come (again after a restart); ``each_page`` with each page's
         items as kept (again after a restart: the same items may come twice);
         ``server_behind`` after a page the list waited for longer than it took to keep the one
-        before (``paging.Listing.server_behind``).
+        before (``paging.Listing.server_behind``), both timed by ``clock``.
         """
         listing = paging.Listing(
             path,
@@ -438,6 +439,7 @@ class Api:
             after_first_page,
             each_page,
             server_behind,
+            clock,
         )
         for restart in range(LIST_RESTARTS + 1):
             try:

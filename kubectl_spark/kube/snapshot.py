@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -300,6 +301,7 @@ def read_indexed(
     slim_pods: bool = False,
     spark: ViewReads | None = None,
     limit: int = 500,
+    clock: Callable[[], float] = time.monotonic,
 ) -> tuple[Snapshot, PodIndex | None]:
     """Everything the core reads, in one paged LIST per resource.
 
@@ -312,7 +314,7 @@ def read_indexed(
     the fast paths off, where each scan reads the whole list as before. ``spark`` is told of
     each page's drivers, of the nodes as they come, and of each page the list waited for longer
     than it took to keep the one before, to ask the drivers' Spark UIs while the list waits on
-    the server (not with the fast paths off). ``limit``: pods a page.
+    the server (not with the fast paths off), timed by ``clock``. ``limit``: pods a page.
     """
     where = f"in namespace {namespace}" if namespace else "in all namespaces"
     spark_selector = "spark-role" + (f",{selector}" if selector else "")
@@ -348,6 +350,7 @@ def read_indexed(
         each_page=each_page,
         server_behind=None if index is None or spark is None else spark.list_waited,
         limit=limit,
+        clock=clock,
     )
     wanted = missing_owners(pods, set()) if index is None else index.missing_owners(set())
     owners = read_owners(api, wanted)

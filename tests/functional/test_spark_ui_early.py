@@ -21,7 +21,7 @@ from kubectl_spark.core import raw
 from kubectl_spark.kube import snapshot
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.kube.sparkapi import ViewReads, read_views
-from tests.faultproxy import Fault, FaultProxy, through
+from tests.faultproxy import FaultProxy, through
 
 PROXIED = "/proxy/api/v1/applications/"
 WAIT = 30.0  # a bound for a hung read, never reached when the test passes
@@ -114,14 +114,47 @@ def test_a_driver_is_asked_once_when_its_node_is_known_and_answers_as_asked_afte
         assert answered == views and _asked(proxy, earlier) == 5
 
 
+class _NodesTold(ViewReads):
+    """``ViewReads`` that tells when the list has told it the nodes."""
+
+    def __init__(self, api: Any) -> None:
+        super().__init__(api)
+        self.known = threading.Event()
+
+    def nodes_listed(self, listed: Future[Any]) -> None:
+        super().nodes_listed(listed)
+        self.known.set()
+
+
+class _Clock:
+    """The list's clock (``paging.Listing.clock``), driven by the test, not by the machine.
+
+    ``growing``: each step longer than the one before, so every page is waited for longer
+    than the one before took to keep (the server is behind); else steps of one second, so
+    none is. From its second reading on (the optional lists are asked after the first page),
+    it reads on only once ``told`` says the nodes are known: events order the list, not time.
+    """
+
+    def __init__(self, growing: bool, told: threading.Event | None = None) -> None:
+        self.growing, self.told = growing, told
+        self.now, self.step, self.readings = 0.0, 1.0, 0
+
+    def __call__(self) -> float:
+        self.readings += 1
+        if self.told is not None and self.readings > 1:
+            assert self.told.wait(WAIT), "the nodes were never listed"
+        self.step += 1.0 if self.growing else 0.0
+        self.now += self.step
+        return self.now
+
+
 def test_reading_the_pods_asks_their_running_drivers_while_it_waits_on_the_server(
     bed: Any, staged: Any, tmp_path: Path
 ) -> None:
     """What ``ls`` does (``app.view.load``): the list tells ``ViewReads`` each page's drivers,
-    the nodes, and a page it waited for longer than it took to keep the one before (here a
-    second, where keeping two pods takes milliseconds), so the driver has been asked by the
-    time the reading returns. Nearby, where no page keeps the list waiting so, it is asked
-    after."""
+    the nodes, and a page it waited for longer than it took to keep the one before, so the
+    driver has been asked by the time the reading returns. Where no page keeps the list
+    waiting so (nearby), it is asked after. The list's clock is the test's (``_Clock``)."""
     earlier = _readers()
     stage = _running(staged)
     server = stage.server or bed
@@ -132,16 +165,21 @@ def test_reading_the_pods_asks_their_running_drivers_while_it_waits_on_the_serve
         ) as api,
     ):
         spark = ViewReads(api)
-        snap, index = snapshot.read_indexed(api, None, slim_pods=True, spark=spark, limit=2)
+        snap, index = snapshot.read_indexed(
+            api, None, slim_pods=True, spark=spark, limit=2, clock=_Clock(growing=False)
+        )
         assert index is not None and len(index.drivers) == 1
         assert proxy.count("GET", "/api/v1/pods") >= 3, "one page or two: nothing waited for"
-        asked_after = _asked(proxy, earlier)
+        assert _asked(proxy, earlier) == 0  # never waited on: held until asked after
+        assert spark.views(index.drivers, snap.nodes) == read_views(api, index.drivers, snap.nodes)
+        assert _asked(proxy, earlier) == 2
 
-        proxy.faults = [Fault("late", "GET", "/api/v1/pods", seconds=1.0)]
-        spark = ViewReads(api)
-        snap, index = snapshot.read_indexed(api, None, slim_pods=True, spark=spark, limit=2)
+        told = _NodesTold(api)
+        snap, index = snapshot.read_indexed(
+            api, None, slim_pods=True, spark=told, limit=2, clock=_Clock(True, told.known)
+        )
         assert index is not None
-        assert _asked(proxy, earlier) == asked_after + 1  # asked while the list waited
-        views = spark.views(index.drivers, snap.nodes)
-        assert _asked(proxy, earlier) == asked_after + 1
+        assert _asked(proxy, earlier) == 3  # asked while the list waited
+        views = told.views(index.drivers, snap.nodes)
+        assert _asked(proxy, earlier) == 3
         assert views == read_views(api, index.drivers, snap.nodes)

@@ -232,7 +232,13 @@ async def test_cluster_text_is_shown_literally() -> None:
         assert "etl-[bold red]x[/]\\x1b[31m" in names  # markup not interpreted, ESC made visible
         import html
 
-        rendered = html.unescape(app.export_screenshot())
+        def painted() -> str:
+            return html.unescape(app.export_screenshot())
+
+        # The rows are in the table before the screen is painted with them: wait for the paint
+        # (a busy machine paints later), then read it.
+        await until(pilot, lambda: "[bold" in painted(), what="the rows painted")
+        rendered = painted()
         assert "[bold" in rendered and "x[/]" in rendered  # the brackets reached the screen as text
         assert "\x1b" not in rendered
 

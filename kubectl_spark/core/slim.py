@@ -20,6 +20,7 @@ fast path off.
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 from typing import Any, TypedDict, TypeVar
 
 import msgspec
@@ -217,30 +218,35 @@ def _share(meta: dict[str, Any], status: dict[str, Any], shared: dict[object, ob
     lookups, where sharing each text in them cost about 5 µs a pod.
 
     Only a list equal to the one held is shared, and equal must mean the same reading:
-    ``==`` holds ``1``, ``1.0`` and ``True`` equal, so a value that is neither text nor a
-    flag takes part only by its type (``_owner_key``, ``_status_key``), and a pod shaped
-    otherwise keeps its own. Shared objects are read, never changed (``raw``'s rule).
+    ``==`` holds ``1``, ``1.0`` and ``True`` equal, so a list is shared only where its values
+    are text and flags (and a running container's restart count a whole number: ``_owner_key``,
+    ``_status_key``); a pod shaped otherwise keeps its own. Shared objects are read, never
+    changed (``raw``'s rule).
     """
-    refs = meta.get("ownerReferences")
-    if type(refs) is list and len(refs) == 1:
-        key = _owner_key(refs[0])
-        if key is not None:
-            held = shared.setdefault(key, refs)
-            if held is not refs and held == refs:
-                meta["ownerReferences"] = held
+    _share_list(meta, "ownerReferences", _owner_key, shared)
     labels = meta.get("labels")
     if type(labels) is dict:
         keep = shared.setdefault
         for name, value in labels.items():
             if type(value) is str:
                 labels[name] = keep(value, value)
-    statuses = status.get("containerStatuses")
-    if type(statuses) is list and len(statuses) == 1:
-        key = _status_key(statuses[0])
+    _share_list(status, "containerStatuses", _status_key, shared)
+
+
+def _share_list(
+    obj: dict[str, Any],
+    field: str,
+    key_of: Callable[[object], tuple[str, str] | None],
+    shared: dict[object, object],
+) -> None:
+    """``obj[field]``, a list of one item, made the equal one the list holds under its key."""
+    found = obj.get(field)
+    if type(found) is list and len(found) == 1:
+        key = key_of(found[0])
         if key is not None:
-            held = shared.setdefault(key, statuses)
-            if held is not statuses and held == statuses:
-                status["containerStatuses"] = held
+            held = shared.setdefault(key, found)
+            if held is not found and held == found:
+                obj[field] = held
 
 
 _TEXT_OR_FLAG = frozenset({str, bool})

@@ -249,7 +249,11 @@ def _share_list(
                 obj[field] = held
 
 
+# The types a shared list's values may have, each field as the API sends it (``_share``).
 _TEXT_OR_FLAG = frozenset({str, bool})
+_WHOLE_OR_NONE = frozenset({int, type(None)})
+_FLAG_OR_NONE = frozenset({bool, type(None)})
+_TEXT_OR_NONE = frozenset({str, type(None)})
 
 
 def _owner_key(ref: object) -> tuple[str, str] | None:
@@ -292,11 +296,6 @@ def _status_key(container: object) -> tuple[str, str] | None:
     ):
         return None
     return ("running", started)
-
-
-_WHOLE_OR_NONE = frozenset({int, type(None)})
-_FLAG_OR_NONE = frozenset({bool, type(None)})
-_TEXT_OR_NONE = frozenset({str, type(None)})
 
 
 def slim(kind: str, obj: T) -> T | dict[str, object]:

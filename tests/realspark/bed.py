@@ -24,8 +24,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,6 @@ from kubectl_spark.sim.client import Client
 from kubectl_spark.sim.oskubelet.image import SparkImage
 from kubectl_spark.sim.oskubelet.kubelet import ProcessKubelet
 from kubectl_spark.sim.oskubelet.network import (
-    API_SERVICE_IP,
     ApiServiceForwarder,
     EgressProxy,
     PodNetwork,
@@ -60,6 +59,45 @@ SMALL = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.shuffle.partitions": "2",
 }
+
+
+# Every JVM of the tier (spark-submit here, the drivers and executors in the pods) compiles with
+# C1 only: these JVMs live seconds to minutes, and on two cores C2's compilations took a third
+# of their CPU and never paid back. Measured on test_driver_and_allocation.py, one worker:
+# 180 -> 123 s of CPU, 116 -> 98 s of wall time. What Spark does and says is unchanged.
+JVM_OPTIONS = ("-XX:TieredStopAtLevel=1",)
+
+
+@dataclass(frozen=True)
+class Addresses:
+    """One pytest-xdist worker's loopback addresses: the tier runs on two workers at once.
+
+    Pods bind their own loopback address and the API server's Service address is a port 443
+    bound once, so each worker's beds take a block of their own (worker gw<n>: 127.96.<n>.x for
+    the Service, pod addresses from offset 2 + n * POD_BLOCK).
+    """
+
+    worker: int
+
+    POD_BLOCK = 4096
+
+    @classmethod
+    def of_this_worker(cls) -> Addresses:
+        name = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+        return cls(int(name.removeprefix("gw")) if name.removeprefix("gw").isdigit() else 0)
+
+    @property
+    def api_service_ip(self) -> str:
+        """The control plane's Service address."""
+        return f"127.96.{self.worker}.1"
+
+    @property
+    def emulator_service_ip(self) -> str:
+        """The emulator's, held beside the control plane's while a test runs on the emulator."""
+        return f"127.96.{self.worker}.2"
+
+    def network(self, api_service_ip: str) -> PodNetwork:
+        return PodNetwork(api_service_ip, first=2 + self.worker * self.POD_BLOCK)
 
 
 class Unavailable(Exception):
@@ -119,20 +157,22 @@ class SparkBed:
     kind = "real"
     rbac = True
 
-    def __init__(self) -> None:
-        self.image = SparkImage(spark_home(), java_home())
+    def __init__(self, addresses: Addresses) -> None:
+        self.image = SparkImage(spark_home(), java_home(), jvm_options=JVM_OPTIONS)
         namespaces()
+        self.addresses = addresses
         self.dir = Path(tempfile.mkdtemp(prefix="kubectl-spark-realspark-"))
-        self.network = PodNetwork()
+        service_ip = addresses.api_service_ip
+        self.network = addresses.network(service_ip)
         self.egress = EgressProxy(self.network, self.dir / "egress.sock")
         (self.dir / "egress.yaml").write_text(self.egress.config())
         self.plane = ControlPlane(
             ControlPlaneOptions(
-                extra_cert_names=[API_SERVICE_IP],
+                extra_cert_names=[service_ip],
                 extra_apiserver_flags=[f"--egress-selector-config-file={self.dir / 'egress.yaml'}"],
             )
         ).start()
-        self.forwarder = ApiServiceForwarder(self.plane.port)
+        self.forwarder = ApiServiceForwarder(self.plane.port, service_ip)
         self.client = Client(self.plane.url, self.plane.token, self.plane.ca_pem)
         self.kubeconfig = self.plane.write_kubeconfig(self.dir / "kubeconfig")
         self.ca = self.plane.write_ca(self.dir / "ca.crt")
@@ -162,15 +202,15 @@ class EmulatorSparkBed:
     kind = "emulator"
     rbac = False
 
-    def __init__(self, image: SparkImage, folder: Path) -> None:
+    def __init__(self, image: SparkImage, folder: Path, addresses: Addresses) -> None:
         from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer, EmulatorOptions
         from kubectl_spark.knowledge.clock import SystemClock
         from kubectl_spark.sim.world import World
 
         self.image = image
         self.dir = folder
-        service_ip = "127.96.0.2"  # the control plane's bed holds 127.96.0.1:443 meanwhile
-        self.network = PodNetwork(service_ip)
+        service_ip = addresses.emulator_service_ip
+        self.network = addresses.network(service_ip)
         self.server = EmbeddedApiServer(EmulatorOptions(cert_names=(service_ip,))).start()
         self.forwarder = ApiServiceForwarder(self.server.port, service_ip)
         self.client = Client(self.server.url, self.server.token, self.server.ca_pem)
@@ -341,12 +381,3 @@ def until(
         time.sleep(0.3)
     shown = f"\n{detail()}" if detail is not None else ""
     raise AssertionError(f"{what}: not within {seconds:.0f} s{shown}")
-
-
-@contextmanager
-def spark_bed() -> Iterator[SparkBed]:
-    bed = SparkBed()
-    try:
-        yield bed
-    finally:
-        bed.close()

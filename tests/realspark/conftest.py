@@ -1,4 +1,9 @@
-"""The real-Spark tier: one control plane for the tier, a cluster (nodes, namespace) per test."""
+"""The real-Spark tier: one control plane a worker, a cluster (nodes, namespace) per test.
+
+The tier runs on two workers (scripts/dev): its tests mostly wait on Spark's own timers
+(heartbeats, idle timeouts, allocation batches), so two at once take the time of about two
+thirds, each worker with its control plane and its own loopback addresses (``Addresses``).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,24 @@ import pytest
 
 from tests.controlplane.build import built
 
-from .bed import REQUIRE, Cluster, EmulatorSparkBed, SparkBed, Unavailable
+from .bed import REQUIRE, Addresses, Cluster, EmulatorSparkBed, SparkBed, Unavailable
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest tests first, told by the time each allows itself (its timeout mark).
+
+    On two workers the tier ends when its last test does: a long test started last would run
+    alone at the end. Only a run of this tier alone is ordered (the rest of the suite collects
+    this folder too, and keeps its order).
+    """
+    here = Path(__file__).parent
+    if all(here in item.path.parents for item in items):
+        items.sort(key=_allowed_seconds, reverse=True)
+
+
+def _allowed_seconds(item: pytest.Item) -> float:
+    mark = item.get_closest_marker("timeout")
+    return float(mark.args[0]) if mark is not None and mark.args else 0.0
 
 
 @pytest.fixture(scope="session")
@@ -20,7 +42,7 @@ def spark_bed() -> Iterator[SparkBed]:
     bed = None
     if not why:
         try:
-            bed = SparkBed()
+            bed = SparkBed(Addresses.of_this_worker())
         except Unavailable as err:
             why = str(err)
     if bed is None:
@@ -50,7 +72,7 @@ def emulated(
     spark_bed: SparkBed, request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[Cluster]:
     """A cluster on the project's emulator (with the tier's Spark and Java; one per test)."""
-    bed = EmulatorSparkBed(spark_bed.image, tmp_path)
+    bed = EmulatorSparkBed(spark_bed.image, tmp_path, spark_bed.addresses)
     try:
         made = Cluster(bed, "spark", tmp_path / "cluster")
         try:

@@ -50,7 +50,12 @@ def spark_submit(
             f"local://{APPS / app}",
             *args,
         ],
-        env={**os.environ, "SPARK_HOME": str(home), "JAVA_HOME": str(bed.image.java_home)},
+        env={
+            **os.environ,
+            "SPARK_HOME": str(home),
+            "JAVA_HOME": str(bed.image.java_home),
+            "JAVA_TOOL_OPTIONS": " ".join(bed.image.jvm_options),
+        },
         capture_output=True,
         text=True,
         timeout=120,

@@ -42,7 +42,9 @@ class SparkImage:
     java_home: Path
     #: Images run as Spark's: an exact name, or a prefix ending in ``:`` or ``/``.
     names: tuple[str, ...] = ("apache/spark", "spark", "spark-py")
-    #: JVM options every JVM of the image gets (class-data sharing, a small code cache).
+    #: JVM options every JVM of the image gets: the driver's spark-submit and its launcher as
+    #: much as an executor, so they go in ``JAVA_TOOL_OPTIONS``, which every HotSpot JVM reads
+    #: (and names on its stderr as it starts); a pod's own env setting it wins, as on a node.
     jvm_options: tuple[str, ...] = field(default_factory=tuple)
 
     def runs(self, image: str) -> bool:
@@ -59,6 +61,7 @@ class SparkImage:
             "PATH": f"{python_bin}:{self.java_home}/bin:/usr/local/bin:/usr/bin:/bin",
             "PYSPARK_PYTHON": sys.executable,
             "LANG": "C.UTF-8",
+            **({"JAVA_TOOL_OPTIONS": " ".join(self.jvm_options)} if self.jvm_options else {}),
         }
 
     def command(
@@ -97,7 +100,6 @@ class SparkImage:
         memory = env.get("SPARK_EXECUTOR_MEMORY", "1g")
         return [
             f"{self.java_home}/bin/java",
-            *self.jvm_options,
             *(value for _, value in numbered),
             f"-Xms{memory}",
             f"-Xmx{memory}",

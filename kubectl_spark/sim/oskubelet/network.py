@@ -53,13 +53,19 @@ class PodAddress:
 class PodNetwork:
     """Addresses handed out by pod UID, and the map the egress proxy reads."""
 
-    def __init__(self, api_service_ip: str = API_SERVICE_IP) -> None:
+    def __init__(self, api_service_ip: str = API_SERVICE_IP, first: int = 2) -> None:
+        """``first``: the offset of the first pod's address in the networks.
+
+        .0.0 and .0.1 are the network's and a gateway's, as on a node's CIDR. Two networks on
+        one machine (two test workers) take blocks of their own: their pods bind the loopback
+        addresses, which one machine has once.
+        """
         #: Where the pods find the API server (:class:`ApiServiceForwarder` listens there).
         self.api_service_ip = api_service_ip
         self._lock = threading.Lock()
         self._by_uid: dict[str, PodAddress] = {}
         self._cut: set[str] = set()  # local addresses of pods on nodes cut off or down
-        self._next = 2  # .0.0 and .0.1 are the network's and a gateway's, as on a node's CIDR
+        self._next = first
 
     def allocate(self, uid: str) -> PodAddress:
         with self._lock:

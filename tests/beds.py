@@ -252,6 +252,7 @@ def _wait_nodes_and_pods_gone(client: Client, deadline: float) -> None:
 
 
 def _remove_namespaces(client: Client, deadline: float) -> None:
+    collections: list[str] | None = None
     for item in client.list("/api/v1/namespaces"):
         name = item["metadata"]["name"]
         if name not in SYSTEM_NAMESPACES:
@@ -260,6 +261,9 @@ def _remove_namespaces(client: Client, deadline: float) -> None:
             except SimApiError as err:
                 if err.status != 404:
                     raise
+            if collections is None:
+                collections = _namespaced_collections(client)
+            _finish(client, name, collections)
     left: list[str] = []
     while time.monotonic() < deadline:
         left = [
@@ -274,6 +278,58 @@ def _remove_namespaces(client: Client, deadline: float) -> None:
                 _remove(client, "/api/v1/pods", item)
         time.sleep(0.2)
     raise AssertionError(f"namespaces still terminating after 30 s: {left}")
+
+
+def _namespaced_collections(client: Client) -> list[str]:
+    """Each namespaced resource that can be listed and deleted as a collection, as a path with
+    ``{namespace}`` in it: what the namespace controller empties (``deletion``'s discovery of
+    the preferred versions, kubernetes pkg/controller/namespace/deletion)."""
+    found: list[str] = []
+    versions = ["v1"] + [
+        group["preferredVersion"]["groupVersion"]
+        for group in client.request("GET", "/apis")["groups"]
+    ]
+    for version in versions:
+        base = "/api/v1" if version == "v1" else f"/apis/{version}"
+        try:
+            resources = client.request("GET", base)["resources"]
+        except SimApiError:
+            continue  # an aggregated API whose server is gone
+        found += [
+            f"{base}/namespaces/{{namespace}}/{r['name']}"
+            for r in resources
+            if r.get("namespaced")
+            and "/" not in r["name"]
+            and {"list", "deletecollection"} <= set(r.get("verbs") or ())
+        ]
+    return found
+
+
+def _finish(client: Client, name: str, collections: list[str]) -> None:
+    """A deleted namespace emptied and finalized now, as its controller would 5 s later.
+
+    kube-controller-manager waits 5 s before it empties a deleted namespace
+    (``namespaceDeletionGracePeriod``, pkg/controller/namespace/namespace_controller.go: for
+    HA API servers to see the deletion), which every test on the real control plane waited in
+    its reset. Nothing can be created in a terminating namespace, so once each of its
+    collections is deleted and listed empty, nothing is left for the controller to do: the
+    namespace is finalized (its ``finalize`` subresource, with no finalizer). Where anything is
+    left (an object with finalizers), the controller finishes it as before.
+    """
+    options = {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0}
+    try:
+        for path in collections:
+            client.request("DELETE", path.format(namespace=name), options)
+        for path in collections:
+            if client.request("GET", path.format(namespace=name), query={"limit": 1})["items"]:
+                return
+        namespace = client.get(f"/api/v1/namespaces/{name}")
+        if namespace is None:
+            return
+        namespace["spec"] = {"finalizers": []}
+        client.request("PUT", f"/api/v1/namespaces/{name}/finalize", namespace)
+    except SimApiError:
+        return  # the controller's way, as before
 
 
 def _remove(client: Client, collection: str, item: dict[str, Any]) -> None:

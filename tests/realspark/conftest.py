@@ -1,8 +1,9 @@
 """The real-Spark tier: one control plane a worker, a cluster (nodes, namespace) per test.
 
 The tier runs on two workers (scripts/dev): its tests mostly wait on Spark's own timers
-(heartbeats, idle timeouts, allocation batches), so two at once take the time of about two
-thirds, each worker with its control plane and its own loopback addresses (``Addresses``).
+(heartbeats, idle timeouts, allocation batches), so two at once take about half the time of
+one at a time, each worker with its control plane and its own loopback addresses
+(``Addresses``).
 """
 
 from __future__ import annotations

@@ -252,7 +252,7 @@ def _wait_nodes_and_pods_gone(client: Client, deadline: float) -> None:
 
 
 def _remove_namespaces(client: Client, deadline: float) -> None:
-    collections: list[str] | None = None
+    collections: list[tuple[str, bool]] | None = None
     for item in client.list("/api/v1/namespaces"):
         name = item["metadata"]["name"]
         if name not in SYSTEM_NAMESPACES:
@@ -280,11 +280,12 @@ def _remove_namespaces(client: Client, deadline: float) -> None:
     raise AssertionError(f"namespaces still terminating after 30 s: {left}")
 
 
-def _namespaced_collections(client: Client) -> list[str]:
-    """Each namespaced resource that can be listed and deleted as a collection, as a path with
-    ``{namespace}`` in it: what the namespace controller empties (``deletion``'s discovery of
-    the preferred versions, kubernetes pkg/controller/namespace/deletion)."""
-    found: list[str] = []
+def _namespaced_collections(client: Client) -> list[tuple[str, bool]]:
+    """Each namespaced resource that can be listed, as a path with ``{namespace}`` in it, and
+    whether it can be deleted as a collection: what the namespace controller empties
+    (``deletion``'s discovery of the preferred versions, kubernetes
+    pkg/controller/namespace/deletion)."""
+    found: list[tuple[str, bool]] = []
     versions = ["v1"] + [
         group["preferredVersion"]["groupVersion"]
         for group in client.request("GET", "/apis")["groups"]
@@ -296,31 +297,31 @@ def _namespaced_collections(client: Client) -> list[str]:
         except SimApiError:
             continue  # an aggregated API whose server is gone
         found += [
-            f"{base}/namespaces/{{namespace}}/{r['name']}"
+            (f"{base}/namespaces/{{namespace}}/{r['name']}", "deletecollection" in r["verbs"])
             for r in resources
-            if r.get("namespaced")
-            and "/" not in r["name"]
-            and {"list", "deletecollection"} <= set(r.get("verbs") or ())
+            if r.get("namespaced") and "/" not in r["name"] and "list" in (r.get("verbs") or ())
         ]
     return found
 
 
-def _finish(client: Client, name: str, collections: list[str]) -> None:
+def _finish(client: Client, name: str, collections: list[tuple[str, bool]]) -> None:
     """A deleted namespace emptied and finalized now, as its controller would 5 s later.
 
     kube-controller-manager waits 5 s before it empties a deleted namespace
     (``namespaceDeletionGracePeriod``, pkg/controller/namespace/namespace_controller.go: for
     HA API servers to see the deletion), which every test on the real control plane waited in
     its reset. Nothing can be created in a terminating namespace, so once each of its
-    collections is deleted and listed empty, nothing is left for the controller to do: the
-    namespace is finalized (its ``finalize`` subresource, with no finalizer). Where anything is
-    left (an object with finalizers), the controller finishes it as before.
+    collections is deleted and every one listed empty, nothing is left for the controller to
+    do: the namespace is finalized (its ``finalize`` subresource, with no finalizer). Where
+    anything is left (an object with finalizers, or of a kind that cannot be deleted as a
+    collection), the controller finishes it as before: no object outlives its namespace.
     """
     options = {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0}
     try:
-        for path in collections:
-            client.request("DELETE", path.format(namespace=name), options)
-        for path in collections:
+        for path, whole in collections:
+            if whole:
+                client.request("DELETE", path.format(namespace=name), options)
+        for path, _ in collections:
             if client.request("GET", path.format(namespace=name), query={"limit": 1})["items"]:
                 return
         namespace = client.get(f"/api/v1/namespaces/{name}")

@@ -433,6 +433,8 @@ def test_the_parent_path_is_checked_step_by_step(tmp_path: Path) -> None:
     sticky.mkdir()
     Path(sticky).chmod(0o1777)  # as /tmp: others cannot rename what is ours
     os.close(place.open_folder(str(sticky / "kubectl-spark-warm"), create=True))
+    made = (sticky / "kubectl-spark-warm").stat()
+    assert (made.st_uid, made.st_mode & 0o777) == (os.getuid(), 0o700)
     loose = tmp_path / "loose"
     loose.mkdir(mode=0o755)
     with pytest.raises(place.Untrusted, match="not this user's alone"):

@@ -83,8 +83,8 @@ class Addresses:
 
     @classmethod
     def of_this_worker(cls) -> Addresses:
-        name = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-        return cls(int(name.removeprefix("gw")) if name.removeprefix("gw").isdigit() else 0)
+        number = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+        return cls(int(number) if number.isdigit() else 0)
 
     @property
     def api_service_ip(self) -> str:

@@ -50,12 +50,7 @@ def spark_submit(
             f"local://{APPS / app}",
             *args,
         ],
-        env={
-            **os.environ,
-            "SPARK_HOME": str(home),
-            "JAVA_HOME": str(bed.image.java_home),
-            "JAVA_TOOL_OPTIONS": " ".join(bed.image.jvm_options),
-        },
+        env={**os.environ, "SPARK_HOME": str(home), **bed.image.java_environment()},
         capture_output=True,
         text=True,
         timeout=120,

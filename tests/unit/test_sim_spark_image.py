@@ -23,4 +23,15 @@ def test_an_executors_command_does_not_repeat_them() -> None:
 
 
 def test_an_image_without_options_sets_none() -> None:
-    assert "JAVA_TOOL_OPTIONS" not in SparkImage(Path("/spark"), Path("/jdk")).environment()
+    # An empty JAVA_TOOL_OPTIONS would replace one this machine's user set for spark-submit.
+    plain = SparkImage(Path("/spark"), Path("/jdk"))
+    assert "JAVA_TOOL_OPTIONS" not in plain.environment()
+    assert plain.java_environment() == {"JAVA_HOME": "/jdk"}
+
+
+def test_spark_submit_here_runs_the_image_s_java_with_its_options() -> None:
+    assert IMAGE.java_environment() == {
+        "JAVA_HOME": "/jdk",
+        "JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1 -Xss2m",
+    }
+    assert IMAGE.java_environment().items() <= IMAGE.environment().items()

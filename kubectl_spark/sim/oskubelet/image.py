@@ -52,16 +52,25 @@ class SparkImage:
         name = repository.rsplit(":", 1)[0] if ":" in repository.rsplit("/", 1)[-1] else repository
         return any(name == n or name.endswith("/" + n) for n in self.names)
 
+    def java_environment(self) -> dict[str, str]:
+        """Which Java runs, with the image's JVM options.
+
+        Also what spark-submit on this machine runs with, so that the tier's every JVM is alike.
+        """
+        java = {"JAVA_HOME": str(self.java_home)}
+        if self.jvm_options:
+            java["JAVA_TOOL_OPTIONS"] = " ".join(self.jvm_options)
+        return java
+
     def environment(self) -> dict[str, str]:
         """What the image's Dockerfile sets: SPARK_HOME, JAVA_HOME, PATH, and Python with pyspark."""
         python_bin = str(Path(sys.executable).parent)
         return {
             "SPARK_HOME": IMAGE_SPARK_HOME,
-            "JAVA_HOME": str(self.java_home),
+            **self.java_environment(),
             "PATH": f"{python_bin}:{self.java_home}/bin:/usr/local/bin:/usr/bin:/bin",
             "PYSPARK_PYTHON": sys.executable,
             "LANG": "C.UTF-8",
-            **({"JAVA_TOOL_OPTIONS": " ".join(self.jvm_options)} if self.jvm_options else {}),
         }
 
     def command(

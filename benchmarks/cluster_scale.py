@@ -35,6 +35,7 @@ from kubectl_spark.core import podfacts, slim
 from kubectl_spark.core.analyze import _executor, analyze
 from kubectl_spark.core.inputs import Snapshot, build_index
 from kubectl_spark.core.model import Executor, in_id_order
+from kubectl_spark.core.node import nodes_of
 from kubectl_spark.knowledge import labels as spark_labels
 from kubectl_spark.knowledge.clock import SystemClock
 from kubectl_spark.kube.client import Connection, connect
@@ -246,16 +247,16 @@ def core(sizes: list[int]) -> dict[str, Any]:
                 for ref in meta.get("ownerReferences") or []:
                     ref["uid"] = f"{ref['uid']}-{n}"
                 copies.append(twin)
-        out[str(size)] = _pods_per_s(Snapshot(pods=copies[:size], nodes=nodes))
+        out[str(size)] = _pods_per_s(Snapshot(pods=copies[:size], nodes=nodes_of(nodes)))
         # The timeline is built when read (describe, JSON, the TUI's detail), not by ls: this
         # row is the analysis with every application's timeline read as well.
         out[f"{size} with every timeline"] = _pods_per_s(
-            Snapshot(pods=copies[:size], nodes=nodes), timelines=True
+            Snapshot(pods=copies[:size], nodes=nodes_of(nodes)), timelines=True
         )
         # The pods as ls holds them: pages of 500 parsed by orjson and slimmed one by one, as
         # the client does. Their memory layout differs from the copies' (and costs the core).
         out[f"{size} as ls holds them"] = _pods_per_s(
-            Snapshot(pods=_as_ls_holds(copies[:size]), nodes=nodes)
+            Snapshot(pods=_as_ls_holds(copies[:size]), nodes=nodes_of(nodes))
         )
         out[f"{size} reading fields only"] = _floor(copies[:size])
         out[f"{size} reading every field the analysis reads"] = _every_field(copies[:size])
@@ -263,7 +264,7 @@ def core(sizes: list[int]) -> dict[str, Any]:
         # Every driver pod gone (deleted, or a namespace's drivers cleaned up): executors are
         # placed by app id and time, which must stay a lookup per executor, not a scan.
         executors = [p for p in copies[:size] if p["metadata"]["labels"]["spark-role"] != "driver"]
-        out[f"{size} drivers gone"] = _pods_per_s(Snapshot(pods=executors, nodes=nodes))
+        out[f"{size} drivers gone"] = _pods_per_s(Snapshot(pods=executors, nodes=nodes_of(nodes)))
     return out
 
 
@@ -365,7 +366,7 @@ def _least_analysis(pods: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> 
     of these on top, so if this pass alone misses 200,000 pods/s, no rearrangement of the
     core's layers reaches it on this machine.
     """
-    snapshot = Snapshot(pods=pods, nodes=nodes)
+    snapshot = Snapshot(pods=pods, nodes=nodes_of(nodes))
     index = build_index(snapshot)
     wanted = spark_labels.SPARK_CONTAINERS
 

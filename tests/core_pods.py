@@ -9,6 +9,7 @@ from typing import Any, Protocol
 import orjson
 
 from kubectl_spark.core.jsonvalue import JsonObject
+from kubectl_spark.core.node import Node
 
 NOW = datetime(2026, 3, 1, 1, 0, tzinfo=UTC)
 
@@ -121,15 +122,16 @@ APP = {"spark-app-selector": "spark-1", "spark-app-name": "wc"}
 JOB = ref("Job", "wc-driver", "job-1")
 
 
-def node(
-    name: str, ready: str = "True", taints: list[dict[str, str]] | None = None
-) -> dict[str, Any]:
-    return {
-        "metadata": {"name": name},
-        "spec": {"taints": taints or []},
-        "status": {
-            "conditions": [
-                {"type": "Ready", "status": ready, "lastTransitionTime": "2026-03-01T00:05:00Z"}
-            ]
-        },
-    }
+def node(name: str, ready: str = "True", taints: list[dict[str, str]] | None = None) -> Node:
+    """A node as the gateway reads it (typed from the API's JSON)."""
+    return Node.of(
+        {
+            "metadata": {"name": name},
+            "spec": {"taints": taints or []},
+            "status": {
+                "conditions": [
+                    {"type": "Ready", "status": ready, "lastTransitionTime": "2026-03-01T00:05:00Z"}
+                ]
+            },
+        }
+    )

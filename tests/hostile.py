@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.core.node import nodes_of
 
 # What must never reach a terminal raw: C0 (but newline and tab), DEL, C1, bidi overrides.
 # Nor what is invisible: zero-width characters, joiners, separators, the byte-order mark.
@@ -108,7 +109,7 @@ def clusters(draw: Any) -> Snapshot:
             },
         }
     ]
-    return Snapshot(pods=pods, events=[event], nodes=nodes, now=NOW)
+    return Snapshot(pods=pods, events=[event], nodes=nodes_of(nodes), now=NOW)
 
 
 NOW = datetime(2026, 3, 1, 3, 0, tzinfo=UTC)

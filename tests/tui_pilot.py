@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.core.node import nodes_of
 from kubectl_spark.kube.client import Connection
 from kubectl_spark.kube.live import LiveCluster
 from kubectl_spark.tui.app import SparkTUI
@@ -157,7 +158,7 @@ def fixed_snapshot(hostile: bool = False) -> Snapshot:
             for n in ("node-b", "node-c")
         ),
     ]
-    return Snapshot(pods=pods, nodes=nodes, now=NOW)
+    return Snapshot(pods=pods, nodes=nodes_of(nodes), now=NOW)
 
 
 def static_app(**kwargs: Any) -> SparkTUI:

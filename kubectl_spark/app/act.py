@@ -20,6 +20,7 @@ from typing import Any
 from kubectl_spark.core import raw
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import App, Attempt
+from kubectl_spark.core.node import named
 from kubectl_spark.core.plans import KillContext, Plan, fence_plan, force_kill_plan, resubmit_plan
 from kubectl_spark.core.plans.base import FENCE_ID
 from kubectl_spark.core.plans.force_kill import executor_controllers
@@ -70,12 +71,11 @@ def raw_named(items: Any, name: str | None) -> dict[str, Any] | None:
     )
 
 
-def node_reachable(snapshot: Any, node: str | None) -> bool:
-    found = raw_named(snapshot.nodes, node)
+def node_reachable(snapshot: Snapshot, node: str | None) -> bool:
+    found = named(snapshot.nodes, node)
     if found is None:
         return not snapshot.nodes  # no node list (no permission): assume reachable
-    ready = raw.condition(found, "Ready")
-    return raw.text(ready, "status") == "True"
+    return found.ready.status == "True"
 
 
 def lease(api: Any, app: App) -> dict[str, Any] | None:
@@ -191,7 +191,7 @@ def owned_by(api: Any, app: App, attempt: Attempt, plural: str) -> list[dict[str
     ]
 
 
-def kill_context(app: App, attempt: Attempt, snapshot: Any) -> Any:
+def kill_context(app: App, attempt: Attempt, snapshot: Snapshot) -> KillContext:
     """What force-kill needs from the cluster (the CLI and the TUI build the same plan)."""
     driver = raw_pod(snapshot, attempt.uid)
     if driver is not None and SOURCE in raw.annotation_map(driver):
@@ -199,7 +199,7 @@ def kill_context(app: App, attempt: Attempt, snapshot: Any) -> Any:
     return KillContext(
         driver=driver,
         driver_gone=driver is None,
-        node=raw_named(snapshot.nodes, attempt.node),
+        node=named(snapshot.nodes, attempt.node),
         # A driver pod gone is on no node: only its executors' nodes count.
         node_reachable=driver is None or node_reachable(snapshot, attempt.node),
         lost_nodes=frozenset(
@@ -214,8 +214,8 @@ def kill_context(app: App, attempt: Attempt, snapshot: Any) -> Any:
         apacheapp=raw_named(snapshot.apacheapps, app.owner)
         if app.source == "apache-operator"
         else None,
-        volumeattachments=tuple(snapshot.volumeattachments),
-        pvcs=tuple(snapshot.pvcs),
+        volumeattachments=tuple(raw.objects(snapshot.volumeattachments)),
+        pvcs=tuple(raw.objects(snapshot.pvcs)),
     )
 
 

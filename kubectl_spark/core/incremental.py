@@ -29,8 +29,9 @@ from kubectl_spark.memory import collector_paused
 
 from . import raw
 from .analyze import analyze
-from .inputs import Snapshot, deleted_under, node_health
+from .inputs import Snapshot, deleted_under, health_by_name
 from .model import Analysis, App
+from .reasons import NodeHealth
 from .reconstruct import job_of_pod
 
 Key = tuple[str, str, str]  # ("id" | "op" | "ap", namespace, app id | operator app name)
@@ -160,7 +161,7 @@ class LiveAnalysis:
         self._unindexed: Snapshot | None = None  # the last full analysis's, not indexed yet
         # ``update`` and ``prepare`` come from worker threads, one index between them.
         self._lock = threading.Lock()
-        self._nodes: dict[str, Any] = {}
+        self._nodes: dict[str, NodeHealth] = {}
         # Pod uid (a driver's, an executor's) → the applications of the analysis holding it:
         # a merge finds the ones a part replaces by the part's pods, not by reading every
         # executor of every application (15 ms of each change at 50,000 pods, issue 26).
@@ -203,7 +204,7 @@ class LiveAnalysis:
         self.full_runs += 1
         self._full_at = snapshot.now
         self.analysis = analyze(snapshot, group_by=self.group_by)
-        self._nodes = {raw.name(n): node_health(n) for n in snapshot.nodes if raw.name(n)}
+        self._nodes = health_by_name(snapshot.nodes)
         # The index of the pods and Events (as many objects again as the analysis: 0.5-1 s
         # at 50,000 pods) is built from this very snapshot, later: the TUI's first paint
         # waits for the analysis alone (issue 26).
@@ -296,7 +297,7 @@ class LiveAnalysis:
         if changes.get("volumeattachments") or changes.get("pvcs") or changes.get("sparkclusters"):
             raise _NeedsFull
         if changes.get("nodes"):
-            health = {raw.name(n): node_health(n) for n in snapshot.nodes if raw.name(n)}
+            health = health_by_name(snapshot.nodes)
             if health != self._nodes:
                 raise _NeedsFull
         touched: set[Key] = set()

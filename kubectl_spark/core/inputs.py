@@ -7,7 +7,7 @@ importing each other.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Self
@@ -16,6 +16,7 @@ from kubectl_spark.knowledge import times
 from kubectl_spark.knowledge.labels import EXECUTOR_DELETED, ROLE
 
 from . import raw
+from .node import Node, nodes_of
 from .podfacts import PodFacts, canonical_time
 from .raw import RawObject
 from .reasons import NodeHealth
@@ -28,7 +29,7 @@ class Snapshot:
     pods: Sequence[object] = ()
     jobs: Sequence[object] = ()
     events: Sequence[object] = ()
-    nodes: Sequence[object] = ()
+    nodes: Sequence[Node] = ()  # typed as the gateway read them (``Snapshot.of`` types any left)
     sparkapplications: Sequence[object] = ()
     # The Apache operator's SparkApplications (spark.apache.org) and SparkClusters
     apacheapps: Sequence[object] = ()
@@ -67,7 +68,7 @@ class Snapshot:
             owners=lists.get("owners", ()),
             jobs=lists.get("jobs", ()),
             events=lists.get("events", ()),
-            nodes=lists.get("nodes", ()),
+            nodes=nodes_of(lists.get("nodes", ())),
             sparkapplications=lists.get("sparkapplications", ()),
             apacheapps=lists.get("apacheapps", ()),
             sparkclusters=lists.get("sparkclusters", ()),
@@ -154,21 +155,15 @@ class Index:
 OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"
 
 
-def node_health(node: object) -> NodeHealth:
-    name = raw.name(node)
-    ready = raw.condition(node, "Ready")
-    status = raw.text(ready, "status")
-    unreachable = any(
-        raw.text(t, "key") == "node.kubernetes.io/unreachable"
-        for t in raw.items(node, "spec", "taints")
-    )
-    out_of_service = any(
-        raw.text(t, "key") == OUT_OF_SERVICE_TAINT for t in raw.items(node, "spec", "taints")
-    )
+def node_health(node: Node) -> NodeHealth:
+    name = node.name
+    status = node.ready.status
+    unreachable = node.tainted("node.kubernetes.io/unreachable")
+    out_of_service = node.tainted(OUT_OF_SERVICE_TAINT)
     if status == "True" and not unreachable:
         return NodeHealth(True, f"node {name}: Ready", out_of_service=out_of_service)
-    since = raw.text(ready, "lastTransitionTime")
-    detail = raw.text(ready, "message") or raw.text(ready, "reason")
+    since = node.ready.since
+    detail = node.ready.message or node.ready.reason
     return NodeHealth(
         False,
         f"node {name}: Ready={status or 'missing'}"
@@ -181,8 +176,13 @@ def node_health(node: object) -> NodeHealth:
     )
 
 
+def health_by_name(nodes: Iterable[Node]) -> dict[str, NodeHealth]:
+    """Each named node's health (a node without a name is none the pods could name)."""
+    return {n.name: node_health(n) for n in nodes if n.name}
+
+
 def build_index(snapshot: Snapshot) -> Index:
-    nodes = {raw.name(n): node_health(n) for n in snapshot.nodes if raw.name(n)}
+    nodes = health_by_name(snapshot.nodes)
     by_uid: dict[str, list[RawObject]] = defaultdict(list)
     by_name: dict[tuple[str, str, str], list[RawObject]] = defaultdict(list)
     deleted: dict[tuple[str, str], list[RawObject]] = {}

@@ -48,7 +48,6 @@ _CONTAINER_STATUS = ("name", "state", "lastState", "restartCount", "ready", "sta
 # Of the init containers' specs only what tells a sidecar (restartPolicy Always): its restarts
 # count in RESTARTS as kubectl counts them.
 _INIT_CONTAINER = ("name", "restartPolicy")
-_NODE_SPEC = ("taints", "unschedulable")
 # Of the containers' specs only their names and ports: the driver's spark-ui port is where its
 # executor list is asked for (``kube.sparkapi``).
 _CONTAINER = ("name", "ports")
@@ -98,18 +97,6 @@ def _walk(value: object, shape: Any) -> dict[str, Any]:
         else:
             kept[key] = _walk(found, kind)
     return kept
-
-
-def node(obj: T) -> T | dict[str, object]:
-    if not isinstance(obj, dict):
-        return obj
-    return {
-        "metadata": _metadata(obj),
-        "spec": _pick(obj.get("spec"), _NODE_SPEC),
-        "status": {"conditions": (obj.get("status") or {}).get("conditions") or []}
-        if isinstance(obj.get("status"), dict)
-        else {},
-    }
 
 
 def other(obj: T) -> T | dict[str, object]:
@@ -299,9 +286,7 @@ def _status_key(container: object) -> tuple[str, str] | None:
 
 
 def slim(kind: str, obj: T) -> T | dict[str, object]:
-    """``kind`` is a LiveCluster resource key: pods, nodes, or anything else."""
+    """``kind`` is a LiveCluster resource key: pods, or anything else but nodes (``core.node``)."""
     if kind == "pods":
         return pod(obj)
-    if kind == "nodes":
-        return node(obj)
     return other(obj)

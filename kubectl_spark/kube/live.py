@@ -23,6 +23,7 @@ from kubectl_spark import errors
 from kubectl_spark.core import raw
 from kubectl_spark.core.incremental import Change
 from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.core.node import Node
 from kubectl_spark.core.podfacts import KEPT
 from kubectl_spark.core.slim import pod_page, slim
 from kubectl_spark.core.sparkview import kept_copy
@@ -72,7 +73,8 @@ class LiveCluster:
         self.namespace = namespace
         self.watch_timeout = watch_timeout
         self.lock = threading.Lock()
-        self.objects: dict[str, dict[str, dict[str, Any]]] = {key: {} for key, *_ in RESOURCES}
+        # The nodes typed (``core.node.Node``), everything else the API's JSON, slim.
+        self.objects: dict[str, dict[str, Any]] = {key: {} for key, *_ in RESOURCES}
         self.version = 0  # bumped on every change
         self.state = "connecting"  # connecting, live, reconnecting, forbidden
         self.error = ""
@@ -228,7 +230,7 @@ class LiveCluster:
             self.stopping.wait(SPARK_POLL_SECONDS)
 
     def _read_spark_round(
-        self, pods: list[dict[str, Any]], nodes: list[dict[str, Any]]
+        self, pods: list[dict[str, Any]], nodes: list[Node]
     ) -> dict[str, dict[str, Any]] | None:
         """Every running driver's executor list, a few drivers at a time (None: stopped)."""
         drivers = running_drivers(pods, nodes)
@@ -285,7 +287,7 @@ class LiveCluster:
     def _apply(self, key: str, kind: str, obj: dict[str, Any]) -> None:
         """One watch event into the objects and the pending changes."""
         uid = str((obj.get("metadata") or {}).get("uid", ""))
-        kept = slim(key, obj)
+        kept = _kept(key, obj)  # a pod: slim, the API's JSON (``_bury`` keeps its copy)
         with self.lock:
             changes = self.changes.setdefault(key, {}) if self.changes is not None else {}
             if key == "pods":
@@ -293,7 +295,7 @@ class LiveCluster:
             if kind == "DELETED":
                 self.objects[key].pop(uid, None)
                 changes[uid] = Change(kept, deleted=True)
-                if key == "pods":
+                if key == "pods" and isinstance(kept, dict):
                     self._bury(uid, kept, changes)
             else:
                 self.objects[key][uid] = kept
@@ -361,18 +363,14 @@ class LiveCluster:
                         path,
                         label_selector=selector,
                         what=f"list {plural}",
-                        keep=lambda i, key=key: slim(key, i),  # type: ignore[misc]
+                        keep=partial(_kept, key),
                         # Pods decoded slim from each page's bytes, what they repeat held
                         # once, as ``ls`` reads them (``core.slim.pod_page``)
                         keep_page=partial(pod_page, shared={}) if key == "pods" else None,
                     )
                     with self.lock:
                         self.lists += 1
-                        self.objects[key] = {
-                            i["metadata"]["uid"]: i
-                            for i in items
-                            if isinstance(i, dict) and isinstance(i.get("metadata"), dict)
-                        }
+                        self.objects[key] = {uid: i for i in items if (uid := _uid(i))}
                         if key == "pods":
                             self.pod_owners.listed()
                         self.forbidden.discard(key)
@@ -466,3 +464,13 @@ class LiveCluster:
                     raise
                 self._outcome(key, exc.message)
                 self.stopping.wait(exc.retry_after or 1.0)
+
+
+def _kept(key: str, obj: object) -> object:
+    """What the view keeps of an object of ``key``'s kind: a node typed, the rest slim."""
+    return Node.of(obj) if key == resources.NODES.key else slim(key, obj)
+
+
+def _uid(kept: object) -> str:
+    """What the view keys a kept object by ("" for one without: it is not kept)."""
+    return kept.uid if isinstance(kept, Node) else raw.uid(kept)

@@ -26,11 +26,13 @@ class Resource:
 
 
 PODS = Resource("pods", "/api/v1", "pods", namespaced=True, selector="spark-role")
+# Typed as they are read (``core.node.Node``): the core reads no node's JSON.
+NODES = Resource("nodes", "/api/v1", "nodes", namespaced=False)
 # Read when allowed: a refused or missing one (no spark-operator CRD) is noted, never an error.
 OPTIONAL = (
     Resource("jobs", "/apis/batch/v1", "jobs", namespaced=True),
     Resource("events", "/api/v1", "events", namespaced=True),
-    Resource("nodes", "/api/v1", "nodes", namespaced=False),
+    NODES,
     Resource(
         "sparkapplications",
         "/apis/sparkoperator.k8s.io/v1beta2",

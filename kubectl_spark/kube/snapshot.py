@@ -20,6 +20,7 @@ from typing import Any
 from kubectl_spark import errors
 from kubectl_spark.core import raw, slim
 from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.core.node import nodes_of
 from kubectl_spark.core.podfacts import PodFacts, facts
 from kubectl_spark.knowledge.labels import ROLE
 
@@ -249,9 +250,7 @@ def read_owners(
     return found
 
 
-def _list_served(
-    api: Api, resource: resources.Resource, namespace: str | None
-) -> list[dict[str, Any]]:
+def _list_served(api: Api, resource: resources.Resource, namespace: str | None) -> list[object]:
     """A resource's items at the first of its versions served; none where no CRD serves it."""
     for base in resource.bases:
         path = resources.Resource(resource.key, base, resource.plural, resource.namespaced)
@@ -259,13 +258,13 @@ def _list_served(
             items, _ = api.list(path.path(namespace), what=f"list {resource.plural}")
         except errors.NotFound:
             continue  # e.g. no spark-operator CRD, or not at this version
-        return items
+        return list(nodes_of(items)) if resource is resources.NODES else items
     return []
 
 
 def _list_allowed(
     api: Api, resource: resources.Resource, namespace: str | None
-) -> list[dict[str, Any]] | None:
+) -> list[object] | None:
     """``_list_served``; None when the list is refused (forbidden)."""
     try:
         return _list_served(api, resource, namespace)
@@ -323,7 +322,7 @@ def read_indexed(
     calls: dict[str, Callable[[], Any]] = {
         r.key: partial(_list_allowed, api, r, namespace) for r in resources.OPTIONAL
     }
-    listing: dict[str, Future[list[dict[str, Any]] | None]] = {}
+    listing: dict[str, Future[list[object] | None]] = {}
 
     serial = bool(os.environ.get(lazy_kubernetes.EAGER))  # one after the other, as before
     index = None if serial else PodIndex()

@@ -19,6 +19,7 @@ from typing import Any
 from kubectl_spark import errors
 from kubectl_spark.core import raw
 from kubectl_spark.core.inputs import node_health
+from kubectl_spark.core.node import Node
 from kubectl_spark.core.reasons import spark_container
 from kubectl_spark.core.sparkview import KILLED_BY_DRIVER, kept_source, read_summaries
 from kubectl_spark.knowledge import times
@@ -44,15 +45,15 @@ def ui_port(pod: Any) -> int:
 MAX_PARALLEL = 8  # drivers asked at once: a few slow ones do not add up
 
 
-def unready_nodes(nodes: Iterable[Any]) -> set[str]:
+def unready_nodes(nodes: Iterable[Node]) -> set[str]:
     """Nodes the core finds unreachable (Ready not True, or tainted unreachable).
 
     The pod proxy to a driver on one would only time out.
     """
-    return {raw.name(n) for n in nodes if isinstance(n, dict) and not node_health(n).reachable}
+    return {n.name for n in nodes if not node_health(n).reachable}
 
 
-def running_drivers(pods: Iterable[Any], nodes: Iterable[Any] = ()) -> list[dict[str, Any]]:
+def running_drivers(pods: Iterable[Any], nodes: Iterable[Node] = ()) -> list[dict[str, Any]]:
     """Driver pods that may answer: Running on a Ready node, with an app id, not being deleted."""
     return _running(pods, unready_nodes(nodes))
 
@@ -71,7 +72,7 @@ def _running(pods: Iterable[Any], unready: set[str]) -> list[dict[str, Any]]:
 
 
 def read_views(
-    api: Api, pods: Iterable[Any], nodes: Iterable[Any] = ()
+    api: Api, pods: Iterable[Any], nodes: Iterable[Node] = ()
 ) -> dict[str, dict[str, Any]]:
     """{driver uid: {"executors": [...]} or {"note": why not}} for every running driver.
 
@@ -131,7 +132,7 @@ class ViewReads:
             held, self._held = self._held, []
             self._ask(_running(held, self._unready))
 
-    def views(self, pods: Iterable[Any], nodes: Iterable[Any] = ()) -> dict[str, dict[str, Any]]:
+    def views(self, pods: Iterable[Any], nodes: Iterable[Node] = ()) -> dict[str, dict[str, Any]]:
         """``read_views``' answer: every running driver's, early or asked now."""
         drivers = running_drivers(pods, nodes)
         with self._lock:

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.core.node import nodes_of
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.sim import scenario as scenarios
 
@@ -192,7 +193,7 @@ def spark_clusters(draw: st.DrawFn) -> Snapshot:
     nodes = [
         {"metadata": {"name": "n1"}, "status": {"conditions": [{"type": "Ready", "status": ready}]}}
     ]
-    return Snapshot(pods=pods, nodes=nodes, now=NOW)
+    return Snapshot(pods=pods, nodes=nodes_of(nodes), now=NOW)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -53,6 +53,9 @@ def test_force_kill_suspends_first_and_deletes_the_driver_before_its_executors(p
     node = c.world.client.get("/api/v1/nodes/node-a")
     assert taint["body"]["metadata"]["resourceVersion"] == node["metadata"]["resourceVersion"]
     assert taint["preconditions"]["resourceVersion"] == node["metadata"]["resourceVersion"]
+    # The merge patch replaces the list: every taint the node had is in it, as the API wrote it
+    had = node["spec"].get("taints") or []
+    assert had and taint["body"]["spec"]["taints"][: len(had)] == had
 
 
 def test_unfence_cleans_what_a_force_kill_left(cluster, capsys) -> None:

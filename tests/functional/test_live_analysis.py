@@ -33,7 +33,8 @@ def _slimmed(snapshot: Any) -> Any:
         snapshot,
         **{
             key: [slim(key, o) for o in getattr(snapshot, key)]
-            for key in ("pods", "jobs", "events", "nodes", "sparkapplications", "pvcs")
+            # nodes are typed as they are read (core.node): there is nothing to slim
+            for key in ("pods", "jobs", "events", "sparkapplications", "pvcs")
         },
         volumeattachments=[slim("volumeattachments", o) for o in snapshot.volumeattachments],
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kubectl_spark.core import raw
+from kubectl_spark.core.node import Node, nodes_of
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.kube.live import LiveCluster
 from tests.waiting import wait_until
@@ -63,8 +64,8 @@ def test_lists_count_as_everything_and_pod_changes_are_named(kubeconfig: Path, a
         wait_until(lambda: bool(live.changes))
         changes, snapshot = live.take_changes()
         assert changes is not None
-        assert [raw.name(c.obj) for c in changes["nodes"].values()] == ["n9"]
-        assert "n9" in [raw.name(n) for n in snapshot.nodes]
+        assert [Node.of(c.obj).name for c in changes["nodes"].values()] == ["n9"]
+        assert "n9" in [n.name for n in snapshot.nodes]
     finally:
         live.stop()
 
@@ -147,7 +148,7 @@ def test_spark_is_asked_a_few_drivers_at_a_time(cluster: Any, monkeypatch: Any) 
     running = {
         p["metadata"]["uid"]
         for p in sparkapi.running_drivers(
-            c.world.client.list("/api/v1/pods"), c.world.client.list("/api/v1/nodes")
+            c.world.client.list("/api/v1/pods"), nodes_of(c.world.client.list("/api/v1/nodes"))
         )
     }
     assert len(running) >= 3, "the scenario no longer has drivers enough to spread"

@@ -11,6 +11,7 @@ simulated driver listens on: the answer is then the note that says so, still one
 from __future__ import annotations
 
 import copy
+import dataclasses
 import threading
 import time
 from concurrent.futures import Future
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kubectl_spark.core import raw
+from kubectl_spark.core.node import Node, Readiness, nodes_of
 from kubectl_spark.kube import snapshot
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.kube.sparkapi import ViewReads, read_views
@@ -56,10 +58,8 @@ def _asked(proxy: FaultProxy, earlier: set[threading.Thread]) -> int:
     return proxy.count("GET", PROXIED)
 
 
-def _not_ready(node: dict[str, Any]) -> dict[str, Any]:
-    gone = copy.deepcopy(node)
-    gone["status"]["conditions"] = [{"type": "Ready", "status": "Unknown"}]
-    return gone
+def _not_ready(node: Node) -> Node:
+    return dataclasses.replace(node, ready=Readiness(status="Unknown"))
 
 
 def test_a_driver_is_asked_once_when_its_node_is_known_and_answers_as_asked_after(
@@ -75,9 +75,10 @@ def test_a_driver_is_asked_once_when_its_node_is_known_and_answers_as_asked_afte
         ) as api,
     ):
         [driver], _ = api.list("/api/v1/pods", label_selector="spark-role=driver")
-        nodes, _ = api.list("/api/v1/nodes")
+        listed, _ = api.list("/api/v1/nodes")
+        nodes = list(nodes_of(listed))  # as the gateway reads them
         host = raw.text(driver, "spec", "nodeName")
-        assert any(raw.name(n) == host for n in nodes)
+        assert any(n.name == host for n in nodes)
 
         early = ViewReads(api)
         early.drivers_listed([driver])
@@ -103,7 +104,7 @@ def test_a_driver_is_asked_once_when_its_node_is_known_and_answers_as_asked_afte
         assert _asked(proxy, earlier) == 4  # once waited on, each driver is asked as it can be
         assert waited.views([driver], nodes) == views and _asked(proxy, earlier) == 4
 
-        unready = [_not_ready(n) if raw.name(n) == host else n for n in nodes]
+        unready = [_not_ready(n) if n.name == host else n for n in nodes]
         late = ViewReads(api)
         late.list_waited()
         late.nodes_listed(_listed(unready))

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.core.node import nodes_of
 from tests.apache_objects import apache_attempt
 from tests.core_pods import NOW, job_pair, mk, printed, ref
 from tests.hostile import json_leaf, json_value
@@ -263,7 +264,7 @@ def test_split_brain_zombie_and_orphans() -> None:
             "status": {"conditions": [{"type": "Ready", "status": "True"}]},
         },
     ]
-    (result,) = analyze(Snapshot(pods=[old, new], nodes=nodes, now=NOW)).apps
+    (result,) = analyze(Snapshot(pods=[old, new], nodes=nodes_of(nodes), now=NOW)).apps
     types = {a.type: a.attempts for a in result.alerts}
     assert types["SplitBrain"] == (1, 2) and types["ZombieDriver"] == (1,)
     assert result.attempts[0].state == "Lost" and result.attempts[0].reason is not None
@@ -352,7 +353,14 @@ def test_arbitrary_input_never_raises_and_every_spark_pod_appears_once(
     pods: list[dict[str, Any]], events: list[Any], jobs: list[Any]
 ) -> None:
     result = analyze(
-        Snapshot(pods=pods, events=events, jobs=jobs, nodes=events, sparkapplications=jobs, now=NOW)
+        Snapshot(
+            pods=pods,
+            events=events,
+            jobs=jobs,
+            nodes=nodes_of(events),
+            sparkapplications=jobs,
+            now=NOW,
+        )
     )
     doc = result.to_json()
     seen: Counter[str] = Counter()
@@ -382,7 +390,7 @@ def test_malformed_json_never_makes_the_core_raise(pods: list[Any], other: list[
             pods=pods,
             jobs=other,
             events=other,
-            nodes=other,
+            nodes=nodes_of(other),  # typed as the gateway types whatever it read
             sparkapplications=other,
             volumeattachments=other,
             pvcs=other,

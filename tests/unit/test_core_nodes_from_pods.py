@@ -9,6 +9,7 @@ import pytest
 
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.core.node import nodes_of
 from tests.core_pods import NOW, mk
 
 LABELS = {"spark-app-selector": "spark-1", "spark-app-name": "wc"}
@@ -39,7 +40,7 @@ def state(pod: dict[str, Any], *, nodes: list[Any] | None = None, unreadable: bo
     snapshot = Snapshot(
         pods=[pod],
         events=[not_ready_event("2026-03-01T00:10:00Z")],
-        nodes=nodes or [],
+        nodes=nodes_of(nodes or []),
         unreadable=("nodes",) if unreadable else (),
         now=NOW,
     )

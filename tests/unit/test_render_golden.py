@@ -11,6 +11,7 @@ import pytest
 from kubectl_spark.cli.commands.ls import render_analysis
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.core.node import nodes_of
 from tests.core_pods import mk, ref
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -66,7 +67,7 @@ def analysis():
             for n in ("node-b", "node-c")
         ),
     ]
-    return analyze(Snapshot(pods=[old, new, e1, e2, d], nodes=nodes, now=NOW))
+    return analyze(Snapshot(pods=[old, new, e1, e2, d], nodes=nodes_of(nodes), now=NOW))
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ import pytest
 
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.core.node import nodes_of
 from tests.core_pods import NOW, mk, ref
 
 APP = {"spark-app-selector": "spark-1", "spark-app-name": "wc"}
@@ -113,7 +114,7 @@ def test_a_graceful_node_shutdown_of_a_jobs_driver_is_not_a_split_brain() -> Non
             "status": {"conditions": [{"type": "Ready", "status": "True"}]},
         },
     ]
-    (app,) = analyze(Snapshot(pods=[old, new], jobs=[job()], nodes=nodes, now=NOW)).apps
+    (app,) = analyze(Snapshot(pods=[old, new], jobs=[job()], nodes=nodes_of(nodes), now=NOW)).apps
     first = app.attempts[0]
     assert first.reason is not None and first.reason.code == "NodeShutdown"
     assert "SplitBrain" not in {a.type for a in app.alerts}

@@ -7,6 +7,7 @@ from typing import Any
 
 from kubectl_spark.core import apache, raw
 from kubectl_spark.core.model import App, Attempt
+from kubectl_spark.core.node import Node
 from kubectl_spark.core.raw import RawObject
 
 from .base import (
@@ -30,7 +31,7 @@ class KillContext:
     """What force-kill needs beyond the model: raw objects it may touch or report on."""
 
     driver: RawObject | None = None
-    node: RawObject | None = None
+    node: Node | None = None
     node_reachable: bool = True
     job: RawObject | None = None
     sparkapp: RawObject | None = None
@@ -110,8 +111,8 @@ def force_kill_plan(
     refusal = _job_effect(app, attempt, ctx, no_replace, ops, notes)
     if refusal:
         return dataclasses.replace(base, refusal=refusal)
-    if out_of_service:
-        ops.append(_taint_out_of_service(attempt, ctx))
+    if out_of_service and ctx.node is not None:  # without the node it was refused above
+        ops.append(_taint_out_of_service(attempt, ctx.node))
         warnings.append(
             f"only apply the out-of-service taint after confirming node {attempt.node} is powered off; remove it after recovery"
         )
@@ -317,11 +318,11 @@ def _not_to_kill(
     return None
 
 
-def _taint_out_of_service(attempt: Attempt, ctx: KillContext) -> Operation:
-    taints = [t for t in raw.items(ctx.node, "spec", "taints") if t.get("key") != OUT_OF_SERVICE]
+def _taint_out_of_service(attempt: Attempt, node: Node) -> Operation:
+    taints = [t.as_json() for t in node.taints if t.key != OUT_OF_SERVICE]
     taints.append({"key": OUT_OF_SERVICE, "value": "nodeshutdown", "effect": "NoExecute"})
     body: dict[str, Any] = {"spec": {"taints": taints}}
-    version = raw.text(ctx.node, "metadata", "resourceVersion")
+    version = node.resource_version
     if version:
         # A merge patch replaces the whole taint list: only if the node is as it was read
         # (the API server answers 409 Conflict otherwise), so no taint set meanwhile is lost.

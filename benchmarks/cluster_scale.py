@@ -36,6 +36,7 @@ from kubectl_spark.core.analyze import _executor, analyze
 from kubectl_spark.core.inputs import Snapshot, build_index
 from kubectl_spark.core.model import Executor, in_id_order
 from kubectl_spark.core.node import nodes_of
+from kubectl_spark.core.pod import Pod, pods_of
 from kubectl_spark.knowledge import labels as spark_labels
 from kubectl_spark.knowledge.clock import SystemClock
 from kubectl_spark.kube.client import Connection, connect
@@ -247,11 +248,11 @@ def core(sizes: list[int]) -> dict[str, Any]:
                 for ref in meta.get("ownerReferences") or []:
                     ref["uid"] = f"{ref['uid']}-{n}"
                 copies.append(twin)
-        out[str(size)] = _pods_per_s(Snapshot(pods=copies[:size], nodes=nodes_of(nodes)))
+        out[str(size)] = _pods_per_s(Snapshot(pods=pods_of(copies[:size]), nodes=nodes_of(nodes)))
         # The timeline is built when read (describe, JSON, the TUI's detail), not by ls: this
         # row is the analysis with every application's timeline read as well.
         out[f"{size} with every timeline"] = _pods_per_s(
-            Snapshot(pods=copies[:size], nodes=nodes_of(nodes)), timelines=True
+            Snapshot(pods=pods_of(copies[:size]), nodes=nodes_of(nodes)), timelines=True
         )
         # The pods as ls holds them: pages of 500 parsed by orjson and slimmed one by one, as
         # the client does. Their memory layout differs from the copies' (and costs the core).
@@ -264,17 +265,23 @@ def core(sizes: list[int]) -> dict[str, Any]:
         # Every driver pod gone (deleted, or a namespace's drivers cleaned up): executors are
         # placed by app id and time, which must stay a lookup per executor, not a scan.
         executors = [p for p in copies[:size] if p["metadata"]["labels"]["spark-role"] != "driver"]
-        out[f"{size} drivers gone"] = _pods_per_s(Snapshot(pods=executors, nodes=nodes_of(nodes)))
+        out[f"{size} drivers gone"] = _pods_per_s(
+            Snapshot(pods=pods_of(executors), nodes=nodes_of(nodes))
+        )
     return out
 
 
 def _as_ls_holds(pods: list[dict[str, Any]]) -> list[Any]:
-    """The pods as ``ls`` holds them (``kube.client`` lists pages; ``core.slim`` keeps a part)."""
+    """The pods as ``ls`` holds them: pages of 500 typed and trimmed as ``kube.paging`` reads
+    them (``core.slim.pod_page``), the values they repeat shared across the list."""
     pages = [orjson.dumps({"items": pods[i : i + 500]}) for i in range(0, len(pods), 500)]
     held: list[Any] = []
+    shared: dict[object, object] = {}
     with collector_paused():
         for page in pages:
-            held.extend(slim.pod(i) for i in orjson.loads(page)["items"])
+            doc = slim.pod_page(page, shared)
+            assert doc is not None, "a generated page the decoder refuses"
+            held.extend(doc["items"])  # type: ignore[arg-type]
     return held
 
 
@@ -366,7 +373,7 @@ def _least_analysis(pods: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> 
     of these on top, so if this pass alone misses 200,000 pods/s, no rearrangement of the
     core's layers reaches it on this machine.
     """
-    snapshot = Snapshot(pods=pods, nodes=nodes_of(nodes))
+    snapshot = Snapshot(pods=pods_of(pods), nodes=nodes_of(nodes))
     index = build_index(snapshot)
     wanted = spark_labels.SPARK_CONTAINERS
 
@@ -413,7 +420,7 @@ def _least_analysis(pods: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> 
                     exec_id or "?", name, uid, node, phase, "Running", restarts, None, created
                 )
             else:
-                f = podfacts.facts(pod)
+                f = podfacts.facts(Pod.of(pod))
                 answer = _executor(f, index.node(f.node), index, None, False)
             by_owner.setdefault(owner, []).append(answer)
         for answers in by_owner.values():

@@ -8,8 +8,12 @@ from typing import Any, Protocol
 
 import orjson
 
+from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.jsonvalue import JsonObject
-from kubectl_spark.core.node import Node
+from kubectl_spark.core.model import Reason
+from kubectl_spark.core.node import Node, nodes_of
+from kubectl_spark.core.pod import Pod, kept_copy, pods_of
+from kubectl_spark.core.reasons import PodContext, restart_reasons
 
 NOW = datetime(2026, 3, 1, 1, 0, tzinfo=UTC)
 
@@ -135,3 +139,22 @@ def node(name: str, ready: str = "True", taints: list[dict[str, str]] | None = N
             },
         }
     )
+
+
+def typed_snapshot(*, pods: Any = (), owners: Any = (), nodes: Any = (), **lists: Any) -> Snapshot:
+    """A snapshot of the API's JSON, its pods and nodes typed as the gateway types them."""
+    return Snapshot(pods=pods_of(pods), owners=pods_of(owners), nodes=nodes_of(nodes), **lists)
+
+
+def pod_context(pod: Any, role: str, *args: Any, **fields: Any) -> PodContext:
+    """What the classifier knows of a pod given as the API's JSON, typed as the gateway types it."""
+    return PodContext(Pod.of(pod), role, *args, **fields)
+
+
+def restart_reasons_of(pod: Any) -> list[tuple[str | None, Reason | None]]:
+    return restart_reasons(Pod.of(pod))
+
+
+def kept(pod: Any, source: str, seen_at: str) -> Pod:
+    """A kept copy of a gone pod given as the API's JSON (a watch's, the history store's)."""
+    return kept_copy(Pod.of(pod), source, seen_at)

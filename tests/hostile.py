@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.node import nodes_of
+from tests.core_pods import typed_snapshot
 
 # What must never reach a terminal raw: C0 (but newline and tab), DEL, C1, bidi overrides.
 # Nor what is invisible: zero-width characters, joiners, separators, the byte-order mark.
@@ -109,7 +110,7 @@ def clusters(draw: Any) -> Snapshot:
             },
         }
     ]
-    return Snapshot(pods=pods, events=[event], nodes=nodes_of(nodes), now=NOW)
+    return typed_snapshot(pods=pods, events=[event], nodes=nodes_of(nodes), now=NOW)
 
 
 NOW = datetime(2026, 3, 1, 3, 0, tzinfo=UTC)
@@ -197,8 +198,9 @@ SIGNALS: list[tuple[tuple[Any, ...], Any]] = [
     (("metadata", "deletionTimestamp"), 0),
     (("metadata", "labels", "spark-exec-inactive"), "true"),
     (("metadata", "labels", "kubectl-spark.io/fenced"), "true"),
-    (("metadata", "annotations"), {"kubectl-spark.io/source": "watch"}),
-    (("metadata", "annotations"), {"kubectl-spark.io/source": "history"}),
+    # a kept copy of a gone pod, as its keeper marks it (``core.pod.Pod.source``)
+    (("source",), "watch"),
+    (("source",), "history"),
     (("status", "phase"), "Failed"),
     (("status", "phase"), "Succeeded"),
     (("status", "phase"), "Pending"),
@@ -283,7 +285,8 @@ MALFORMED: list[tuple[tuple[Any, ...], st.SearchStrategy[Any]]] = [
     (("metadata", "labels", "kubectl-spark.io/fenced"), value),
     (("metadata", "labels", "sparkoperator.k8s.io/app-name"), value),
     (("metadata", "annotations"), odd),
-    (("metadata", "annotations", "kubectl-spark.io/source"), value),
+    (("metadata", "annotations", "kubectl-spark.io/source"), value),  # no longer a mark
+    (("source",), value),
     (("metadata", "annotations", "kubectl-spark.io/action"), value),
     (("metadata", "deletionTimestamp"), odd),
     (

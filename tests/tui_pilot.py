@@ -18,7 +18,7 @@ from kubectl_spark.tui.sources import LiveSource, StaticSource
 from kubectl_spark.tui.widgets.apps_table import AppsTable
 from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
 from tests.conftest import ScenarioCluster as Cluster
-from tests.core_pods import mk, ref
+from tests.core_pods import mk, ref, typed_snapshot
 
 SIZE = (140, 45)
 
@@ -158,7 +158,7 @@ def fixed_snapshot(hostile: bool = False) -> Snapshot:
             for n in ("node-b", "node-c")
         ),
     ]
-    return Snapshot(pods=pods, nodes=nodes_of(nodes), now=NOW)
+    return typed_snapshot(pods=pods, nodes=nodes_of(nodes), now=NOW)
 
 
 def static_app(**kwargs: Any) -> SparkTUI:

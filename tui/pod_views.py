@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from kubectl_spark.core.pod import OwnerReference, Pod
 
 from .log_reader import LogReader
 from .screens.text import TextScreen
@@ -289,14 +291,11 @@ class PodViews:
         )
 
     def owner_yaml(self, namespace: str, uid: str | None) -> None:
-        from kubectl_spark.core import raw
-
         pods = self.tui.snapshot.pods if self.tui.snapshot is not None else ()
-        pod = next((p for p in pods if uid and raw.uid(p) == uid), None)
-        refs = raw.items(pod, "metadata", "ownerReferences") if pod is not None else []
-        ref = raw.controller_ref(pod) if pod is not None else {}
-        ref = ref or (refs[0] if refs else {})
-        if not ref:
+        pod = next((p for p in pods if uid and p.metadata.uid == uid), None)
+        refs = pod.metadata.owner_references if pod is not None else ()
+        ref = (pod.controller() if pod is not None else None) or (refs[0] if refs else None)
+        if ref is None:
             self.tui.notify(
                 "this driver has no owner: spark-submit created its pod"
                 if pod is not None
@@ -307,7 +306,7 @@ class PodViews:
         self._in_worker(
             self._fetch_yaml,
             owner_path(namespace, ref),
-            f"{ref.get('kind')} {namespace}/{ref.get('name')}",
+            f"{ref.kind} {namespace}/{ref.name}",
             self.tui.source_of(self.tui.main.current_app()),
         )
 
@@ -393,20 +392,16 @@ def _containers(source: Source, namespace: str, pod: str, spark: str) -> list[st
     return sorted(names, key=lambda n: n != spark) or [spark]
 
 
-def owner_path(namespace: str, ref: Mapping[str, object]) -> str:
+def owner_path(namespace: str, ref: OwnerReference) -> str:
     """Where an owner reference's object is read.
 
     The plural is the kind's, as Kubernetes' own kinds and both Spark operators' name them
     (lower case, an ``s``).
     """
-    from kubectl_spark.core import raw
-
-    api_version = raw.text(ref, "apiVersion") or "v1"
+    api_version = ref.api_version or "v1"
     base = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
-    return f"{base}/namespaces/{namespace}/{raw.text(ref, 'kind').lower()}s/{raw.text(ref, 'name')}"
+    return f"{base}/namespaces/{namespace}/{ref.kind.lower()}s/{ref.name}"
 
 
-def _named(pod: object, namespace: str, name: str) -> bool:
-    from kubectl_spark.core import raw
-
-    return raw.namespace(pod) == namespace and raw.name(pod) == name
+def _named(pod: Pod, namespace: str, name: str) -> bool:
+    return pod.metadata.namespace == namespace and pod.metadata.name == name

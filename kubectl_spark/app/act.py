@@ -11,9 +11,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import itertools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,8 +23,8 @@ from kubectl_spark.core.node import named
 from kubectl_spark.core.plans import KillContext, Plan, fence_plan, force_kill_plan, resubmit_plan
 from kubectl_spark.core.plans.base import FENCE_ID
 from kubectl_spark.core.plans.force_kill import executor_controllers
+from kubectl_spark.core.raw import RawObject
 from kubectl_spark.errors import ApiRequestError, Forbidden, NotFound
-from kubectl_spark.knowledge.labels import SOURCE
 from kubectl_spark.kube import actions
 from kubectl_spark.kube.actions import Report
 from kubectl_spark.kube.client import Api
@@ -55,12 +54,13 @@ def actor(api: Api) -> str:
     return f"{name} as {api.acting_as}" if api.acting_as else name
 
 
-def raw_pod(snapshot: Any, uid: str | None) -> dict[str, Any] | None:
-    """A pod of the snapshot by uid, a client-mode driver (``Snapshot.owners``) included."""
-    pods = itertools.chain(snapshot.pods, snapshot.owners)
-    return (
-        next((p for p in pods if isinstance(p, dict) and raw.uid(p) == uid), None) if uid else None
-    )
+def raw_pod(snapshot: Snapshot, uid: str | None) -> RawObject | None:
+    """A pod of the snapshot as the API sent it, by uid, a client-mode driver included.
+
+    None for a pod the snapshot does not have, or has only as a kept copy of a gone pod (gone
+    from the API: nothing of it to copy or patch).
+    """
+    return snapshot.pod_objects.get(uid) if uid else None
 
 
 def raw_named(items: Any, name: str | None) -> dict[str, Any] | None:
@@ -154,7 +154,7 @@ def network_policies(api: Any, app: App) -> list[dict[str, Any]]:
     return [i for i in items if isinstance(i, dict)]
 
 
-def replicasets_of(api: Any, app: App, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def replicasets_of(api: Any, app: App, pods: Sequence[RawObject]) -> list[dict[str, Any]]:
     """The ReplicaSets that own these pods (to find their Deployments); none when unreadable."""
     names = {
         raw.text(ref, "name")
@@ -177,9 +177,10 @@ def replicasets_of(api: Any, app: App, pods: list[dict[str, Any]]) -> list[dict[
     return [f for f in found if isinstance(f, dict)]
 
 
-def attempt_pods(snapshot: Any, attempt: Attempt) -> list[dict[str, Any]]:
-    uids = {attempt.uid} | {e.uid for e in attempt.executors}
-    return [p for p in snapshot.pods if isinstance(p, dict) and raw.uid(p) in uids - {None}]
+def attempt_pods(snapshot: Snapshot, attempt: Attempt) -> list[RawObject]:
+    """The attempt's pods in the cluster, as the API sent them."""
+    uids = [attempt.uid, *(e.uid for e in attempt.executors)]
+    return [found for uid in uids if uid and (found := snapshot.pod_objects.get(uid)) is not None]
 
 
 def owned_by(api: Any, app: App, attempt: Attempt, plural: str) -> list[dict[str, Any]]:
@@ -193,9 +194,7 @@ def owned_by(api: Any, app: App, attempt: Attempt, plural: str) -> list[dict[str
 
 def kill_context(app: App, attempt: Attempt, snapshot: Snapshot) -> KillContext:
     """What force-kill needs from the cluster (the CLI and the TUI build the same plan)."""
-    driver = raw_pod(snapshot, attempt.uid)
-    if driver is not None and SOURCE in raw.annotation_map(driver):
-        driver = None  # a kept copy of a deleted pod: gone from the API
+    driver = raw_pod(snapshot, attempt.uid)  # None for a kept copy: gone from the API
     return KillContext(
         driver=driver,
         driver_gone=driver is None,
@@ -219,7 +218,7 @@ def kill_context(app: App, attempt: Attempt, snapshot: Snapshot) -> KillContext:
     )
 
 
-def resubmit_inputs(api: Any, app: App, snapshot: Any) -> dict[str, Any]:
+def resubmit_inputs(api: Any, app: App, snapshot: Snapshot) -> dict[str, Any]:
     """The objects a resubmit copies (the CLI and the TUI build the same plan).
 
     A bare driver that force-kill deleted is copied from what it kept in the history store.
@@ -227,7 +226,7 @@ def resubmit_inputs(api: Any, app: App, snapshot: Any) -> dict[str, Any]:
     last = next((a for a in reversed(app.attempts) if a.uid), None)
     bare = app.source == "pod" and last is not None
     seen = raw_pod(snapshot, last.uid) if last is not None else None
-    if bare and last is not None and (seen is None or SOURCE in raw.annotation_map(seen)):
+    if bare and last is not None and seen is None:  # gone: what the history store kept
         from kubectl_spark.app.kept import kept_sources
 
         found = kept_sources(api, app, last.uid)

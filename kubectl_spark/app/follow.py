@@ -22,6 +22,7 @@ from typing import Any
 
 from kubectl_spark.core.incremental import Changes
 from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.core.pod import Pod
 from kubectl_spark.errors import KubectlSparkError, LocalStoreError
 from kubectl_spark.kube import recorder_api
 from kubectl_spark.kube.client import Api, Connection, connect, history_scope
@@ -103,7 +104,7 @@ class Keeping:
         self._api: Api | None = None
         self._connect = connect_api
         # In the background: batches of (pod, gone?) and whether they were listed; None ends.
-        self._queue: queue.Queue[tuple[list[tuple[dict[str, Any], bool]], bool] | None] | None = (
+        self._queue: queue.Queue[tuple[list[tuple[Pod, bool]], bool] | None] | None = (
             queue.Queue() if logs_in_background else None
         )
         self._thread: threading.Thread | None = None

@@ -61,7 +61,7 @@ def _executors(view: Mapping[str, Any]) -> list[Any]:
 
 def _fresh_rows(snap: Snapshot, kept: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """A row per driver whose list names a removed executor the store did not hold yet."""
-    drivers = {raw.uid(p): p for p in snap.pods}
+    drivers = {p.metadata.uid: p for p in snap.pods}
     rows = []
     for uid, view in snap.spark_views.items():
         removed = {
@@ -78,8 +78,8 @@ def _fresh_rows(snap: Snapshot, kept: Mapping[str, dict[str, Any]]) -> list[dict
             {
                 "metadata": {
                     "uid": uid,
-                    "namespace": raw.namespace(driver),
-                    "name": raw.name(driver),
+                    "namespace": driver.metadata.namespace,
+                    "name": driver.metadata.name,
                     # more removed executors is newer: the store keeps the larger list
                     "resourceVersion": str(len(merged)),
                 },

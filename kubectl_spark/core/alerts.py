@@ -11,7 +11,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from kubectl_spark.knowledge import times
-from kubectl_spark.knowledge.labels import KEEPS_EXECUTORS, SEEN_AT
+from kubectl_spark.knowledge.labels import KEEPS_EXECUTORS
 
 from . import raw
 from .blocked import replacement_blocked
@@ -107,7 +107,7 @@ def _unfinished_actions(app: App, group: AppGroup) -> list[Alert]:
                     for f in source.executors
                     if _marked(f, "fence")
                     and f.phase in ("Running", "Pending")
-                    and KEEPS_EXECUTORS not in raw.annotation_map(f.pod)
+                    and KEEPS_EXECUTORS not in f.pod.metadata.annotations
                 ],
             ),
         ):
@@ -233,7 +233,7 @@ def _forced_on_lost_node(app: App, group: AppGroup, index: Index) -> list[Alert]
 
 def _gone_before(pod: PodFacts, since: str | None) -> bool:
     """Whether a kept pod was seen deleted before its node became unreachable (it ended then)."""
-    seen = times.parse(raw.annotation_map(pod.pod).get(SEEN_AT, ""))
+    seen = times.parse(pod.pod.seen_at)
     lost = times.parse(since)
     return seen is not None and lost is not None and seen < lost
 

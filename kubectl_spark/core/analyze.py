@@ -7,7 +7,7 @@ pods. Every front end (``ls``, ``describe``, the TUI) shows what it returns.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import lru_cache, partial
 from typing import Any
 
@@ -29,6 +29,7 @@ from .jsonvalue import JsonObject
 from .linking import link_executor_failures
 from .losses import classify
 from .model import Analysis, App, Attempt, Executor, History, Reason, in_id_order
+from .pod import ContainerStatus, Pod
 from .podfacts import PodFacts, canonical_time
 from .provenance import sources
 from .raw import RawObject
@@ -43,7 +44,7 @@ from .reconstruct import (
 from .sparkview import kept_evidence, with_spark_view
 
 
-def pod_state(f: PodFacts, node: NodeHealth | None, container: Mapping[str, object]) -> str:
+def pod_state(f: PodFacts, node: NodeHealth | None, container: ContainerStatus) -> str:
     """``container``: the pod's Spark container status (``spark_container``)."""
     phase = f.phase
     if f.source != "cluster" and phase not in ("Succeeded", "Failed"):
@@ -59,18 +60,18 @@ def pod_state(f: PodFacts, node: NodeHealth | None, container: Mapping[str, obje
     if f.deleting:
         return "Terminating"
     if phase == "Running":
-        term = raw.mapping(container, "state", "terminated")
-        if term and raw.text(f.pod, "spec", "restartPolicy") == "Never":
-            return "Failed" if raw.number(term, "exitCode") != 0 else "Succeeded"
+        term = container.terminated()
+        if term is not None and f.pod.spec.restart_policy == "Never":
+            return "Failed" if term.exit_code != 0 else "Succeeded"
         return "Running"
     if phase == "Pending":
         return "Pending"
     return "Unknown"
 
 
-def _ended(pod: Any, container: dict[str, Any]) -> str | None:
-    term = raw.mapping(container, "state", "terminated")
-    value = raw.text(term, "finishedAt") or raw.text(pod, "metadata", "deletionTimestamp")
+def _ended(pod: Pod, container: ContainerStatus) -> str | None:
+    term = container.terminated()
+    value = (term.finished_at if term else "") or pod.metadata.deletion_timestamp
     return canonical_time(value) or None
 
 
@@ -268,12 +269,13 @@ def _killed_at(group_: AttemptGroup, app: AppGroup, index: Index) -> str | None:
     return None
 
 
-def _job_failed(app: AppGroup, pod: Any) -> tuple[str, str, str] | None:
+def _job_failed(app: AppGroup, pod: Pod) -> tuple[str, str, str] | None:
     """Why the Job that owns ``pod`` failed: its Failed (or, first, FailureTarget) condition.
 
     As (type, reason, message); None while the Job has not failed.
     """
-    owner = raw.controller_ref(pod).get("uid")
+    ref = pod.controller()
+    owner = ref.uid if ref is not None else ""
     for job in (j for j in app.jobs if owner and raw.uid(j) == owner):
         for kind in ("Failed", "FailureTarget"):
             found = raw.condition(job, kind)
@@ -336,7 +338,7 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
             driver.phase,
             state,
             driver.created or None,
-            times.rfc3339(times.parse(raw.text(pod, "status", "startTime"))),
+            times.rfc3339(times.parse(pod.status.start_time)),
             # A Lost driver (its node unreachable) may still run: no end to tell.
             _ended(pod, container) if state not in ("Running", "Pending", "Lost") else None,
             driver.restarts,
@@ -344,7 +346,7 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
             reason,
         )
         owner_gone = state in ("Succeeded", "Failed", "Lost", "Terminating", "Fenced") or bool(
-            raw.text(pod, "metadata", "deletionTimestamp")
+            pod.metadata.deletion_timestamp
         )
     executors = deleted_by_actions(
         _executors(group_.executors, index, base, owner_gone), base, app.namespace, index
@@ -380,7 +382,7 @@ def _attempt(number: int, group_: AttemptGroup, app: AppGroup, index: Index) -> 
         outside=group_.outside,
         waiting=waiting,
         # grouping gives a client-mode driver the role it plays; its pod's own label tells
-        driver_unlabelled=driver is not None and raw.label(driver.pod, ROLE) != "driver",
+        driver_unlabelled=driver is not None and driver.pod.metadata.labels.get(ROLE) != "driver",
     )
 
 
@@ -432,7 +434,7 @@ def _unlabelled_ips(attempt: AttemptGroup) -> dict[str, str]:
     return {
         f.uid: ip
         for f in attempt.executors
-        if not f.exec_id.isdecimal() and (ip := raw.text(f.pod, "status", "podIP"))
+        if not f.exec_id.isdecimal() and (ip := f.pod.status.pod_ip)
     }
 
 

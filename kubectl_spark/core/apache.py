@@ -32,6 +32,7 @@ from . import raw
 from .jsonvalue import JsonObject
 from .losses import classify
 from .model import Reason, ReasonCode
+from .pod import Pod
 from .reasons import PodContext
 
 API_GROUP = "spark.apache.org"
@@ -346,7 +347,7 @@ def span_reason(span: AttemptSpan) -> Reason | None:
         )
     observed = end.driver_status
     if observed:
-        found = classify(PodContext({"metadata": {}, "status": observed}, "driver"))
+        found = classify(PodContext(Pod.of({"status": observed}), "driver"))
         if found is not None and found.code == "Completed":
             # Its PodUtils: a driver that "exited 0 without SparkContext / SparkSession
             # initialization" failed (the corner case the operator names): no Completed here.

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kubectl_spark.knowledge import times
 
 from . import apache, raw
 from .model import Alert, App
+from .pod import Pod, PodCondition
 
 if TYPE_CHECKING:
     from .grouping import AppGroup
@@ -139,14 +140,14 @@ def replacement_blocked(app: App, group: AppGroup, snapshot: Snapshot, index: In
                 )
             )
         elif current.reason is None and driver is not None:
-            scheduled = raw.condition(driver.pod, "PodScheduled")
-            if raw.text(scheduled, "reason") == "Unschedulable":
+            scheduled = driver.pod.condition("PodScheduled")
+            if scheduled is not None and scheduled.reason == "Unschedulable":
                 rwop = _rwop_holder(app, group, current.number, driver.pod, scheduled)
                 out.append(
                     rwop
                     or Alert(
                         "ReplacementBlocked",
-                        f"attempt {current.number} cannot be scheduled: {raw.text(scheduled, 'message')}",
+                        f"attempt {current.number} cannot be scheduled: {scheduled.message}",
                         (current.number,),
                     )
                 )
@@ -158,19 +159,19 @@ def replacement_blocked(app: App, group: AppGroup, snapshot: Snapshot, index: In
 RWOP_CONFLICT = "ReadWriteOncePod access mode"
 
 
-def _claims(pod: Any) -> set[str]:
+def _claims(pod: Pod) -> set[str]:
     return {
-        raw.text(v, "persistentVolumeClaim", "claimName")
-        for v in raw.items(pod, "spec", "volumes")
-        if raw.text(v, "persistentVolumeClaim", "claimName")
+        claim.claim_name
+        for v in pod.spec.volumes
+        if (claim := v.persistent_volume_claim) is not None and claim.claim_name
     }
 
 
 def _rwop_holder(
-    app: App, group: AppGroup, number: int, driver: Any, scheduled: Any
+    app: App, group: AppGroup, number: int, driver: Pod, scheduled: PodCondition
 ) -> Alert | None:
     """A pending attempt kept off every node by an earlier attempt's ReadWriteOncePod claim."""
-    message = raw.text(scheduled, "message")
+    message = scheduled.message
     if RWOP_CONFLICT not in message:
         return None
     wanted = _claims(driver)

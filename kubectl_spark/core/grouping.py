@@ -14,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kubectl_spark.knowledge.labels import APACHE_CLUSTER, RESUBMITTED_FROM
+from kubectl_spark.knowledge.labels import APACHE_CLUSTER, RESUBMITTED_FROM, ROLE
 from kubectl_spark.knowledge.operator_names import app_id_of
 
 from . import raw
 from .apache import spans
 from .model import Reason, UngroupedPod
+from .pod import Pod
 from .podfacts import PodFacts, facts
 from .raw import RawObject
 
@@ -66,19 +67,15 @@ class AppGroup:
     def terminating(self, uid: str | None) -> bool:
         """Whether the attempt's driver pod has been deleted and is still there."""
         return any(
-            a.uid == uid
-            and a.driver is not None
-            and raw.text(a.driver.pod, "metadata", "deletionTimestamp")
+            a.uid == uid and a.driver is not None and a.driver.pod.metadata.deletion_timestamp
             for a in self.attempts
         )
 
 
-def _facts(pods: Sequence[object], known: Sequence[PodFacts]) -> list[PodFacts]:
+def _facts(pods: Sequence[Pod], known: Sequence[PodFacts]) -> list[PodFacts]:
     """Each pod's facts: those a gateway read of this very pod at its place, else read now."""
     read = []
     for place, pod in enumerate(pods):
-        if not isinstance(pod, dict):
-            continue
         found = known[place] if place < len(known) else None
         read.append(found if found is not None and found.pod is pod else facts(pod))
     return read
@@ -89,12 +86,12 @@ def _created(f: PodFacts) -> tuple[str, str]:
 
 
 def group(
-    pods: Sequence[object],
+    pods: Sequence[Pod],
     jobs: Sequence[object],
     sparkapps: Sequence[object],
     *,
     group_by: str | None = None,
-    owners: Sequence[object] = (),
+    owners: Sequence[Pod] = (),
     apacheapps: Sequence[object] = (),
     sparkclusters: Sequence[object] = (),
     known: Sequence[PodFacts] = (),
@@ -104,7 +101,7 @@ def group(
     drivers = [f for f in read if f.role == "driver"]
     # An empty spark-role still marks a Spark pod (kept, shown as ungrouped if nothing places it).
     executors = [
-        f for f in read if f.role != "driver" and (f.role or "spark-role" in raw.labels(f.pod))
+        f for f in read if f.role != "driver" and (f.role or ROLE in f.pod.metadata.labels)
     ]
     drivers += _client_mode_drivers(owners, executors)
     drivers.sort(key=_created)
@@ -312,7 +309,7 @@ class _Grouper:
         driver_attempt: dict[str, tuple[AppGroup, AttemptGroup]] = {}
         by_name: dict[tuple[str, str], AppGroup] = {}
         for f in drivers:  # oldest first: a copy comes after the pod it copies
-            source = raw.label(f.pod, RESUBMITTED_FROM) if f.owner_kind != "Job" else ""
+            source = f.label(RESUBMITTED_FROM) if f.owner_kind != "Job" else ""
             copied = by_name.get((f.namespace, source)) if source else None
             # A resubmitted copy of a driver pod has an app id of its own (resubmit gives it
             # one) and continues the application of the pod it copies.
@@ -421,7 +418,7 @@ def _newest(held: RawObject | None, job: RawObject | None) -> RawObject | None:
     )
 
 
-def _client_mode_drivers(owners: Sequence[object], executors: list[PodFacts]) -> list[PodFacts]:
+def _client_mode_drivers(owners: Sequence[Pod], executors: list[PodFacts]) -> list[PodFacts]:
     """Unlabelled pods that executors name as their owner: client-mode drivers in a pod.
 
     Spark labels no driver it did not create; its executors still name the pod given in
@@ -433,8 +430,6 @@ def _client_mode_drivers(owners: Sequence[object], executors: list[PodFacts]) ->
     naming = {f.owner_uid: f for f in executors if f.owner_kind == "Pod" and f.owner_uid}
     found = []
     for pod in owners:
-        if not isinstance(pod, dict):
-            continue
         driver = facts(pod)
         executor = naming.get(driver.uid)
         if executor is None or driver.role:

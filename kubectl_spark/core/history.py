@@ -17,6 +17,7 @@ from kubectl_spark.knowledge.operator_names import app_id_of
 from . import raw
 from .apache import spans
 from .model import App, Attempt, Executor, HistoryEntry, Reason
+from .pod import Pod
 from .raw import RawObject
 from .reasons import restart_reasons
 
@@ -140,12 +141,13 @@ def _attempt_entries(
         entries.extend(_pod_events(driver_events, n, None))
         if attempt.waiting is not None:
             entries.append(_waiting(attempt.waiting, driver_events, attempt.created_at, n, None))
-        entries.extend(_actions(source.driver.pod, n, index))
+        entries.extend(_actions(driver_events, n))
     elif attempt.driver_pod:
         # the pod is gone; Events that still name it tell part of its story
         ghost = {"metadata": {"name": attempt.driver_pod, "namespace": app.namespace}}
-        entries.extend(_pod_events(index.events_for(ghost), n, None))
-        entries.extend(_actions(ghost, n, index))
+        ghost_events = index.events_for(ghost)
+        entries.extend(_pod_events(ghost_events, n, None))
+        entries.extend(_actions(ghost_events, n))
     return entries
 
 
@@ -239,7 +241,7 @@ def _loss_time(ended: str | None, reason: Reason, index: Index, node: str | None
     return ended or since
 
 
-def _restarts(pod: object, attempt: int, executor: str | None) -> list[HistoryEntry]:
+def _restarts(pod: Pod, attempt: int, executor: str | None) -> list[HistoryEntry]:
     out = []
     what = f"executor {executor}" if executor else f"attempt {attempt}'s driver"
     for i, (finished, reason) in enumerate(restart_reasons(pod), start=1):
@@ -308,9 +310,9 @@ def _pod_events(
     return out
 
 
-def _actions(pod: object, attempt: int, index: Index) -> list[HistoryEntry]:
+def _actions(events: Sequence[RawObject], attempt: int) -> list[HistoryEntry]:
     out = []
-    for event in index.events_for(pod):
+    for event in events:
         reason = raw.text(event, "reason")
         if reason in ACTION_EVENTS:
             out.append(

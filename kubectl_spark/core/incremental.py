@@ -31,6 +31,7 @@ from . import raw
 from .analyze import analyze
 from .inputs import Snapshot, deleted_under, health_by_name
 from .model import Analysis, App
+from .pod import Pod
 from .reasons import NodeHealth
 from .reconstruct import job_of_pod
 
@@ -47,14 +48,10 @@ class Change(NamedTuple):
 Changes = Mapping[str, Mapping[str, Change]]
 
 
-def _keys(pod: Any) -> set[Key]:
-    return _keys_of(raw.mapping(pod, "metadata"))
-
-
-def _keys_of(meta: dict[str, Any]) -> set[Key]:
+def _keys(pod: Pod) -> set[Key]:
     """The applications a pod's metadata names (read once a pod: 50,000 at a full analysis)."""
-    labels = raw.labels({"metadata": meta})
-    ns = raw.text(meta, "namespace")
+    labels = pod.metadata.labels
+    ns = pod.metadata.namespace
     out: set[Key] = set()
     if labels.get("spark-app-selector"):
         out.add(("id", ns, labels["spark-app-selector"]))
@@ -130,8 +127,8 @@ class _NeedsFull(Exception):
 
 @dataclass
 class _Index:
-    pods: dict[str, Any]
-    members: defaultdict[Key, dict[str, Any]]  # application → its pods by uid
+    pods: dict[str, Pod]
+    members: defaultdict[Key, dict[str, Pod]]  # application → its pods by uid
     # (ns, pod or owner name, or an executor name's prefix) → applications
     by_name: dict[tuple[str, str], set[Key]]
     owned: defaultdict[str, set[Key]]  # owner uid (Job, driver pod) → applications
@@ -232,31 +229,30 @@ class LiveAnalysis:
                 defaultdict(dict),
             )
             for pod in snapshot.pods:
-                if isinstance(pod, dict):
-                    self._add_pod(index, pod)
+                self._add_pod(index, pod)
             for event in snapshot.events:
                 if isinstance(event, dict):
                     self._add_event(index, event)
             self._index = index
 
     # ------------------------------------------------------------------- bookkeeping
-    def _add_pod(self, index: _Index, pod: Any) -> set[Key]:
-        meta = raw.mapping(pod, "metadata")  # read once: this runs for every pod at a full
-        uid, ns, name = raw.text(meta, "uid"), raw.text(meta, "namespace"), raw.text(meta, "name")
-        keys = _keys_of(meta)
+    def _add_pod(self, index: _Index, pod: Pod) -> set[Key]:
+        meta = pod.metadata  # read once: this runs for every pod at a full analysis
+        uid, ns, name = meta.uid, meta.namespace, meta.name
+        keys = _keys(pod)
         index.pods[uid] = pod
         for key in keys:
             index.members[key][uid] = pod
-        owners = raw.items(meta, "ownerReferences")
+        owners = meta.owner_references
         by_name = index.by_name
-        for named in (name, _exec_prefix(name), *(str(r.get("name")) for r in owners)):
+        for named in (name, _exec_prefix(name), *(r.name for r in owners)):
             found = by_name.get((ns, named))
             if found is None:
                 by_name[(ns, named)] = set(keys)
             else:
                 found.update(keys)
         for ref in owners:
-            index.owned[str(ref.get("uid"))].update(keys)
+            index.owned[ref.uid].update(keys)
         return keys
 
     def _drop_pod(self, index: _Index, uid: str) -> set[Key]:
@@ -303,11 +299,12 @@ class LiveAnalysis:
         touched: set[Key] = set()
         for uid, change in (changes.get("pods") or {}).items():
             touched |= self._drop_pod(index, uid) | set(index.owned.get(uid, ()))
-            for ref in raw.items(change.obj, "metadata", "ownerReferences"):
-                owner = index.pods.get(str(ref.get("uid")))
+            changed = Pod.of(change.obj)  # typed where it was watched: as it is
+            for ref in changed.metadata.owner_references:
+                owner = index.pods.get(ref.uid)
                 touched |= _keys(owner) if owner is not None else set()
             if not change.deleted:
-                keys = self._add_pod(index, change.obj)
+                keys = self._add_pod(index, changed)
                 if not keys:
                     raise _NeedsFull  # ungrouped, or grouped by its Job alone
                 touched |= keys
@@ -352,16 +349,12 @@ class LiveAnalysis:
     # ------------------------------------------------------------------ the fast path
     def _partial(self, snapshot: Snapshot, touched: set[Key], index: _Index) -> Analysis:
         touched = touched | _resubmit_family(snapshot, touched)
-        pods: dict[str, Any] = {}
+        pods: dict[str, Pod] = {}
         for key in touched:
             pods.update(index.members.get(key) or {})
         if not pods:  # the last pods of an application are gone: its owner may remain
             raise _NeedsFull
-        owners = {
-            str(r.get("uid"))
-            for p in pods.values()
-            for r in raw.items(p, "metadata", "ownerReferences")
-        }
+        owners = {r.uid for p in pods.values() for r in p.metadata.owner_references}
         jobs = [j for j in snapshot.jobs if raw.uid(j) in owners]
         operator = {(k[1], k[2]) for k in touched if k[0] == "op"}
         sparkapps = [
@@ -370,15 +363,15 @@ class LiveAnalysis:
         apache = {(k[1], k[2]) for k in touched if k[0] == "ap"}
         apacheapps = [a for a in snapshot.apacheapps if (raw.namespace(a), raw.name(a)) in apache]
         events: dict[str, Any] = {}
-        for prefix in {(raw.namespace(p), _exec_prefix(raw.name(p))) for p in pods.values()}:
+        for prefix in {
+            (p.metadata.namespace, _exec_prefix(p.metadata.name)) for p in pods.values()
+        }:
             if prefix[1]:  # about executors Spark lists by id, their pods gone
                 events.update(index.by_exec_prefix.get(prefix) or {})
         for uid, pod in pods.items():
             events.update(index.by_involved_uid.get(uid) or {})
-            ns = raw.namespace(pod)
-            for name in [raw.name(pod)] + [
-                str(r.get("name")) for r in raw.items(pod, "metadata", "ownerReferences")
-            ]:
+            ns = pod.metadata.namespace
+            for name in [pod.metadata.name] + [r.name for r in pod.metadata.owner_references]:
                 events.update(index.by_target.get((ns, "Pod", name)) or {})
         for app in [*sparkapps, *apacheapps]:
             events.update(index.by_involved_uid.get(raw.uid(app)) or {})
@@ -393,7 +386,7 @@ class LiveAnalysis:
                 if owner is not None and (ns, owner) in mine:
                     events.update(found)
         # The executors an action deleted, under a driver present or named by an Event.
-        drivers = {(raw.namespace(p), raw.name(p)) for p in pods.values()}
+        drivers = {(p.metadata.namespace, p.metadata.name) for p in pods.values()}
         drivers |= {(t[0], t[2]) for t in map(_target, events.values()) if t[1] == "Pod"}
         for driver in drivers:
             events.update(index.by_related.get(driver) or {})
@@ -409,7 +402,7 @@ class LiveAnalysis:
                 volumeattachments=snapshot.volumeattachments,
                 pvcs=snapshot.pvcs,
                 now=snapshot.now,
-                owners=[o for o in snapshot.owners if raw.uid(o) in owners],
+                owners=[o for o in snapshot.owners if o.metadata.uid in owners],
                 spark_views={u: v for u, v in snapshot.spark_views.items() if u in pods},
                 unreadable=snapshot.unreadable,
             )

@@ -17,6 +17,7 @@ from kubectl_spark.knowledge.labels import EXECUTOR_DELETED, ROLE
 
 from . import raw
 from .node import Node, nodes_of
+from .pod import Pod, pods_of
 from .podfacts import PodFacts, canonical_time
 from .raw import RawObject
 from .reasons import NodeHealth
@@ -24,9 +25,10 @@ from .reasons import NodeHealth
 
 @dataclass(frozen=True)
 class Snapshot:
-    """What the gateway read: each list is the API's JSON items."""
+    """What the gateway read: pods and nodes typed (``core.pod``, ``core.node``), every other
+    list the API's JSON items."""
 
-    pods: Sequence[object] = ()
+    pods: Sequence[Pod] = ()  # typed as the gateway read them (``Snapshot.of`` types any left)
     jobs: Sequence[object] = ()
     events: Sequence[object] = ()
     nodes: Sequence[Node] = ()  # typed as the gateway read them (``Snapshot.of`` types any left)
@@ -45,12 +47,16 @@ class Snapshot:
     unreadable: tuple[str, ...] = ()  # lists the gateway was refused (forbidden), by field name
     # Pods that executors name as their owner but that carry no spark-role label: a driver in
     # client mode, running in a pod of its own (a notebook), with spark.kubernetes.driver.pod.name.
-    owners: Sequence[object] = ()
+    owners: Sequence[Pod] = ()
     # What the gateway already read of the pods as their pages came (``podfacts.facts``), in
     # the order of ``pods``: read while the next page was on its way, they cost the analysis
     # nothing. A fact whose ``pod`` is not the very pod at its place is not used (a list
     # that was changed after, or kept copies added at its end, are read again).
     pod_facts: Sequence[PodFacts] = ()
+    # The pods as the API sent them, by uid, for the plans, which copy or patch whole objects
+    # (a force-kill keeps a bare driver's spec, a resubmit copies it); empty where the pods
+    # were read slim (``ls``, the live views: a plan reads them again, ``app.act.reread``).
+    pod_objects: Mapping[str, RawObject] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -61,11 +67,12 @@ class Snapshot:
         pods_resource_version: str = "",
         unreadable: Sequence[str] = (),
         pod_facts: Sequence[PodFacts] = (),
+        pod_objects: Mapping[str, RawObject] | None = None,
     ) -> Self:
         """A snapshot from lists keyed by the field names (a gateway's reads); missing ones empty."""
         return cls(
-            pods=lists.get("pods", ()),
-            owners=lists.get("owners", ()),
+            pods=pods_of(lists.get("pods", ())),
+            owners=pods_of(lists.get("owners", ())),
             jobs=lists.get("jobs", ()),
             events=lists.get("events", ()),
             nodes=nodes_of(lists.get("nodes", ())),
@@ -78,24 +85,27 @@ class Snapshot:
             pods_resource_version=pods_resource_version,
             unreadable=tuple(unreadable),
             pod_facts=pod_facts,
+            pod_objects=pod_objects or {},
         )
 
-    def driver_pods(self) -> list[object]:
-        """The pods labelled spark-role=driver, as ``raw.having_label`` finds them.
+    def driver_pods(self) -> list[Pod]:
+        """The pods labelled spark-role=driver.
 
         Told by the facts the gateway read where it read this very pod (``pod_facts``), so that
         asking costs a pass over the facts, not a read of every pod's labels (8 ms at 10,000
         pods); pods beyond them (kept copies added at the end) are read.
         """
         known = self.pod_facts
-        found: list[object] = []
+        found: list[Pod] = []
         for pod, f in zip(self.pods, known, strict=False):
             if f.pod is not pod:  # the list changed after the gateway read it
-                if raw.label(pod, ROLE) == "driver":
+                if pod.metadata.labels.get(ROLE) == "driver":
                     found.append(pod)
             elif f.role == "driver" and not f.cluster_member:  # not a SparkCluster's master
                 found.append(pod)
-        return found + raw.having_label(self.pods[len(known) :], ROLE, "driver")
+        return found + [
+            p for p in self.pods[len(known) :] if p.metadata.labels.get(ROLE) == "driver"
+        ]
 
 
 # The snapshot's lists of the API's objects, by field name (what a gateway reads, and what
@@ -217,7 +227,7 @@ NOT_READY_SLACK_SECONDS = 60
 
 
 def nodes_from_pod_events(
-    pods: Sequence[object], events_by_uid: Mapping[str, list[RawObject]]
+    pods: Sequence[Pod], events_by_uid: Mapping[str, list[RawObject]]
 ) -> dict[str, NodeHealth]:
     """Unreachable nodes told by their pods, for when the Node objects cannot be read.
 
@@ -228,13 +238,13 @@ def nodes_from_pod_events(
     """
     told: dict[str, NodeHealth] = {}
     for pod in pods:
-        events = events_by_uid.get(raw.uid(pod)) if isinstance(pod, dict) else None
+        events = events_by_uid.get(pod.metadata.uid)
         seen = [e for e in events or () if raw.text(e, "reason") == "NodeNotReady"]
-        node = raw.text(pod, "spec", "nodeName") if seen else ""
+        node = pod.spec.node_name if seen else ""
         if not node or node in told:
             continue
-        ready = raw.condition(pod, "Ready")
-        since = times.parse(raw.text(ready, "lastTransitionTime"))
+        ready = pod.condition("Ready")
+        since = times.parse(ready.last_transition_time) if ready else None
         last = max(
             (
                 t
@@ -243,13 +253,13 @@ def nodes_from_pod_events(
             ),
             default=None,
         )
-        if raw.text(ready, "status") != "False" or since is None or last is None:
+        if ready is None or ready.status != "False" or since is None or last is None:
             continue
         if (since - last).total_seconds() <= NOT_READY_SLACK_SECONDS:
             told[node] = NodeHealth(
                 False,
                 f"node {node}: not ready since {times.rfc3339(since)} (told by pod "
-                f"{raw.name(pod)}: a NodeNotReady Event and Ready=False; the nodes could not be read)",
+                f"{pod.metadata.name}: a NodeNotReady Event and Ready=False; the nodes could not be read)",
                 times.rfc3339(since),
             )
     return told

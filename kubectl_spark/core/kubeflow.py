@@ -19,11 +19,11 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from . import raw
 from .losses import classify
 from .model import Executor, Reason
+from .pod import ContainerState, ContainerStatus, Pod, PodSpec, PodStatus, Terminated
 from .raw import RawObject
 from .reasons import PodContext, event_evidence
 
@@ -167,19 +167,22 @@ def _reason(pod: str, state: str, event: RawObject | None, driver_ended: Reason 
             message=f"its pod is gone; the operator last saw it {state} (it was not seen to fail)",
             evidence=(listed,),
         )
-    terminated: dict[str, Any] = {"exitCode": int(found["code"])}
-    if found["reason"] and not found["reason"].startswith("Unknown (Container not Found)"):
-        terminated["reason"] = found["reason"]
-    status: dict[str, Any] = {
-        "phase": "Failed",
-        "containerStatuses": [
-            {"name": "spark-kubernetes-executor", "state": {"terminated": terminated}}
+    reason = found["reason"] or ""
+    terminated = Terminated(
+        exit_code=int(found["code"]),
+        reason="" if reason.startswith("Unknown (Container not Found)") else reason,
+    )
+    status = PodStatus(
+        phase="Failed",
+        message=found["message"] or "",
+        container_statuses=[
+            ContainerStatus(
+                name="spark-kubernetes-executor", state=ContainerState(terminated=terminated)
+            )
         ],
-    }
-    if found["message"]:
-        status["message"] = found["message"]
+    )
     classified = classify(
-        PodContext({"spec": {"restartPolicy": "Never"}, "status": status}, "executor")
+        PodContext(Pod(spec=PodSpec(restart_policy="Never"), status=status), "executor")
     )
     evidence = (listed, event_evidence(dict(event or {})))
     if classified is None:

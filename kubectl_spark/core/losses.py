@@ -17,6 +17,7 @@ from datetime import timedelta
 from kubectl_spark.core import raw
 from kubectl_spark.core.lossread import NEXT, Read, Verdict, read, reason_of
 from kubectl_spark.core.model import Reason
+from kubectl_spark.core.pod import Pod, Terminated
 from kubectl_spark.core.reasons import (
     PodContext,
     ended_after_deletion,
@@ -56,7 +57,7 @@ def _evicted(r: Read) -> Verdict:
         "Evicted",
         f"evicted by the kubelet ({why}): {r.status_message or 'node pressure'}",
         (*evidence, *r.extra),
-        exit_code=raw.number(r.term, "exitCode"),
+        exit_code=r.exit_code,
         counts=True,
     )
 
@@ -89,7 +90,7 @@ def _kubelet_status(r: Read) -> Verdict:
             "NodeShutdown",
             message,
             (f"status.reason={why}", *extra),
-            exit_code=raw.number(r.term, "exitCode"),
+            exit_code=r.exit_code,
             counts=r.failed,
         )
     if why == "DeadlineExceeded":
@@ -162,19 +163,20 @@ def _terminated(r: Read) -> Verdict:
     that: the kubelet then marks the pod Failed, and that phase is what a deleted pod's last
     state shows.
     """
-    if not r.term:
+    term = r.term
+    if term is None:
         return NEXT
-    exit_code = raw.number(r.term, "exitCode")
-    stopped = exit_code in (143, 137) and raw.text(r.term, "reason") != "OOMKilled"
+    exit_code = term.exit_code
+    stopped = exit_code in (143, 137) and term.reason != "OOMKilled"
     # SIGTERM (143) is what a deletion sends: on a deleted pod it was the deletion, whatever the
     # two clocks (the kubelet's finishedAt, the API server's deletionTimestamp) say.
     by_deletion = r.deleting and (
-        exit_code == 143 or not r.failed or ended_after_deletion(r.pod, r.term)
+        exit_code == 143 or not r.failed or ended_after_deletion(r.pod, term)
     )
     if stopped and (by_deletion or r.disruption_reason):
         return NEXT
-    reason = termination_reason(r.term, r.container, "state", counts=exit_code != 0)
-    inactive = raw.label(r.pod, INACTIVE) == "true"
+    reason = termination_reason(term, r.container, "state", counts=exit_code != 0)
+    inactive = r.pod.metadata.labels.get(INACTIVE) == "true"
     kept = (f"metadata.labels[{INACTIVE}]=true (kept by deleteOnTermination=false)",)
     if reason.code == "Completed":
         # spark-exec-inactive says only that Spark kept the pod (deleteOnTermination=false,
@@ -186,9 +188,9 @@ def _terminated(r: Read) -> Verdict:
             (*reason.evidence, *(kept if inactive else ()), *r.extra),
             exit_code=0,
         )
-    if exit_code in DRIVER_GONE_EXITS and r.ctx.role == "executor" and _after_owner(r):
+    if exit_code in DRIVER_GONE_EXITS and r.ctx.role == "executor" and _after_owner(r, term):
         return _driver_went_away(r, reason)
-    if stopped and (probe := _probe_kill(r)) is not None:
+    if stopped and (probe := _probe_kill(r, term)) is not None:
         return probe
     if reason.code == "ContainerStateLost" and r.ctx.node is not None and not r.ctx.node.reachable:
         node = r.ctx.node
@@ -210,12 +212,12 @@ def _terminated(r: Read) -> Verdict:
     )
 
 
-def _after_owner(r: Read) -> bool:
+def _after_owner(r: Read, term: Terminated) -> bool:
     """Whether an executor ended once its driver had (or its driver is gone, time unknown)."""
     ctx = r.ctx
     if not ctx.owner_gone:
         return False
-    finished = times.parse(raw.text(r.term, "finishedAt"))
+    finished = times.parse(term.finished_at)
     owner_end = times.parse(ctx.owner_ended_at)
     if finished is None or owner_end is None:
         return ctx.owner_ended_at is None and ctx.owner_reason is None
@@ -257,7 +259,7 @@ DRIVER_GONE_EXITS = frozenset({1, 56})
 SPARK_UI_PORTS = (4040, "spark-ui")
 
 
-def _probe_kill(r: Read) -> Reason | None:
+def _probe_kill(r: Read, term: Terminated) -> Reason | None:
     """A container the kubelet stopped because a liveness or startup probe failed.
 
     The kubelet's Events say so: ``Unhealthy`` "Liveness probe failed: …" (prober.go) and
@@ -274,7 +276,7 @@ def _probe_kill(r: Read) -> Reason | None:
         ]
         if not told:
             continue
-        code = raw.number(r.term, "exitCode")
+        code = term.exit_code
         signal = "SIGTERM, then its exit" if code == 143 else "SIGKILL, not an OOM kill"
         message = f"killed by the kubelet after its {kind} probe failed ({code} here is {signal})"
         if kind == "liveness" and r.ctx.role == "driver" and _probes_spark_ui(r):
@@ -286,26 +288,26 @@ def _probe_kill(r: Read) -> Reason | None:
             "app",
             "LivenessProbe" if kind == "liveness" else "StartupProbe",
             message,
-            (*_term_evidence(r), *(event_evidence(e) for e in told), *r.extra),
+            (*_term_evidence(r, term), *(event_evidence(e) for e in told), *r.extra),
             exit_code=code,
             counts=True,
         )
     return None
 
 
-def _term_evidence(r: Read) -> tuple[str, ...]:
-    return termination_reason(r.term, r.container, "state", counts=True).evidence
+def _term_evidence(r: Read, term: Terminated) -> tuple[str, ...]:
+    return termination_reason(term, r.container, "state", counts=True).evidence
 
 
 def _probes_spark_ui(r: Read) -> bool:
     """Whether the container's liveness probe asks Spark's UI port."""
-    name = raw.text(r.container, "name")
-    for container in raw.items(r.pod, "spec", "containers"):
-        if raw.text(container, "name") != name:
+    name = r.container.name
+    for container in r.pod.spec.containers:
+        if container.name != name:
             continue
-        probe = raw.mapping(container, "livenessProbe")
-        port = (raw.mapping(probe, "httpGet") or raw.mapping(probe, "tcpSocket")).get("port")
-        return port in SPARK_UI_PORTS
+        probe = container.liveness_probe
+        target = None if probe is None else probe.http_get or probe.tcp_socket
+        return target is not None and target.port in SPARK_UI_PORTS
     return False
 
 
@@ -316,21 +318,21 @@ def _sidecar_failed(r: Read) -> Verdict:
     executor that exits non-zero makes the pod PodFailed (ExecutorPodsSnapshot.toState); Spark
     counts it and deletes the pod. Spark 3 checked only its own container by default.
     """
-    if r.ctx.role != "executor" or raw.text(r.pod, "spec", "restartPolicy") != "Never":
+    if r.ctx.role != "executor" or r.pod.spec.restart_policy != "Never":
         return NEXT
     major = _spark_major(r.pod)
     if major is not None and major < 4:
         return NEXT
-    for status in raw.items(r.pod, "status", "containerStatuses"):
-        term = raw.mapping(status, "state", "terminated")
-        if status is r.container or not term or raw.number(term, "exitCode") in (0, None):
+    for status in r.pod.status.container_statuses:
+        term = status.terminated()
+        if status is r.container or term is None or term.exit_code in (0, None):
             continue
-        code = raw.number(term, "exitCode")
-        stopped = code in (143, 137) and raw.text(term, "reason") != "OOMKilled"
+        code = term.exit_code
+        stopped = code in (143, 137) and term.reason != "OOMKilled"
         if stopped and r.deleting and ended_after_deletion(r.pod, term):
             continue  # stopped by the deletion, like the Spark container
         found = termination_reason(term, status, "state", counts=True)
-        name = raw.text(status, "name") or "?"
+        name = status.name or "?"
         return reason_of(
             found.category,
             "SidecarFailed",
@@ -344,23 +346,23 @@ def _sidecar_failed(r: Read) -> Verdict:
     return NEXT
 
 
-def _spark_major(pod: object) -> int | None:
+def _spark_major(pod: Pod) -> int | None:
     """The Spark major version of a pod's spark-version label, if it has one."""
-    version = raw.label(pod, SPARK_VERSION)
+    version = pod.metadata.labels.get(SPARK_VERSION, "")
     head = version.split(".", 1)[0]
     return int(head) if head.isdecimal() else None
 
 
 # ------------------------------------------------------------------- before it ever ran
 def _init_failed(r: Read) -> Verdict:
-    if not r.failed or r.term:
+    if not r.failed or r.term is not None:
         return NEXT
     init = failed_init(r.pod)
     if init is None:
         return NEXT
     status, init_term = init
-    code = raw.number(init_term, "exitCode")
-    stopped = code in (143, 137) and raw.text(init_term, "reason") != "OOMKilled"
+    code = init_term.exit_code
+    stopped = code in (143, 137) and init_term.reason != "OOMKilled"
     if stopped and (r.deleting or r.disruption_reason):
         return NEXT
     return init_reason(status, init_term, "state", counts=True, extra=r.extra)
@@ -418,13 +420,13 @@ def classify(ctx: PodContext) -> Reason | None:
 EXCEPTION_LINE_MAX = 300
 
 
-def exit_exception(pod: object) -> str:
+def exit_exception(pod: Pod) -> str:
     """The exception a Spark 4.1+ driver wrote on its pod as it exited ("" without one).
 
     The headline (``java.lang.IllegalStateException: …``) and, when there is one, the last
     ``Caused by:`` line: the root cause, which the headline often only wraps.
     """
-    text = raw.text(pod, "metadata", "annotations", EXIT_EXCEPTION)
+    text = pod.metadata.annotations.get(EXIT_EXCEPTION, "")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
         return ""
@@ -462,14 +464,11 @@ def _spark_saw_failed(r: Read) -> bool:
     sidecars_count = _sidecar_failed(r) is not NEXT  # Spark 4 fails it for a sidecar's exit
     failures = [
         term
-        for status in raw.items(r.pod, "status", "containerStatuses")
-        if (term := raw.mapping(status, "state", "terminated"))
-        and raw.number(term, "exitCode") not in (0, None)
+        for status in r.pod.status.container_statuses
+        if (term := status.terminated()) is not None
+        and term.exit_code not in (0, None)
         and (status is r.container or sidecars_count)
     ]
     if not r.deleting:
         return r.failed or bool(failures)
-    return any(
-        raw.number(term, "exitCode") != 143 and not ended_after_deletion(r.pod, term)
-        for term in failures
-    )
+    return any(term.exit_code != 143 and not ended_after_deletion(r.pod, term) for term in failures)

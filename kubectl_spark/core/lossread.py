@@ -8,12 +8,10 @@ gone); ``losses.classify`` runs them all in order.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kubectl_spark.core import raw
 from kubectl_spark.core.model import Reason, ReasonCode
-from kubectl_spark.core.raw import RawObject
+from kubectl_spark.core.pod import ContainerStatus, Pod, PodCondition, Terminated
 from kubectl_spark.core.reasons import PodContext, spark_container
 
 
@@ -30,14 +28,14 @@ class Read:
     """What the rules read of a pod, read once."""
 
     ctx: PodContext
-    pod: RawObject
+    pod: Pod
     phase: str
     deleting: bool
     status_reason: str
     status_message: str
-    container: Mapping[str, object]
-    term: Mapping[str, object]
-    disruption: Mapping[str, object]
+    container: ContainerStatus
+    term: Terminated | None  # the Spark container's, if it ended
+    disruption: PodCondition | None
     disruption_reason: str
     extra: tuple[str, ...]
 
@@ -45,24 +43,29 @@ class Read:
     def failed(self) -> bool:
         return self.phase == "Failed"
 
+    @property
+    def exit_code(self) -> int | None:
+        """The Spark container's exit code, if it ended."""
+        return self.term.exit_code if self.term is not None else None
+
 
 def read(ctx: PodContext) -> Read:
     pod = ctx.pod
-    status = raw.mapping(pod, "status")
+    status = pod.status
     container = spark_container(pod) if ctx.container is None else ctx.container
-    disruption = raw.condition(pod, "DisruptionTarget")
+    disruption = pod.condition("DisruptionTarget")
     return Read(
         ctx=ctx,
         pod=pod,
-        phase=raw.text(status, "phase") or "Unknown",
-        deleting=bool(raw.text(pod, "metadata", "deletionTimestamp")),
-        status_reason=raw.text(status, "reason"),
-        status_message=raw.text(status, "message"),
+        phase=status.phase or "Unknown",
+        deleting=bool(pod.metadata.deletion_timestamp),
+        status_reason=status.reason,
+        status_message=status.message,
         container=container,
-        term=raw.mapping(raw.mapping(container, "state"), "terminated"),
+        term=container.terminated(),
         disruption=disruption,
         disruption_reason=(
-            raw.text(disruption, "reason") if raw.text(disruption, "status") == "True" else ""
+            disruption.reason if disruption is not None and disruption.status == "True" else ""
         ),
         extra=tuple(ctx.extra_evidence),
     )

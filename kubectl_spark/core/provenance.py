@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from . import raw
 from .grouping import OUTSIDE_NOTE, AppGroup, AttemptGroup
 from .model import Attempt
 
@@ -35,10 +34,10 @@ def _driver_url(attempt: AttemptGroup) -> str:
     outside the cluster it is the one pointer to where it runs.
     """
     for f in attempt.executors:
-        for container in raw.items(f.pod, "spec", "containers"):
-            for env in raw.items(container, "env"):
-                if env.get("name") == "SPARK_DRIVER_URL" and isinstance(env.get("value"), str):
-                    return f"; its executors name it: SPARK_DRIVER_URL={env['value']}"
+        for container in f.pod.spec.containers:
+            for env in container.env:
+                if env.name == "SPARK_DRIVER_URL":
+                    return f"; its executors name it: SPARK_DRIVER_URL={env.value}"
     return ""
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
+import msgspec
+
 T = TypeVar("T")
 
 RawObject = Mapping[str, object]
@@ -41,6 +43,8 @@ def get(obj: object, *path: str | int) -> object:
             cur = cur[key]
         else:
             if not isinstance(cur, Mapping):
+                if isinstance(cur, msgspec.Struct):  # a typed pod or node: read by its fields
+                    raise TypeError(f"{type(cur).__name__} is typed: read its fields, not {path}")
                 return None
             cur = cur.get(key)
     return cur
@@ -131,27 +135,6 @@ def label(obj: object, key: str) -> str:
     if value is None or type(value) is str:
         return value or ""
     return labels(obj).get(key, "")
-
-
-def having_label(objs: Iterable[T], key: str, value: str) -> list[T]:
-    """The objects whose label ``key`` reads as ``value`` (not empty), as ``label`` reads it.
-
-    For scans of every pod for the few that are drivers: the label is read in line, and
-    ``label`` reads any object whose label is not plainly there or not text.
-    """
-    found = []
-    for obj in objs:
-        row: Any = obj  # read in line; anything not shaped so is read by ``label``
-        try:
-            text = row["metadata"]["labels"].get(key)
-        except (KeyError, TypeError, AttributeError, IndexError):
-            text = label(obj, key)
-        if type(text) is str or text is None:
-            if text == value:
-                found.append(obj)
-        elif label(obj, key) == value:
-            found.append(obj)  # a number, say: ``labels`` reads it as text
-    return found
 
 
 def annotation_map(obj: object) -> dict[str, str]:

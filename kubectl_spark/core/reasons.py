@@ -15,7 +15,7 @@ share. ``countsAsFailure`` is Spark's ``exitCausedByApp`` (do the executor's tas
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -25,6 +25,7 @@ from kubectl_spark.knowledge.labels import SPARK_CONTAINERS
 
 from . import raw
 from .model import Reason
+from .pod import NO_STATUS, NOT_WAITING, ContainerStatus, Pod, Terminated
 from .raw import RawObject
 
 IMAGE_PULL = {
@@ -58,7 +59,7 @@ class NodeHealth:
 class PodContext:
     """What the classifier knows about a pod beyond the pod itself."""
 
-    pod: RawObject
+    pod: Pod
     role: str  # driver or executor
     node: NodeHealth | None = None
     events: Sequence[RawObject] = ()
@@ -75,10 +76,10 @@ class PodContext:
     job_failed: tuple[str, str, str] | None = None
     extra_evidence: tuple[str, ...] = ()
     # The Spark container's status, when already found.
-    container: Mapping[str, object] | None = None
+    container: ContainerStatus | None = None
 
 
-def spark_container(pod: object) -> dict[str, object]:
+def spark_container(pod: Pod) -> ContainerStatus:
     """The status of Spark's own container, never a sidecar's.
 
     Spark's containers have their default names unless a pod template named them; then Spark
@@ -87,35 +88,35 @@ def spark_container(pod: object) -> dict[str, object]:
     ``spec.containers``. The statuses come sorted by name (the kubelet's
     SortedContainerStatuses), so their first is often a sidecar.
     """
-    statuses = raw.items(pod, "status", "containerStatuses")
+    statuses = pod.status.container_statuses
     for status in statuses:
-        if status.get("name") in SPARK_CONTAINERS:
+        if status.name in SPARK_CONTAINERS:
             return status
-    declared = raw.items(pod, "spec", "containers")
+    declared = pod.spec.containers
     if declared:
-        last = raw.text(declared[-1], "name")
+        last = declared[-1].name
         for status in statuses:
-            if status.get("name") == last:
+            if status.name == last:
                 return status
-    return statuses[0] if statuses else {}
+    return statuses[0] if statuses else NO_STATUS
 
 
-def _field(container: Mapping[str, object], *path: str, statuses: str = "containerStatuses") -> str:
-    return f"status.{statuses}[{raw.text(container, 'name') or 0}]." + ".".join(path)
+def _field(container: ContainerStatus, *path: str, statuses: str = "containerStatuses") -> str:
+    return f"status.{statuses}[{container.name or 0}]." + ".".join(path)
 
 
 def termination_reason(
-    term: Mapping[str, object],
-    container: Mapping[str, object],
+    term: Terminated,
+    container: ContainerStatus,
     where: str,
     *,
     counts: bool,
     statuses: str = "containerStatuses",
 ) -> Reason:
     """Classify one container termination (current state or lastState of a restart)."""
-    code = raw.number(term, "exitCode")
-    reason = raw.text(term, "reason")
-    message = raw.text(term, "message")
+    code = term.exit_code
+    reason = term.reason
+    message = term.message
     read = _field(container, where, "terminated", statuses=statuses)
     evidence = [f"{read}.reason={reason or '<none>'}", f"{read}.exitCode={code}"]
     if message:
@@ -216,17 +217,17 @@ def event_evidence(event: object) -> str:
     )
 
 
-def ended_after_deletion(pod: object, term: object) -> bool:
+def ended_after_deletion(pod: Pod, term: Terminated) -> bool:
     """Whether the container stopped once the deletion was asked for (rather than failing first).
 
     The deletion was requested at deletionTimestamp minus the grace period; a container that
     finished from then on was stopped by it (the kubelet then marks the pod Failed).
     """
-    deleted = times.parse(raw.text(pod, "metadata", "deletionTimestamp"))
-    finished = times.parse(raw.text(term, "finishedAt"))
+    deleted = times.parse(pod.metadata.deletion_timestamp)
+    finished = times.parse(term.finished_at)
     if deleted is None or finished is None:
         return False
-    grace = raw.number(pod, "metadata", "deletionGracePeriodSeconds") or 0
+    grace = pod.metadata.deletion_grace_period_seconds or 0
     return finished >= deleted - timedelta(seconds=grace)
 
 
@@ -238,13 +239,13 @@ def waiting_reason(ctx: PodContext) -> Reason | None:
     under restartPolicy OnFailure. At 3 a.m. "Pending" alone does not say what to fix.
     """
     pod = ctx.pod
-    if raw.text(pod, "metadata", "deletionTimestamp"):
+    if pod.metadata.deletion_timestamp:
         return None
     container = spark_container(pod) if ctx.container is None else ctx.container
-    waiting = raw.mapping(container, "state", "waiting")
-    if raw.text(waiting, "reason") == "CrashLoopBackOff":
-        last = raw.mapping(container, "lastState", "terminated")
-        if last:
+    waiting = container.waiting()
+    if waiting is not None and waiting.reason == "CrashLoopBackOff":
+        last = container.last_terminated()
+        if last is not None:
             ended = termination_reason(last, container, "lastState", counts=False)
             return Reason(
                 category=ended.category,
@@ -257,23 +258,23 @@ def waiting_reason(ctx: PodContext) -> Reason | None:
                     *ended.evidence,
                 ),
             )
-    if raw.text(pod, "status", "phase") == "Pending":
+    if pod.status.phase == "Pending":
         return never_started(ctx, container)
     return None
 
 
-def failed_init(pod: object) -> tuple[dict[str, object], dict[str, object]] | None:
+def failed_init(pod: Pod) -> tuple[ContainerStatus, Terminated] | None:
     """The init container that stopped the pod, and its termination (a non-zero exit)."""
-    for status in raw.items(pod, "status", "initContainerStatuses"):
-        term = raw.mapping(status, "state", "terminated")
-        if term and raw.number(term, "exitCode") != 0:
+    for status in pod.status.init_container_statuses:
+        term = status.terminated()
+        if term is not None and term.exit_code != 0:
             return status, term
     return None
 
 
 def init_reason(
-    status: Mapping[str, object],
-    term: Mapping[str, object],
+    status: ContainerStatus,
+    term: Terminated,
     where: str,
     *,
     counts: bool,
@@ -284,7 +285,7 @@ def init_reason(
     reason = termination_reason(
         term, status, where, counts=counts, statuses="initContainerStatuses"
     )
-    name = raw.text(status, "name") or "?"
+    name = status.name or "?"
     return Reason(
         category=reason.category,
         code=reason.code,
@@ -297,16 +298,16 @@ def init_reason(
 
 def _init_waiting(ctx: PodContext) -> Reason | None:
     """Why an init container keeps the pod from starting (kubectl's ``Init:…``), if one does."""
-    for status in raw.items(ctx.pod, "status", "initContainerStatuses"):
-        waiting = raw.mapping(status, "state", "waiting")
-        why = raw.text(waiting, "reason")
-        if not why or why == "PodInitializing":
+    for status in ctx.pod.status.init_container_statuses:
+        waiting = status.waiting()
+        why = waiting.reason if waiting is not None else ""
+        if waiting is None or not why or why == "PodInitializing":
             continue
-        last = raw.mapping(status, "lastState", "terminated")
+        last = status.last_terminated()
         field = _field(status, "state", "waiting", "reason", statuses="initContainerStatuses")
-        if why == "CrashLoopBackOff" and last:
+        if why == "CrashLoopBackOff" and last is not None:
             # Restarting, not failed once: "never ran" read as if it had stopped for good.
-            restarts = raw.number(status, "restartCount") or 0
+            restarts = status.restart_count or 0
             ended = init_reason(
                 status,
                 last,
@@ -318,17 +319,17 @@ def _init_waiting(ctx: PodContext) -> Reason | None:
             return dataclasses.replace(
                 ended, evidence=(f"{field}=CrashLoopBackOff", *ended.evidence)
             )
-        found = _never_started_by(ctx, why, raw.text(waiting, "message"), field)
+        found = _never_started_by(ctx, why, waiting.message, field)
         if found is not None:
-            name = raw.text(status, "name") or "?"
+            name = status.name or "?"
             return dataclasses.replace(found, message=f"init container {name}: {found.message}")
     return None
 
 
-def never_started(ctx: PodContext, container: Mapping[str, object]) -> Reason | None:
-    waiting = raw.mapping(container, "state", "waiting")
+def never_started(ctx: PodContext, container: ContainerStatus) -> Reason | None:
+    waiting = container.waiting() or NOT_WAITING
     field = _field(container, "state", "waiting", "reason")
-    found = _never_started_by(ctx, raw.text(waiting, "reason"), raw.text(waiting, "message"), field)
+    found = _never_started_by(ctx, waiting.reason, waiting.message, field)
     if found is not None:
         return found
     init = _init_waiting(ctx)
@@ -396,14 +397,15 @@ def _never_started_by(ctx: PodContext, why: str, message: str, field: str) -> Re
 
 
 def _unschedulable(ctx: PodContext) -> Reason | None:
-    scheduled = raw.condition(ctx.pod, "PodScheduled")
+    scheduled = ctx.pod.condition("PodScheduled")
     if (
-        raw.text(scheduled, "status") == "False"
-        and raw.text(scheduled, "reason") == "Unschedulable"
+        scheduled is not None
+        and scheduled.status == "False"
+        and scheduled.reason == "Unschedulable"
     ):
         told = events_of(ctx, "FailedScheduling")[:1]
         # The scheduler says why in the condition and in its Event; either may be missing.
-        why = raw.text(scheduled, "message") or "".join(raw.text(e, "message") for e in told)
+        why = scheduled.message or "".join(raw.text(e, "message") for e in told)
         return Reason(
             category="cluster",
             code="Unschedulable",
@@ -418,25 +420,23 @@ def _unschedulable(ctx: PodContext) -> Reason | None:
     return None
 
 
-def restart_reasons(pod: object) -> list[tuple[str | None, Reason | None]]:
+def restart_reasons(pod: Pod) -> list[tuple[str | None, Reason | None]]:
     """One (finishedAt, reason) entry per in-place container restart.
 
     Kubernetes keeps only the last termination, so earlier restarts come back with no reason.
     """
     out: list[tuple[str | None, Reason | None]] = []
-    for container in raw.items(pod, "status", "containerStatuses"):
-        count = raw.number(container, "restartCount") or 0
+    for container in pod.status.container_statuses:
+        count = container.restart_count or 0
         if count <= 0:
             continue
-        last = raw.mapping(container, "lastState", "terminated")
+        last = container.last_terminated()
         out.extend((None, None) for _ in range(count - 1))
-        if last:
+        if last is not None:
             out.append(
                 (
-                    raw.text(last, "finishedAt") or None,
-                    termination_reason(
-                        last, container, "lastState", counts=raw.number(last, "exitCode") != 0
-                    ),
+                    last.finished_at or None,
+                    termination_reason(last, container, "lastState", counts=last.exit_code != 0),
                 )
             )
         else:

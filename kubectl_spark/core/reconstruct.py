@@ -164,10 +164,7 @@ def _reconstruct_from(
         for a in app.attempts
         if a.driver is not None
         and a.driver.owner_uid == uid
-        and (
-            a.driver.phase in ("Succeeded", "Failed")
-            or raw.text(a.driver.pod, "metadata", "deletionTimestamp")
-        )
+        and (a.driver.phase in ("Succeeded", "Failed") or a.driver.pod.metadata.deletion_timestamp)
     )
     named = {
         name: seen

@@ -8,7 +8,6 @@ None or NEXT; ``losses.classify`` runs them in order with the container's own ve
 
 from __future__ import annotations
 
-from kubectl_spark.core import raw
 from kubectl_spark.core.lossread import NEXT, Read, Verdict, reason_of
 from kubectl_spark.core.model import Reason, ReasonCode
 from kubectl_spark.core.reasons import event_evidence, events_of, never_started
@@ -41,7 +40,7 @@ def disrupted(r: Read) -> Verdict:
         message = "the pod's node no longer exists (PodGC)"
         return reason_of("cluster", "NodeLost", message, (told, *extra), counts=r.failed)
     if why == "TerminationByKubelet":
-        message = raw.text(r.disruption, "message") or "terminated by the kubelet"
+        message = (r.disruption.message if r.disruption else "") or "terminated by the kubelet"
         # The kubelet's graceful node shutdown (nodeshutdown_manager_linux.go: "Pod was
         # terminated in response to imminent node shutdown.") stops the pod before the node
         # goes: it does not run on, whatever the node's state after.
@@ -78,7 +77,8 @@ def given_back(waited: Reason | None, evidence: tuple[str, ...]) -> Reason:
 
 def never_ran(r: Read) -> Verdict:
     """Pending and not running: still waiting (not lost), or deleted before it started."""
-    if r.phase != "Pending" or raw.text(r.container, "state", "running"):
+    state = r.container.state
+    if r.phase != "Pending" or (state is not None and state.running is not None):
         return NEXT
     waited = never_started(r.ctx, r.container)
     if waited is None:
@@ -86,7 +86,7 @@ def never_ran(r: Read) -> Verdict:
     if not r.deleting:
         return None  # still waiting: not lost (the state says why)
     if r.ctx.role == "executor":
-        if raw.annotation_map(r.pod).get(ACTION_ANNOTATION) or r.ctx.owner_gone:
+        if r.pod.metadata.annotations.get(ACTION_ANNOTATION) or r.ctx.owner_gone:
             return NEXT  # kubectl spark's action, or its driver went: deleted says which
         return given_back(waited, (*waited.evidence, "metadata.deletionTimestamp set", *r.extra))
     return reason_of(
@@ -99,13 +99,13 @@ def never_ran(r: Read) -> Verdict:
 
 # ---------------------------------------------------------------- deleted, not failed
 def deleted(r: Read) -> Verdict:
-    if not r.deleting and raw.label(r.pod, INACTIVE) != "true":
+    if not r.deleting and r.pod.metadata.labels.get(INACTIVE) != "true":
         return NEXT
     ctx, extra = r.ctx, r.extra
-    stamp = raw.text(r.pod, "metadata", "deletionTimestamp")
+    stamp = r.pod.metadata.deletion_timestamp
     deleted_at = f"metadata.deletionTimestamp={stamp}"
     no_failure = "no DisruptionTarget condition, no failed container"
-    action = raw.annotation_map(r.pod).get(ACTION_ANNOTATION)
+    action = r.pod.metadata.annotations.get(ACTION_ANNOTATION)
     if action:
         evidence = (f"metadata.annotations[{ACTION_ANNOTATION}]={action}", deleted_at, *extra)
         return reason_of("user", "DeletedByUser", f"deleted by kubectl spark {action}", evidence)

@@ -48,7 +48,7 @@ def selected_ids(apps: Iterable[App], snapshot: Snapshot, selector: LabelSelecto
 
 
 def _pod_labels(snapshot: Snapshot) -> dict[str, Mapping[str, str]]:
-    return {raw.uid(p): raw.labels(p) for p in (*snapshot.pods, *snapshot.owners)}
+    return {p.metadata.uid: p.metadata.labels for p in (*snapshot.pods, *snapshot.owners)}
 
 
 def _any_matches(selector: LabelSelector, objects: Iterable[Mapping[str, str]]) -> bool:

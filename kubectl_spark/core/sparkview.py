@@ -14,16 +14,25 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any
 
-from kubectl_spark.knowledge.labels import EXECUTOR_CONTAINER, SEEN_AT, SOURCE
+from kubectl_spark.knowledge.labels import EXECUTOR_CONTAINER
 from kubectl_spark.knowledge.times import spark_time
 
-from . import raw
+from . import raw, slim
 from .inputs import Snapshot
 from .losses import classify
 from .model import Attempt, Executor, Reason, in_id_order
-from .podfacts import KEPT
+from .pod import (
+    ContainerState,
+    ContainerStatus,
+    Pod,
+    PodCondition,
+    PodSpec,
+    PodStatus,
+    Terminated,
+    Waiting,
+    kept_copy,
+)
 from .raw import RawObject
 from .reasons import PodContext, event_evidence, never_started
 from .removals import given_back
@@ -68,21 +77,15 @@ def _read_field(key: str, value: object) -> object:
     return spark_time(value) if key in ("addTime", "removeTime") else value
 
 
-def kept_source(pod: object) -> str:
-    """``cluster`` for a pod read now; ``watch``, ``history`` or ``recorder`` for a kept copy."""
-    source = raw.annotation_map(pod).get(SOURCE, "")
-    return source if source in KEPT else "cluster"
-
-
-def only_kept(pods: Iterable[object], uid: str) -> bool:
+def only_kept(pods: Iterable[Pod], uid: str) -> bool:
     """Whether the pod ``uid`` is known only as a kept copy (watch, history, recorder) of a gone pod."""
-    pod = next((p for p in pods if raw.uid(p) == uid), None)
-    return pod is not None and kept_source(pod) != "cluster"
+    pod = next((p for p in pods if p.metadata.uid == uid), None)
+    return pod is not None and pod.kept
 
 
-def kept_evidence(pod: object) -> str:
-    seen = raw.annotation_map(pod).get(SEEN_AT, "?")
-    source = kept_source(pod)
+def kept_evidence(pod: Pod) -> str:
+    seen = pod.seen_at or "?"
+    source = pod.source
     if source == "watch":
         return f"the pod is gone; its last state was kept from a watch (DELETED event at {seen})"
     if source == "recorder":
@@ -221,23 +224,25 @@ def reason_from_spark(
             evidence=evidence,
         )
     code = int(match.group(1))
-    terminated: dict[str, Any] = {"exitCode": code}
-    said = _termination_reason(text, code)
-    if said:
-        terminated["reason"] = said
-    status: dict[str, Any] = {
-        "phase": "Succeeded" if code == 0 else "Failed",
-        "containerStatuses": [{"name": EXECUTOR_CONTAINER, "state": {"terminated": terminated}}],
-    }
-    for key, prefix in (
-        ("reason", "The API gave the following brief reason:"),
-        ("message", "The API gave the following message:"),
-    ):
-        # Spark 3.0-3.1 wrote "N/A" where the API gave none (later releases leave the line empty).
-        if _line(text, prefix) not in ("", "N/A", "null"):
-            status[key] = _line(text, prefix)
+    terminated = Terminated(exit_code=code, reason=_termination_reason(text, code))
+    # Spark 3.0-3.1 wrote "N/A" where the API gave none (later releases leave the line empty).
+    reason, message = (
+        said if (said := _line(text, prefix)) not in ("", "N/A", "null") else ""
+        for prefix in (
+            "The API gave the following brief reason:",
+            "The API gave the following message:",
+        )
+    )
+    status = PodStatus(
+        phase="Succeeded" if code == 0 else "Failed",
+        reason=reason,
+        message=message,
+        container_statuses=[
+            ContainerStatus(name=EXECUTOR_CONTAINER, state=ContainerState(terminated=terminated))
+        ],
+    )
     found = classify(
-        PodContext({"spec": {"restartPolicy": "Never"}, "status": status}, "executor", None, [])
+        PodContext(Pod(spec=PodSpec(restart_policy="Never"), status=status), "executor", None, [])
     )
     if found is None:
         return Reason(
@@ -469,15 +474,14 @@ def _verdict_by_events(events: Sequence[RawObject]) -> Reason | None:
         elif raw.text(event, "reason") == "Failed" and message.startswith("Error: "):
             waiting = "CreateContainerConfigError"
     unscheduled = "FailedScheduling" in reasons and "Scheduled" not in reasons
-    pod = {
-        "metadata": {},
-        "status": {
-            "phase": "Pending",
-            "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]
+    pod = Pod(
+        status=PodStatus(
+            phase="Pending",
+            conditions=[PodCondition(type="PodScheduled", status="False", reason="Unschedulable")]
             * unscheduled,
-        },
-    }
-    container = {"name": "", "state": {"waiting": {"reason": waiting}}}
+        )
+    )
+    container = ContainerStatus(state=ContainerState(waiting=Waiting(reason=waiting)))
     return given_back(
         never_started(PodContext(pod, "executor", events=told), container),
         (
@@ -532,16 +536,9 @@ def _by_host(
     return found
 
 
-def kept_copy(pod: RawObject, source: str, seen_at: str) -> dict[str, object]:
-    """A gone pod's last state, marked with where it was kept and when it was seen."""
-    meta = dict(raw.mapping(pod, "metadata"))
-    meta["annotations"] = {**raw.mapping(meta, "annotations"), SOURCE: source, SEEN_AT: seen_at}
-    return {**pod, "metadata": meta}
-
-
 def merge_kept(
     snapshot: Snapshot,
-    pods: Sequence[tuple[RawObject, str]],
+    pods: Sequence[tuple[object, str]],
     events: Sequence[RawObject],
     source: str = "history",
 ) -> Snapshot:
@@ -549,10 +546,13 @@ def merge_kept(
 
     A pod still in the cluster is taken from the cluster: the kept copy is older.
     """
-    live_pods = {raw.uid(p) for p in snapshot.pods}
+    live_pods = {p.metadata.uid for p in snapshot.pods}
     live_events = {raw.uid(e) for e in snapshot.events}
+    kept = [(slim.pod(p), seen) for p, seen in pods]
     extra_pods = [
-        kept_copy(p, source, seen) for p, seen in pods if raw.uid(p) and raw.uid(p) not in live_pods
+        kept_copy(p, source, seen)
+        for p, seen in kept
+        if p.metadata.uid and p.metadata.uid not in live_pods
     ]
     extra_events = [e for e in events if raw.uid(e) and raw.uid(e) not in live_events]
     if not extra_pods and not extra_events:

@@ -16,6 +16,7 @@ import orjson
 import urllib3
 
 from kubectl_spark import errors
+from kubectl_spark.core.pod import Pod
 
 from . import jsondeep
 from .watchdog import DEADLINES
@@ -53,7 +54,13 @@ def page_of(doc: Any, what: str) -> tuple[list[Any], dict[str, Any]]:
 
 
 def unusable(item: Any, *, deep: bool = True) -> str:
-    """Why an object from the server cannot be used ("" when it can)."""
+    """Why an object from the server cannot be used ("" when it can).
+
+    A pod typed from a page's bytes (``core.slim.pod_page``) is shaped by its struct: only its
+    uid is left to check.
+    """
+    if isinstance(item, Pod):
+        return "" if item.metadata.uid else "it has no metadata.uid"
     if not isinstance(item, dict):
         return "not an object"
     meta = item.get("metadata")
@@ -64,8 +71,15 @@ def unusable(item: Any, *, deep: bool = True) -> str:
     return ""
 
 
+def uid_of(item: Any) -> str:
+    """The uid of an object ``unusable`` found usable (a typed pod's, or the JSON's)."""
+    return item.metadata.uid if isinstance(item, Pod) else str(item["metadata"]["uid"])
+
+
 def named(item: Any) -> str:
     """``Kind namespace/name`` of an object from the server, for a note."""
+    if isinstance(item, Pod):
+        return f"Pod {item.metadata.namespace}/{item.metadata.name}"
     if not isinstance(item, dict):
         return "an item"
     found = item.get("metadata")

@@ -48,10 +48,10 @@ def finished_app_ids(snapshot: Snapshot) -> list[str]:
     running = set()
     ids: list[str] = []
     for pod in snapshot.driver_pods():  # one pod in a hundred
-        app_id = raw.label(pod, APP_ID)
+        app_id = pod.metadata.labels.get(APP_ID)
         if not app_id:
             continue
-        if raw.text(pod, "status", "phase") in ("Running", "Pending"):
+        if pod.status.phase in ("Running", "Pending"):
             running.add(app_id)
         else:
             ids.append(app_id)

@@ -11,7 +11,6 @@ here touches a UI: ``on_change`` is called (from a watch thread) when new change
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,14 +19,12 @@ from functools import partial
 from typing import Any
 
 from kubectl_spark import errors
-from kubectl_spark.core import raw
+from kubectl_spark.core import raw, slim
 from kubectl_spark.core.incremental import Change
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.node import Node
-from kubectl_spark.core.podfacts import KEPT
-from kubectl_spark.core.slim import pod_page, slim
-from kubectl_spark.core.sparkview import kept_copy
-from kubectl_spark.knowledge.labels import SOURCE
+from kubectl_spark.core.pod import Pod, kept_copy
+from kubectl_spark.core.slim import pod_page
 from kubectl_spark.knowledge.times import rfc3339
 
 from . import resources
@@ -73,7 +70,7 @@ class LiveCluster:
         self.namespace = namespace
         self.watch_timeout = watch_timeout
         self.lock = threading.Lock()
-        # The nodes typed (``core.node.Node``), everything else the API's JSON, slim.
+        # The pods and nodes typed (``core.pod``, ``core.node``), the rest the API's JSON, slim.
         self.objects: dict[str, dict[str, Any]] = {key: {} for key, *_ in RESOURCES}
         self.version = 0  # bumped on every change
         self.state = "connecting"  # connecting, live, reconnecting, forbidden
@@ -96,12 +93,12 @@ class LiveCluster:
         self.on_change: Callable[[], None] | None = None
         # Deleted pods' last states (from the DELETED event), kept in the snapshot so a loss
         # stays explained after the driver deletes the pod; the oldest go beyond the bound.
-        self.tombstones: dict[str, dict[str, Any]] = {}
+        self.tombstones: dict[str, Pod] = {}
         self.kept_events: dict[str, dict[str, Any]] = {}  # from the history store
         self.max_tombstones = max_tombstones
         self._told = False  # on_change called since the last take_changes()
         self.forbidden: set[str] = set()  # kinds the list of which was refused
-        self.owners: dict[str, dict[str, Any]] = {}  # Snapshot.owners, by uid
+        self.owners: dict[str, Pod] = {}  # Snapshot.owners, by uid
         self.gone_owners: set[str] = set()  # owners that answered 404: not asked again
         self.pod_owners = PodOwners()  # the watched pods' owners, read as the pods change
 
@@ -116,10 +113,10 @@ class LiveCluster:
         Pods come with when they were last seen; whatever the cluster still has replaces them.
         """
         with self.lock:
-            for pod, seen in pods:
-                uid = str((pod.get("metadata") or {}).get("uid") or "")
-                if uid:
-                    self.tombstones[uid] = kept_copy(slim("pods", pod), source, seen)
+            for found, seen in pods:
+                pod = slim.pod(found)
+                if pod.metadata.uid:
+                    self.tombstones[pod.metadata.uid] = kept_copy(pod, source, seen)
             self.kept_events.update(
                 {
                     str(e["metadata"]["uid"]): e
@@ -136,12 +133,8 @@ class LiveCluster:
         """
         with self.lock:
             for pod in snapshot.pods:
-                if (
-                    isinstance(pod, dict)
-                    and (uid := raw.uid(pod))
-                    and raw.annotation_map(pod).get(SOURCE) in KEPT
-                ):
-                    self.tombstones[uid] = pod
+                if pod.metadata.uid and pod.kept:
+                    self.tombstones[pod.metadata.uid] = pod
             self.kept_events.update(
                 {raw.uid(e): e for e in snapshot.events if isinstance(e, dict) and raw.uid(e)}
             )
@@ -191,7 +184,9 @@ class LiveCluster:
             return self._snapshot_locked()
 
     def _snapshot_locked(self) -> Snapshot:
-        copies = {key: list(items.values()) for key, items in self.objects.items()}
+        # Built whole, not by ``Snapshot.of``: the pods and nodes are typed already, and
+        # typing 50,000 again for every change the TUI draws cost it milliseconds each time.
+        copies: dict[str, Any] = {key: list(items.values()) for key, items in self.objects.items()}
         copies["pods"] += [
             t for uid, t in self.tombstones.items() if uid not in self.objects["pods"]
         ]
@@ -199,8 +194,10 @@ class LiveCluster:
             e for uid, e in self.kept_events.items() if uid not in self.objects["events"]
         ]
         copies["owners"] = list(self.owners.values())
-        return dataclasses.replace(
-            Snapshot.of(copies, now=self.clock(), unreadable=sorted(self.forbidden)),
+        return Snapshot(
+            **copies,
+            now=self.clock(),
+            unreadable=tuple(sorted(self.forbidden)),
             spark_views=dict(self.spark_views),
         )
 
@@ -230,7 +227,7 @@ class LiveCluster:
             self.stopping.wait(SPARK_POLL_SECONDS)
 
     def _read_spark_round(
-        self, pods: list[dict[str, Any]], nodes: list[Node]
+        self, pods: list[Pod], nodes: list[Node]
     ) -> dict[str, dict[str, Any]] | None:
         """Every running driver's executor list, a few drivers at a time (None: stopped)."""
         drivers = running_drivers(pods, nodes)
@@ -260,11 +257,12 @@ class LiveCluster:
                 taken = self.pod_owners.take(self.objects["pods"])
             wanted = self.pod_owners.missing(taken, self.gone_owners)
             try:
-                found: dict[str, dict[str, Any]] = {}
+                found: dict[str, Pod] = {}
                 if wanted:  # connect only when there is something to ask
                     with self.api_factory() as api:
                         for owner in read_owners(api, wanted, self.gone_owners):
-                            found[str(owner["metadata"]["uid"])] = slim("pods", owner)
+                            kept = slim.pod(owner)
+                            found[kept.metadata.uid] = kept
             except (errors.KubectlSparkError, OSError, ValueError):
                 found = self.owners  # the pod watch reports the connection's state
             if found != self.owners:
@@ -275,7 +273,7 @@ class LiveCluster:
                 self._tell()
             self.stopping.wait(OWNER_POLL_SECONDS)
 
-    def _bury(self, uid: str, pod: dict[str, Any], changes: dict[str, Change]) -> None:
+    def _bury(self, uid: str, pod: Pod, changes: dict[str, Change]) -> None:
         """Keep a deleted pod's last state (under the lock); forget the oldest beyond the bound."""
         stone = kept_copy(pod, "watch", rfc3339(self.clock()) or "")
         self.tombstones[uid] = stone
@@ -287,7 +285,7 @@ class LiveCluster:
     def _apply(self, key: str, kind: str, obj: dict[str, Any]) -> None:
         """One watch event into the objects and the pending changes."""
         uid = str((obj.get("metadata") or {}).get("uid", ""))
-        kept = _kept(key, obj)  # a pod: slim, the API's JSON (``_bury`` keeps its copy)
+        kept = _kept(key, obj)
         with self.lock:
             changes = self.changes.setdefault(key, {}) if self.changes is not None else {}
             if key == "pods":
@@ -295,7 +293,7 @@ class LiveCluster:
             if kind == "DELETED":
                 self.objects[key].pop(uid, None)
                 changes[uid] = Change(kept, deleted=True)
-                if key == "pods" and isinstance(kept, dict):
+                if isinstance(kept, Pod):
                     self._bury(uid, kept, changes)
             else:
                 self.objects[key][uid] = kept
@@ -467,10 +465,14 @@ class LiveCluster:
 
 
 def _kept(key: str, obj: object) -> object:
-    """What the view keeps of an object of ``key``'s kind: a node typed, the rest slim."""
-    return Node.of(obj) if key == resources.NODES.key else slim(key, obj)
+    """What the view keeps of an object of ``key``'s kind: a pod or a node typed, the rest slim."""
+    if key == resources.PODS.key:
+        return slim.pod(obj)
+    return Node.of(obj) if key == resources.NODES.key else slim.other(obj)
 
 
 def _uid(kept: object) -> str:
     """What the view keys a kept object by ("" for one without: it is not kept)."""
+    if isinstance(kept, Pod):
+        return kept.metadata.uid
     return kept.uid if isinstance(kept, Node) else raw.uid(kept)

@@ -19,6 +19,7 @@ from typing import Any
 
 from kubectl_spark import errors
 from kubectl_spark.core import raw
+from kubectl_spark.core.pod import Pod, Terminated
 from kubectl_spark.core.reasons import spark_container
 from kubectl_spark.localstore import LocalStore, Scope
 
@@ -29,18 +30,18 @@ TIMEOUT = 5.0
 PER_BATCH = 20
 
 
-def _wanted(pod: dict[str, Any]) -> tuple[str, int, bool, dict[str, Any]] | None:
+def _wanted(pod: Pod) -> tuple[str, int, bool, Terminated] | None:
     """(container, restart count, previous?, its termination) if its last lines are evidence."""
     container = spark_container(pod)
-    name = raw.text(container, "name")
+    name = container.name
     if not name:
         return None
-    restarts = raw.number(container, "restartCount") or 0
-    current = raw.mapping(container, "state", "terminated")
-    if current:
-        return (name, restarts, False, current) if raw.number(current, "exitCode") else None
-    last = raw.mapping(container, "lastState", "terminated")
-    if last and raw.number(last, "exitCode"):
+    restarts = container.restart_count or 0
+    current = container.terminated()
+    if current is not None:
+        return (name, restarts, False, current) if current.exit_code else None
+    last = container.last_terminated()
+    if last is not None and last.exit_code:
         return name, restarts, True, last
     return None
 
@@ -60,14 +61,14 @@ class LogKeeper:
         self.kept = 0
         self.forbidden = False  # the API refused the logs (RBAC): said once, then not asked again
         self._asked: set[tuple[str, str, int, bool]] = set()
-        self._waiting: deque[tuple[dict[str, Any], tuple[str, int, bool, dict[str, Any]]]] = deque()
+        self._waiting: deque[tuple[Pod, tuple[str, int, bool, Terminated]]] = deque()
 
     @property
     def pending(self) -> int:
         """Stopped containers still waiting for their lines to be asked for."""
         return len(self._waiting)
 
-    def keep(self, pods: Iterable[tuple[dict[str, Any], bool]], *, listed: bool = False) -> None:
+    def keep(self, pods: Iterable[tuple[Pod, bool]], *, listed: bool = False) -> None:
         """``pods``: (pod, gone?) as the recorder writes them; a gone pod's log cannot be read.
 
         ``listed``: the pods of a full list, whose stops are old news; they wait behind the
@@ -78,14 +79,14 @@ class LogKeeper:
             return
         for pod, gone in pods:
             wanted = None if gone else _wanted(pod)
-            uid = raw.uid(pod)
+            uid = pod.metadata.uid
             if wanted is None or not uid:
                 continue
             key = (uid, wanted[0], wanted[1], wanted[2])
             if key in self._asked:
                 continue
             self._asked.add(key)
-            if self.store.has(self.scope, KIND, raw.namespace(pod), _key(*key)):
+            if self.store.has(self.scope, KIND, pod.metadata.namespace, _key(*key)):
                 continue  # kept by an earlier run (of record, or of a TUI)
             if listed:
                 self._waiting.append((pod, wanted))
@@ -94,7 +95,7 @@ class LogKeeper:
         found = []
         for _ in range(min(PER_BATCH, len(self._waiting))):
             pod, (container, restarts, previous, ended) = self._waiting.popleft()
-            uid = raw.uid(pod)
+            uid = pod.metadata.uid
             text = self._tail(pod, container, previous)
             if text is None:
                 continue
@@ -103,15 +104,15 @@ class LogKeeper:
                     {
                         "metadata": {
                             "uid": _key(uid, container, restarts, previous),
-                            "namespace": raw.namespace(pod),
-                            "resourceVersion": raw.text(pod, "metadata", "resourceVersion"),
+                            "namespace": pod.metadata.namespace,
+                            "resourceVersion": pod.metadata.resource_version,
                         },
-                        "pod": {"name": raw.name(pod), "uid": uid},
+                        "pod": {"name": pod.metadata.name, "uid": uid},
                         "container": container,
                         "restartCount": restarts,
                         "previous": previous,
-                        "exitCode": raw.number(ended, "exitCode"),
-                        "finishedAt": raw.text(ended, "finishedAt") or None,
+                        "exitCode": ended.exit_code,
+                        "finishedAt": ended.finished_at or None,
                         "tailLines": TAIL_LINES,
                         "text": text,
                     },
@@ -121,7 +122,7 @@ class LogKeeper:
         if found:
             self.kept += self.store.record(self.scope, KIND, found)
 
-    def _tail(self, pod: dict[str, Any], container: str, previous: bool) -> str | None:
+    def _tail(self, pod: Pod, container: str, previous: bool) -> str | None:
         query: list[tuple[str, object]] = [
             ("container", container),
             ("tailLines", TAIL_LINES),
@@ -129,14 +130,15 @@ class LogKeeper:
         ]
         if previous:
             query.append(("previous", "true"))
-        path = f"/api/v1/namespaces/{raw.namespace(pod)}/pods/{raw.name(pod)}/log"
+        name = pod.metadata.name
+        path = f"/api/v1/namespaces/{pod.metadata.namespace}/pods/{name}/log"
         try:
             response = self.api.request(
                 "GET",
                 path,
                 query=query,
                 stream=True,
-                what=f"keep the last lines of {raw.name(pod)}",
+                what=f"keep the last lines of {name}",
                 timeout=TIMEOUT,
                 retry=False,
             )

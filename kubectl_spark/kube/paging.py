@@ -154,7 +154,7 @@ class Listing:
                 if problem:
                     api.note(f"{what}: set aside {answers.named(item)}: {problem}")
                     continue
-                uid = item["metadata"]["uid"]
+                uid = answers.uid_of(item)
                 if uid in uids:
                     # One snapshot never lists an object twice: the pages are not one list.
                     raise errors.ServerError(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import partial
@@ -21,8 +21,8 @@ from kubectl_spark import errors
 from kubectl_spark.core import raw, slim
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.node import nodes_of
+from kubectl_spark.core.pod import Pod
 from kubectl_spark.core.podfacts import PodFacts, facts
-from kubectl_spark.knowledge.labels import ROLE
 
 from . import lazy_kubernetes, resources
 from .background import in_background
@@ -66,7 +66,7 @@ MAX_OWNER_READS = 50
 _POD_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")  # a DNS subdomain
 
 
-def missing_owners(pods: list[dict[str, Any]], skip: set[str]) -> dict[tuple[str, str], str]:
+def missing_owners(pods: Sequence[Pod], skip: set[str]) -> dict[tuple[str, str], str]:
     """(namespace, name) -> uid of the pods executors name as owner that ``pods`` lacks.
 
     A client-mode driver in a pod of its own (a notebook) carries no spark-role label, yet its
@@ -76,7 +76,7 @@ def missing_owners(pods: list[dict[str, Any]], skip: set[str]) -> dict[tuple[str
     return _not_listed(owners, _uids(pods) | skip) if owners else {}
 
 
-def _owners(pods: list[Any]) -> dict[tuple[str, str, str], None]:
+def _owners(pods: Sequence[Pod]) -> dict[tuple[str, str, str], None]:
     """(namespace, name, uid) of each pod named as owner, once, in the pods' order.
 
     A hundred executors name one driver.
@@ -112,7 +112,7 @@ class PodIndex:
 
     uids: set[str] = field(default_factory=set)
     owners: dict[tuple[str, str, str], None] = field(default_factory=dict)
-    drivers: list[Any] = field(default_factory=list)  # pods labelled spark-role=driver
+    drivers: list[Pod] = field(default_factory=list)  # pods labelled spark-role=driver
     facts: list[PodFacts] = field(default_factory=list)  # in the order of the pods kept
 
     def clear(self) -> None:
@@ -121,19 +121,11 @@ class PodIndex:
         self.drivers.clear()
         self.facts.clear()
 
-    def add(self, page: list[Any]) -> None:
+    def add(self, page: list[Pod]) -> None:
         """One page's pods, each read once, through its facts.
 
-        What ``missing_owners`` and ``raw.having_label(pods, ROLE, "driver")`` find; a page with
-        an item that is not an object (never from a list: ``answers.unusable`` set it aside) is
-        scanned as they scan it.
+        What ``missing_owners`` and the pods labelled spark-role=driver find.
         """
-        if any(type(pod) is not dict for pod in page):
-            self.uids |= _uids(page)
-            self.owners.update(_owners(page))
-            self.drivers += raw.having_label(page, ROLE, "driver")
-            self.facts += [facts(pod) for pod in page if type(pod) is dict]
-            return
         for pod in page:
             f = facts(pod)
             self.facts.append(f)
@@ -153,7 +145,7 @@ class OwnersToRead:
     """What one look of ``PodOwners`` takes from the watched pods, under their owner's lock."""
 
     order: list[str]  # every watched pod's uid, in the pods' order
-    changed: dict[str, Any]  # uid -> the pod now, None when it is gone
+    changed: dict[str, Pod | None]  # uid -> the pod now, None when it is gone
     everything: bool  # the pods were listed again: every owner is read anew
 
 
@@ -181,7 +173,7 @@ class PodOwners:
         """The pods were listed again: every one may have changed (under the same lock)."""
         self._changed = None
 
-    def take(self, pods: dict[str, Any]) -> OwnersToRead:
+    def take(self, pods: dict[str, Pod]) -> OwnersToRead:
         """What changed since the last look (under the same lock); ``missing`` reads it outside."""
         changed, self._changed = self._changed, set()
         if changed is None:
@@ -203,22 +195,16 @@ class PodOwners:
         return _not_listed(owners, set(taken.order) | skip) if owners else {}
 
 
-def _pod_owner(pod: Any) -> tuple[str, str, str] | None:
-    """(namespace, name, uid) of the pod a pod names as its controller, if a pod does.
-
-    Through ``raw``'s accessors alone: a large list reads owners through each pod's facts
-    (``PodIndex``) and a watch through ``PodOwners`` (only the pods changed since it last
-    looked), so no scan is hot enough to need a faster twin.
-    """
-    ref = raw.controller_ref(pod)
-    if raw.text(ref, "kind") != "Pod":
+def _pod_owner(pod: Pod) -> tuple[str, str, str] | None:
+    """(namespace, name, uid) of the pod a pod names as its controller, if a pod does."""
+    ref = pod.controller()
+    if ref is None or ref.kind != "Pod":
         return None
-    return raw.namespace(pod), raw.text(ref, "name"), raw.text(ref, "uid")
+    return pod.metadata.namespace, ref.name, ref.uid
 
 
-def _uids(pods: list[Any]) -> set[str]:
-    """``raw.uid`` of every pod (it reads a pod's metadata in line: no faster twin is needed)."""
-    return {raw.uid(pod) for pod in pods}
+def _uids(pods: Sequence[Pod]) -> set[str]:
+    return {pod.metadata.uid for pod in pods}
 
 
 def read_owners(
@@ -304,8 +290,9 @@ def read_indexed(
 ) -> tuple[Snapshot, PodIndex | None]:
     """Everything the core reads, in one paged LIST per resource.
 
-    ``slim_pods`` keeps only what the core reads of each pod, page by page (``core.slim``): for
-    commands that show the analysis alone; plans and Spark's UI ports need whole pods. The
+    The pods are typed as each page comes (``core.pod``); without ``slim_pods`` each pod's
+    JSON is kept too (``Snapshot.pod_objects``), for the plans, which copy or patch whole
+    objects; with it, a page is typed straight from its bytes (``core.slim.pod_page``). The
     optional lists are read beside the pods' pages, on a few threads, once the first page has
     come (until then, a server that is not there or refuses the credentials is told by one
     request, as before); one after the other with ``KUBECTL_SPARK_EAGER_KUBERNETES``, the fast
@@ -339,11 +326,12 @@ def read_indexed(
     each_page: Callable[[list[Any]], None] | None = None  # the fast paths off: none
     if index is not None:
         each_page = index.add if spark is None else partial(_indexed_telling, index, spark)
+    objects: dict[str, dict[str, Any]] = {}  # the pods' JSON by uid, for plans (not slim)
     pods, pods_rv = api.list(
         resources.PODS.path(namespace),
         label_selector=spark_selector,
         what=f"list pods {where}",
-        keep=slim.pod if slim_pods else None,
+        keep=slim.pod if slim_pods else partial(_typed_keeping, objects),
         keep_page=partial(slim.pod_page, shared={}) if slim_pods else None,
         after_first_page=None if serial else read_the_others,
         each_page=each_page,
@@ -352,7 +340,8 @@ def read_indexed(
         clock=clock,
     )
     wanted = missing_owners(pods, set()) if index is None else index.missing_owners(set())
-    owners = read_owners(api, wanted)
+    owner_objects = read_owners(api, wanted)
+    owners = [_typed_keeping(objects, o) for o in owner_objects]
     listed = (
         {key: future.result() for key, future in listing.items()}
         if listing
@@ -367,5 +356,14 @@ def read_indexed(
         pods_resource_version=pods_rv,
         unreadable=unreadable,
         pod_facts=() if index is None else index.facts,
+        pod_objects=objects,
     )
     return snapshot, index
+
+
+def _typed_keeping(objects: dict[str, dict[str, Any]], obj: object) -> Pod:
+    """A pod typed as the core reads it; its JSON kept in ``objects`` by uid, for plans."""
+    pod = slim.pod(obj)
+    if isinstance(obj, dict) and pod.metadata.uid:
+        objects[pod.metadata.uid] = obj
+    return pod

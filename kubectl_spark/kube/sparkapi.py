@@ -17,11 +17,11 @@ from functools import partial
 from typing import Any
 
 from kubectl_spark import errors
-from kubectl_spark.core import raw
 from kubectl_spark.core.inputs import node_health
 from kubectl_spark.core.node import Node
+from kubectl_spark.core.pod import Pod
 from kubectl_spark.core.reasons import spark_container
-from kubectl_spark.core.sparkview import KILLED_BY_DRIVER, kept_source, read_summaries
+from kubectl_spark.core.sparkview import KILLED_BY_DRIVER, read_summaries
 from kubectl_spark.knowledge import times
 from kubectl_spark.knowledge.labels import APP_ID, DRIVER_CONTAINER, ROLE
 
@@ -32,13 +32,12 @@ DEFAULT_UI_PORT = 4040
 TIMEOUT = 5.0  # a driver that does not answer in this long is reported, not waited for
 
 
-def ui_port(pod: Any) -> int:
+def ui_port(pod: Pod) -> int:
     """The driver container's ``spark-ui`` port (4040 unless the pod names another)."""
-    for container in raw.items(pod, "spec", "containers"):
-        for port in raw.items(container, "ports"):
-            number = raw.number(port, "containerPort")
-            if port.get("name") == "spark-ui" and number:
-                return number
+    for container in pod.spec.containers:
+        for port in container.ports:
+            if port.name == "spark-ui" and port.container_port:
+                return port.container_port
     return DEFAULT_UI_PORT
 
 
@@ -53,26 +52,26 @@ def unready_nodes(nodes: Iterable[Node]) -> set[str]:
     return {n.name for n in nodes if not node_health(n).reachable}
 
 
-def running_drivers(pods: Iterable[Any], nodes: Iterable[Node] = ()) -> list[dict[str, Any]]:
+def running_drivers(pods: Iterable[Pod], nodes: Iterable[Node] = ()) -> list[Pod]:
     """Driver pods that may answer: Running on a Ready node, with an app id, not being deleted."""
     return _running(pods, unready_nodes(nodes))
 
 
-def _running(pods: Iterable[Any], unready: set[str]) -> list[dict[str, Any]]:
+def _running(pods: Iterable[Pod], unready: set[str]) -> list[Pod]:
     return [
         p
-        for p in raw.having_label(pods, ROLE, "driver")  # first: one pod in a hundred
-        if isinstance(p, dict)
-        and raw.label(p, APP_ID)
-        and raw.text(p, "status", "phase") == "Running"
-        and not raw.text(p, "metadata", "deletionTimestamp")
-        and kept_source(p) == "cluster"  # a kept copy of a gone pod has no UI
-        and raw.text(p, "spec", "nodeName") not in unready
+        for p in pods
+        if p.metadata.labels.get(ROLE) == "driver"  # first: one pod in a hundred
+        and p.metadata.labels.get(APP_ID)
+        and p.status.phase == "Running"
+        and not p.metadata.deletion_timestamp
+        and not p.kept  # a kept copy of a gone pod has no UI
+        and p.spec.node_name not in unready
     ]
 
 
 def read_views(
-    api: Api, pods: Iterable[Any], nodes: Iterable[Node] = ()
+    api: Api, pods: Iterable[Pod], nodes: Iterable[Node] = ()
 ) -> dict[str, dict[str, Any]]:
     """{driver uid: {"executors": [...]} or {"note": why not}} for every running driver.
 
@@ -103,11 +102,11 @@ class ViewReads:
         self._readers = Background(MAX_PARALLEL)
         self._lock = threading.Lock()
         self._unready: set[str] | None = None  # None: the nodes are not known yet
-        self._held: list[Any] = []  # drivers listed, not asked yet
-        self._asked: dict[str, tuple[dict[str, Any], Future[dict[str, Any]]]] = {}
+        self._held: list[Pod] = []  # drivers listed, not asked yet
+        self._asked: dict[str, tuple[Pod, Future[dict[str, Any]]]] = {}
         self._behind = False  # the list has waited on the server
 
-    def drivers_listed(self, drivers: list[Any]) -> None:
+    def drivers_listed(self, drivers: list[Pod]) -> None:
         with self._lock:
             self._held += drivers
             self._ask_held()
@@ -132,28 +131,28 @@ class ViewReads:
             held, self._held = self._held, []
             self._ask(_running(held, self._unready))
 
-    def views(self, pods: Iterable[Any], nodes: Iterable[Node] = ()) -> dict[str, dict[str, Any]]:
+    def views(self, pods: Iterable[Pod], nodes: Iterable[Node] = ()) -> dict[str, dict[str, Any]]:
         """``read_views``' answer: every running driver's, early or asked now."""
         drivers = running_drivers(pods, nodes)
         with self._lock:
-            self._ask([d for d in drivers if self._asked.get(raw.uid(d), (None,))[0] is not d])
-            futures = [self._asked[raw.uid(d)][1] for d in drivers]
-        return {raw.uid(d): f.result() for d, f in zip(drivers, futures, strict=True)}
+            self._ask([d for d in drivers if self._asked.get(d.metadata.uid, (None,))[0] is not d])
+            futures = [self._asked[d.metadata.uid][1] for d in drivers]
+        return {d.metadata.uid: f.result() for d, f in zip(drivers, futures, strict=True)}
 
-    def _ask(self, drivers: list[dict[str, Any]]) -> None:
+    def _ask(self, drivers: list[Pod]) -> None:
         """Under the lock."""
         for driver in drivers:
-            self._asked[raw.uid(driver)] = (
+            self._asked[driver.metadata.uid] = (
                 driver,
                 self._readers.submit(partial(_read_view, self._api, driver)),
             )
 
 
-def _read_view(api: Api, driver: dict[str, Any]) -> dict[str, Any]:
-    name, namespace = raw.name(driver), raw.namespace(driver)
+def _read_view(api: Api, driver: Pod) -> dict[str, Any]:
+    name, namespace = driver.metadata.name, driver.metadata.namespace
     path = (
         f"/api/v1/namespaces/{namespace}/pods/{name}:{ui_port(driver)}"
-        f"/proxy/api/v1/applications/{raw.labels(driver)[APP_ID]}/allexecutors"
+        f"/proxy/api/v1/applications/{driver.metadata.labels[APP_ID]}/allexecutors"
     )
     try:
         found = api.request(
@@ -200,7 +199,7 @@ _EXPIRIES: dict[tuple[str, frozenset[str]], dict[str, str]] = {}  # asked once p
 _EXPIRIES_KEPT = 256
 
 
-def heartbeat_expiries(api: Api, driver: dict[str, Any], summaries: list[Any]) -> dict[str, str]:
+def heartbeat_expiries(api: Api, driver: Pod, summaries: list[Any]) -> dict[str, str]:
     """Executor id → the driver's log line that expired its heartbeats, of those Spark killed.
 
     Read once for each set of killed executors (the TUI polls): its log from a minute before the
@@ -216,22 +215,22 @@ def heartbeat_expiries(api: Api, driver: dict[str, Any], summaries: list[Any]) -
     stamps = [t for t in killed.values() if t is not None]
     if not stamps:
         return {}
-    key = (raw.uid(driver), frozenset(killed))
+    key = (driver.metadata.uid, frozenset(killed))
     if key in _EXPIRIES:
         return _EXPIRIES[key]
     query: list[tuple[str, Any]] = [
-        ("container", raw.text(spark_container(driver), "name") or DRIVER_CONTAINER),
+        ("container", spark_container(driver).name or DRIVER_CONTAINER),
         ("sinceTime", times.rfc3339(min(stamps) - LOG_LOOKBACK)),
         ("limitBytes", LOG_LIMIT_BYTES),
     ]
-    path = f"/api/v1/namespaces/{raw.namespace(driver)}/pods/{raw.name(driver)}/log"
+    path = f"/api/v1/namespaces/{driver.metadata.namespace}/pods/{driver.metadata.name}/log"
     try:
         response = api.request(
             "GET",
             path,
             query=query,
             stream=True,
-            what=f"read {raw.name(driver)}'s log for heartbeat expiries",
+            what=f"read {driver.metadata.name}'s log for heartbeat expiries",
             timeout=TIMEOUT,
             retry=False,
         )

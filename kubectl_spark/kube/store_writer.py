@@ -13,7 +13,7 @@ from typing import Any
 from kubectl_spark.core import raw
 from kubectl_spark.core.incremental import Change
 from kubectl_spark.core.inputs import Snapshot
-from kubectl_spark.core.sparkview import kept_source
+from kubectl_spark.core.pod import Pod, as_json
 from kubectl_spark.localstore import LocalStore, Scope
 
 
@@ -28,7 +28,7 @@ class StoreWriter:
 
     def write(
         self, changes: Mapping[str, Mapping[str, Change]] | None, snapshot: Snapshot
-    ) -> list[tuple[dict[str, Any], bool]]:
+    ) -> list[tuple[Pod, bool]]:
         """One batch, as LiveCluster.take_changes() gave it (None: everything was listed).
 
         Returns the (pod, gone?) pairs it wrote, for the log keeper to read the same batch.
@@ -39,7 +39,8 @@ class StoreWriter:
         else:
             events = [c.obj for c in (changes.get("events") or {}).values()]
         if pods:
-            self.pods_written += self.store.record(self.scope, "pods", pods)
+            written = [(as_json(p), gone) for p, gone in pods]  # the API's shape, kept as such
+            self.pods_written += self.store.record(self.scope, "pods", written)
         wanted = _about_spark(snapshot, events)
         if wanted:
             self.events_written += self.store.record(
@@ -50,22 +51,22 @@ class StoreWriter:
 
 def changed_pods(
     changes: Mapping[str, Mapping[str, Change]] | None, snapshot: Snapshot
-) -> list[tuple[dict[str, Any], bool]]:
+) -> list[tuple[Pod, bool]]:
     """(pod, gone?) for each pod of a batch (every pod when everything was listed)."""
     if changes is None:
-        return [(p, kept_source(p) == "watch") for p in snapshot.pods if isinstance(p, dict)]
+        return [(p, p.source == "watch") for p in snapshot.pods]
     return [
-        (c.obj, c.deleted or kept_source(c.obj) == "watch")
+        (pod, c.deleted or pod.source == "watch")
         for c in (changes.get("pods") or {}).values()
-        if isinstance(c.obj, dict)
+        if isinstance(pod := c.obj, Pod)
     ]
 
 
 def _about_spark(snapshot: Snapshot, events: list[Any]) -> list[dict[str, Any]]:
     if not events:
         return []
-    uids = {raw.uid(p) for p in snapshot.pods}
-    names = {(raw.namespace(p), raw.name(p)) for p in snapshot.pods}
+    uids = {p.metadata.uid for p in snapshot.pods}
+    names = {(p.metadata.namespace, p.metadata.name) for p in snapshot.pods}
     out = []
     for event in events:
         if not isinstance(event, dict):

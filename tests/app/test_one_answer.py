@@ -26,6 +26,7 @@ from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.node import nodes_of
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.sim import scenario as scenarios
+from tests.core_pods import typed_snapshot
 
 from .oneanswer import (
     expected,
@@ -193,7 +194,7 @@ def spark_clusters(draw: st.DrawFn) -> Snapshot:
     nodes = [
         {"metadata": {"name": "n1"}, "status": {"conditions": [{"type": "Ready", "status": ready}]}}
     ]
-    return Snapshot(pods=pods, nodes=nodes_of(nodes), now=NOW)
+    return typed_snapshot(pods=pods, nodes=nodes_of(nodes), now=NOW)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,7 +12,6 @@ import pytest
 
 from kubectl_spark.cli.main import main
 from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer
-from kubectl_spark.core import raw
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.kube.live import LiveCluster
 
@@ -116,7 +115,7 @@ def test_watches_cut_and_answered_410_still_converge(
         emulator.set_faults("none")
         expected = sorted(p.metadata.name for p in core.list_namespaced_pod("default").items)
         deadline = time.monotonic() + 5
-        while (seen := sorted(raw.name(p) for p in live.snapshot().pods)) != expected:
+        while (seen := sorted(p.metadata.name for p in live.snapshot().pods)) != expected:
             # What differs, and what the view says of itself, so that a rare miss can be read.
             assert time.monotonic() < deadline, (
                 f"the live view did not converge within 5 s: missing "

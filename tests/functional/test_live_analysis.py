@@ -19,6 +19,8 @@ import pytest
 from kubectl_spark.core import raw
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.incremental import LiveAnalysis
+from kubectl_spark.core.inputs import Snapshot
+from kubectl_spark.core.pod import Pod
 from kubectl_spark.core.slim import slim
 from kubectl_spark.kube import snapshot as reading
 from kubectl_spark.kube.client import Connection, connect
@@ -28,16 +30,15 @@ STRETCHES = 8
 NOW = datetime.now(UTC)
 
 
-def _slimmed(snapshot: Any) -> Any:
-    return dataclasses.replace(
-        snapshot,
-        **{
-            key: [slim(key, o) for o in getattr(snapshot, key)]
-            # nodes are typed as they are read (core.node): there is nothing to slim
-            for key in ("pods", "jobs", "events", "sparkapplications", "pvcs")
-        },
-        volumeattachments=[slim("volumeattachments", o) for o in snapshot.volumeattachments],
-    )
+def _slimmed(snapshot: Snapshot) -> Snapshot:
+    """The other kinds slim; the pods typed again from their JSON, but not trimmed."""
+    other: dict[str, Any] = {
+        key: [slim(key, o) for o in getattr(snapshot, key)]
+        # nodes are typed as they are read (core.node): there is nothing to slim
+        for key in ("jobs", "events", "sparkapplications", "pvcs", "volumeattachments")
+    }
+    pods = [Pod.of(snapshot.pod_objects[p.metadata.uid]) for p in snapshot.pods]
+    return dataclasses.replace(snapshot, pods=pods, **other)
 
 
 # Every kind of application and failure: Jobs and node loss (s1), split brain (s2), the
@@ -126,7 +127,7 @@ def test_busy_drivers_lists_change_only_their_applications(cluster: Any, monkeyp
 
 def test_the_watched_pods_are_listed_as_ls_reads_them(cluster: Any) -> None:
     """The live path lists pods from each page's bytes (``slim.pod_page``), as ``ls`` does: the
-    objects slimming each whole pod gives, what they repeat held once."""
+    pods typing each whole pod gives, what they repeat held once."""
     run = cluster("s9-deleted-executors")
     run.player.play_until(run.player.scenario.duration / 2)
     conn = Connection(kubeconfig=str(run.kubeconfig))
@@ -138,9 +139,9 @@ def test_the_watched_pods_are_listed_as_ls_reads_them(cluster: Any) -> None:
     finally:
         live.stop()
     with connect(conn) as api:
-        whole = {raw.uid(p): slim("pods", p) for p in reading.read(api, None).pods}
-    listed: list[Any] = [p for p in snapshot.pods if raw.uid(p) in whole]
+        whole = {p.metadata.uid: p for p in reading.read(api, None).pods}
+    listed = [p for p in snapshot.pods if p.metadata.uid in whole]
     assert len(listed) >= 2, "too few pods: the test proves nothing"
-    assert all(p == whole[raw.uid(p)] for p in listed)
-    app_ids = {id(p["metadata"]["labels"]["spark-app-selector"]) for p in listed}
+    assert all(p == whole[p.metadata.uid] for p in listed)
+    app_ids = {id(p.metadata.labels["spark-app-selector"]) for p in listed}
     assert len(app_ids) < len(listed)  # one text object for the pods of one application

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kubectl_spark.core import raw
 from kubectl_spark.core.node import Node, nodes_of
+from kubectl_spark.core.pod import Pod, pods_of
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.kube.live import LiveCluster
 from tests.waiting import wait_until
@@ -40,15 +40,16 @@ def test_lists_count_as_everything_and_pod_changes_are_named(kubeconfig: Path, a
         wait_until(live.ready.is_set)
         changes, snapshot = live.take_changes()
         assert changes is None, "lists that arrived after the last take must ask for everything"
-        assert [raw.name(p) for p in snapshot.pods] == ["d1"]
+        assert [p.metadata.name for p in snapshot.pods] == ["d1"]
 
         core.patch_namespaced_pod("d1", "default", {"metadata": {"labels": {"x": "y"}}})
         wait_until(lambda: bool(live.changes))
         changes, _ = live.take_changes()
         assert changes is not None and list(changes) == ["pods"]
         change = changes["pods"][pod.metadata.uid]
-        assert not change.deleted and raw.label(change.obj, "x") == "y"
-        assert "containers" not in raw.mapping(change.obj, "spec"), "watched pods are kept slim"
+        watched = change.obj
+        assert isinstance(watched, Pod)  # typed as it is watched
+        assert not change.deleted and watched.metadata.labels.get("x") == "y"
 
         core.delete_namespaced_pod("d1", "default", grace_period_seconds=0)
         wait_until(lambda: bool(live.changes))
@@ -57,8 +58,8 @@ def test_lists_count_as_everything_and_pod_changes_are_named(kubeconfig: Path, a
         kept = changes["pods"][pod.metadata.uid]
         # A deleted pod stays, as its last state, so that its loss is still explained.
         assert not kept.deleted
-        assert raw.annotation_map(kept.obj)["kubectl-spark.io/source"] == "watch"
-        assert [raw.uid(p) for p in snapshot.pods] == [pod.metadata.uid]
+        assert isinstance(kept.obj, Pod) and kept.obj.source == "watch"
+        assert [p.metadata.uid for p in snapshot.pods] == [pod.metadata.uid]
 
         core.create_node({"metadata": {"name": "n9"}})
         wait_until(lambda: bool(live.changes))
@@ -88,7 +89,7 @@ def test_the_oldest_deleted_pods_are_forgotten_beyond_the_bound(kubeconfig: Path
                 },
             )
             core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
-        wait_until(lambda: [raw.name(p) for p in live.snapshot().pods] == ["e2"])
+        wait_until(lambda: [p.metadata.name for p in live.snapshot().pods] == ["e2"])
     finally:
         live.stop()
 
@@ -146,17 +147,18 @@ def test_spark_is_asked_a_few_drivers_at_a_time(cluster: Any, monkeypatch: Any) 
     c = cluster("mixed")
     c.player.play_until(c.player.scenario.duration * 0.1)
     running = {
-        p["metadata"]["uid"]
+        p.metadata.uid
         for p in sparkapi.running_drivers(
-            c.world.client.list("/api/v1/pods"), nodes_of(c.world.client.list("/api/v1/nodes"))
+            pods_of(c.world.client.list("/api/v1/pods")),
+            nodes_of(c.world.client.list("/api/v1/nodes")),
         )
     }
     assert len(running) >= 3, "the scenario no longer has drivers enough to spread"
     asked: list[tuple[float, str]] = []
     real = sparkapi._read_view
 
-    def timed(api: Any, driver: dict[str, Any]) -> dict[str, Any]:
-        asked.append((time.monotonic(), driver["metadata"]["uid"]))
+    def timed(api: Any, driver: Pod) -> dict[str, Any]:
+        asked.append((time.monotonic(), driver.metadata.uid))
         return real(api, driver)
 
     monkeypatch.setattr(sparkapi, "_read_view", timed)

@@ -19,7 +19,6 @@ from kubectl_spark.cluster.apiserver.embedded import (
     EmbeddedApiServer,
     EmulatorOptions,
 )
-from kubectl_spark.core import raw
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.kube.live import LiveCluster
 from kubectl_spark.tui.app import SparkTUI
@@ -38,7 +37,7 @@ def direct(emulator: EmbeddedApiServer, tmp_path: Path) -> Iterator[Any]:
 
 
 def names(live: LiveCluster) -> set[str]:
-    return {raw.name(p) for p in live.snapshot().pods}
+    return {p.metadata.name for p in live.snapshot().pods}
 
 
 def test_an_outage_shows_while_it_lasts_and_clears_when_it_ends(

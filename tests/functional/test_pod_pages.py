@@ -132,7 +132,7 @@ def test_the_next_page_is_asked_for_while_this_one_is_kept(
     # Each page but the last: the next one already asked for; no page asked twice.
     assert seen[:-1] == list(range(2, len(seen) + 1))
     assert proxy.count("GET", "/pods") == len(seen)
-    assert len({p["metadata"]["uid"] for p in items}) == len(items)
+    assert len({p.metadata.uid for p in items}) == len(items)
 
 
 def test_a_pages_continue_token_is_read_from_its_head(staged: Any) -> None:

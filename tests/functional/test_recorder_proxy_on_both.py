@@ -23,14 +23,12 @@ from typing import Any
 
 import pytest
 
-from kubectl_spark.core import raw
 from kubectl_spark.core.recorder_manifests import (
     API_PATH,
     NAME,
     RecorderOptions,
     manifests,
 )
-from kubectl_spark.knowledge.labels import SOURCE
 from tests.helpers import sent
 from tests.incluster import expose, free_port, register, start_recorder, token_of
 from tests.recorder_access import read_recorder
@@ -170,9 +168,9 @@ def _play_and_read(s: Stage, capsys: pytest.CaptureFixture[str], port: int, toke
         changes, snapshot = source.take_changes()
         del changes
         sources = {
-            raw.label(p, "spark-exec-id"): raw.annotation_map(p).get(SOURCE)
+            p.metadata.labels.get("spark-exec-id"): p.source
             for p in snapshot.pods
-            if raw.label(p, "spark-app-name") == "vanishing"
+            if p.metadata.labels.get("spark-app-name") == "vanishing"
         }
         assert sources.get("1") == sources.get("2") == "recorder", sources
     finally:

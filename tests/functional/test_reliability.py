@@ -23,7 +23,6 @@ from kubectl_spark.cluster.apiserver.embedded import (
     kubeconfig_document,
     write_kubeconfig_file,
 )
-from kubectl_spark.core import raw
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.kube.live import LiveCluster
 from tests.command_line import run
@@ -276,7 +275,7 @@ def test_a_bad_watch_line_is_skipped_and_the_watch_kept(
         assert live.ready.wait(20)
         create_pods(direct, spark_pod("a-exec-1"))
         deadline = time.monotonic() + 10
-        while "a-exec-1" not in {raw.name(p) for p in live.snapshot().pods}:
+        while "a-exec-1" not in {p.metadata.name for p in live.snapshot().pods}:
             assert time.monotonic() < deadline, (live.state, live.error, notes)
             time.sleep(0.05)
         assert live.state == "live" and live.error == "", (live.state, live.error)

@@ -18,8 +18,8 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from kubectl_spark.core import raw
 from kubectl_spark.core.node import Node, Readiness, nodes_of
+from kubectl_spark.core.pod import Pod
 from kubectl_spark.kube import snapshot
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.kube.sparkapi import ViewReads, read_views
@@ -74,10 +74,11 @@ def test_a_driver_is_asked_once_when_its_node_is_known_and_answers_as_asked_afte
             Connection(kubeconfig=str(through(proxy, server.token, tmp_path / "proxied")))
         ) as api,
     ):
-        [driver], _ = api.list("/api/v1/pods", label_selector="spark-role=driver")
+        [found], _ = api.list("/api/v1/pods", label_selector="spark-role=driver")
+        driver = Pod.of(found)  # as the gateway types it
         listed, _ = api.list("/api/v1/nodes")
         nodes = list(nodes_of(listed))  # as the gateway reads them
-        host = raw.text(driver, "spec", "nodeName")
+        host = driver.spec.node_name
         assert any(n.name == host for n in nodes)
 
         early = ViewReads(api)
@@ -86,7 +87,7 @@ def test_a_driver_is_asked_once_when_its_node_is_known_and_answers_as_asked_afte
         assert _asked(proxy, earlier) == 0  # the list has not waited on the server: held
         early.list_waited()
         views = early.views([driver], nodes)
-        told = views[raw.uid(driver)]
+        told = views[driver.metadata.uid]
         assert "executors" in told if stage.kind == "emulator" else "note" in told, told
         assert _asked(proxy, earlier) == 1  # asked when the list waited, not again
         assert views == read_views(api, [driver], nodes)

@@ -20,7 +20,7 @@ from kubectl_spark.tui.widgets.apps_table import AppsTable
 from kubectl_spark.tui.widgets.attempt_tree import AttemptTree
 from kubectl_spark.tui.widgets.banner import AlertsBanner
 from kubectl_spark.tui.widgets.detail import DetailPane
-from tests.core_pods import mk
+from tests.core_pods import mk, typed_snapshot
 from tests.tui_pilot import (
     NOW,
     SIZE,
@@ -434,7 +434,7 @@ def test_a_waiting_driver_says_why_in_the_detail_pane() -> None:
     ]
 
     async def scenario() -> None:
-        app = static_app(snapshot=Snapshot(pods=[driver], now=NOW))
+        app = static_app(snapshot=typed_snapshot(pods=[driver], now=NOW))
         async with app.run_test(size=SIZE) as pilot:
             table = app.query_one(AppsTable)
             await until(pilot, lambda: table.row_count == 1)

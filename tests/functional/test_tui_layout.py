@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from kubectl_spark.core import raw
 from kubectl_spark.core.plans.fence import fence_plan
+from kubectl_spark.core.pod import as_json
 from kubectl_spark.tui.app import SparkTUI
 from kubectl_spark.tui.screens.plan import PlanScreen
 from kubectl_spark.tui.screens.text import TextScreen
@@ -108,9 +108,8 @@ def test_snapshot_pod_view(snap_compare: Any, size: tuple[int, int]) -> None:
     from kubectl_spark.app.rawdescribe import describe_pod
     from tests.tui_pilot import NOW, fixed_snapshot
 
-    pod = next(p for p in fixed_snapshot().pods if raw.name(p).endswith("exec-2"))
-    assert isinstance(pod, dict)
-    text = describe_pod(pod, [], NOW)
+    pod = next(p for p in fixed_snapshot().pods if p.metadata.name.endswith("exec-2"))
+    text = describe_pod(as_json(pod), [], NOW)
 
     title = "ns/ingest ▸ attempt 2 ▸ executor 2 ▸ pod ingest-x-exec-2 ▸ describe pod  (esc: back)"
     run_before = over_the_apps(TextScreen(title, text))

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from kubectl_spark.core import apache
 from kubectl_spark.core.analyze import analyze
-from kubectl_spark.core.inputs import Snapshot
 from tests.apache_objects import RESTARTED, TIMED_OUT, apache_attempt, sparkapp, state
-from tests.core_pods import NOW, printed
+from tests.core_pods import NOW, printed, typed_snapshot
 
 
 def test_a_retry_after_an_infrastructure_failure_is_one_application_with_its_verdict() -> None:
     owner = sparkapp([*TIMED_OUT, *RESTARTED], attempt=1, restarts=1, failures=1)
     pods = apache_attempt(1, "2026-03-01T00:10:00Z")
-    (app,) = analyze(Snapshot(pods=pods, apacheapps=[owner], now=NOW)).apps
+    (app,) = analyze(typed_snapshot(pods=pods, apacheapps=[owner], now=NOW)).apps
     assert (app.source, app.owner, app.state) == ("apache-operator", "pi", "Running")
     first, second = app.attempts
     assert (first.driver_pod, first.state, first.created_at, first.ended_at) == (
@@ -63,7 +62,7 @@ def test_a_failed_attempt_is_explained_by_the_driver_status_the_operator_kept() 
     history = [*TIMED_OUT[:2], state("DriverStarted", "2026-03-01T00:00:10Z"), failed]
     released = state("ResourceReleased", "2026-03-01T00:03:02Z")
     owner = sparkapp([*history, released], policy="Never")
-    (app,) = analyze(Snapshot(apacheapps=[owner], now=NOW)).apps
+    (app,) = analyze(typed_snapshot(apacheapps=[owner], now=NOW)).apps
     assert app.state == "Failed"
     (only,) = app.attempts
     assert only.reason is not None and only.reason.code == "JvmOutOfMemory"
@@ -87,7 +86,7 @@ def test_trimmed_history_and_terminal_states() -> None:
         ]
     )
     assert apache.app_state(done) == "Succeeded"
-    (app,) = analyze(Snapshot(apacheapps=[done], now=NOW)).apps
+    (app,) = analyze(typed_snapshot(apacheapps=[done], now=NOW)).apps
     assert [(a.state, a.reason.code if a.reason else None) for a in app.attempts] == [
         ("Succeeded", "Completed")
     ]

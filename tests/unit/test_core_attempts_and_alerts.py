@@ -10,8 +10,7 @@ from typing import Any
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import App
-from kubectl_spark.core.sparkview import kept_copy
-from tests.core_pods import APP, JOB, NOW, mk, node, ref
+from tests.core_pods import APP, JOB, NOW, kept, mk, node, ref, typed_snapshot
 
 
 def executor(name: str, owner: dict[str, Any], exec_id: str, *, node_name: str = "n2",
@@ -36,7 +35,9 @@ def test_attempts_sharing_one_app_id_are_flagged() -> None:
     second = mk("wc-driver-b", "driver", "2026-03-01T00:10:00Z", labels=APP, owner=JOB, node="n2")
     old_exec = executor("wc-exec-1", ref("Pod", "wc-driver-a", "uid-wc-driver-a"), "1")
     app = one(
-        Snapshot(pods=[first, second, old_exec], nodes=[node("n1", "Unknown"), node("n2")], now=NOW)
+        typed_snapshot(
+            pods=[first, second, old_exec], nodes=[node("n1", "Unknown"), node("n2")], now=NOW
+        )
     )
     shared = next(a for a in app.alerts if a.type == "SharedAppId")
     assert shared.attempts == (1, 2)
@@ -45,7 +46,9 @@ def test_attempts_sharing_one_app_id_are_flagged() -> None:
     # Each attempt its own app id: nothing shared.
     second["metadata"]["labels"]["spark-app-selector"] = "spark-2"
     app = one(
-        Snapshot(pods=[first, second, old_exec], nodes=[node("n1", "Unknown"), node("n2")], now=NOW)
+        typed_snapshot(
+            pods=[first, second, old_exec], nodes=[node("n1", "Unknown"), node("n2")], now=NOW
+        )
     )
     assert "SharedAppId" not in types(app)
 
@@ -57,7 +60,9 @@ def test_name_collision_says_that_each_409_burns_an_executor_id() -> None:
                 labels={**APP, "spark-app-selector": "spark-2"}, owner=JOB, node="n2")  # fmt: skip
     old_exec = executor("wc-exec-1", ref("Pod", "wc-driver-a", "uid-wc-driver-a"), "1")
     app = one(
-        Snapshot(pods=[first, second, old_exec], nodes=[node("n1", "Unknown"), node("n2")], now=NOW)
+        typed_snapshot(
+            pods=[first, second, old_exec], nodes=[node("n1", "Unknown"), node("n2")], now=NOW
+        )
     )
     collision = next(a for a in app.alerts if a.type == "NameCollision")
     assert collision.attempts == (1, 2)
@@ -66,9 +71,9 @@ def test_name_collision_says_that_each_409_burns_an_executor_id() -> None:
 
 def test_force_deleted_pod_on_an_unreachable_node_leaves_a_tombstone_alert() -> None:
     driver = mk("wc-driver-a", "driver", "2026-03-01T00:00:00Z", labels=APP, node="dead")
-    gone = kept_copy(driver, "watch", "2026-03-01T00:20:00Z")  # deleted after the node was lost
+    gone = kept(driver, "watch", "2026-03-01T00:20:00Z")  # deleted after the node was lost
     ok = [node("n2")]
-    app = one(Snapshot(pods=[gone], nodes=[node("dead", "Unknown"), *ok], now=NOW))
+    app = one(typed_snapshot(pods=[gone], nodes=[node("dead", "Unknown"), *ok], now=NOW))
     tomb = next(a for a in app.alerts if a.type == "ForceDeletedOnLostNode")
     assert tomb.attempts == (1,) and "may still run" in tomb.message
     # Until the node is Ready again, tainted out-of-service, or deleted:
@@ -84,11 +89,11 @@ def test_force_deleted_pod_on_an_unreachable_node_leaves_a_tombstone_alert() -> 
         ],
         ok,
     ):
-        app = one(Snapshot(pods=[gone], nodes=nodes, now=NOW))
+        app = one(typed_snapshot(pods=[gone], nodes=nodes, now=NOW))
         assert "ForceDeletedOnLostNode" not in types(app)
     # A pod seen deleted before its node was lost ended then: no tombstone.
-    early = kept_copy(driver, "watch", "2026-03-01T00:01:00Z")
-    app = one(Snapshot(pods=[early], nodes=[node("dead", "Unknown"), *ok], now=NOW))
+    early = kept(driver, "watch", "2026-03-01T00:01:00Z")
+    app = one(typed_snapshot(pods=[early], nodes=[node("dead", "Unknown"), *ok], now=NOW))
     assert "ForceDeletedOnLostNode" not in types(app)
 
 
@@ -107,7 +112,7 @@ def test_pending_rerun_behind_a_driver_stuck_terminating_is_replacement_blocked(
     labels = {**APP, "sparkoperator.k8s.io/app-name": "wc"}
     driver = mk("wc-driver", "driver", "2026-03-01T00:00:00Z", labels=labels, node="dead")
     driver["metadata"]["deletionTimestamp"] = "2026-03-01T00:09:00Z"
-    snapshot = Snapshot(pods=[driver], sparkapplications=[sparkapp("PENDING_RERUN")],
+    snapshot = typed_snapshot(pods=[driver], sparkapplications=[sparkapp("PENDING_RERUN")],
                         nodes=[node("dead", "Unknown")], now=NOW)  # fmt: skip
     app = one(snapshot)
     blocked = next(a for a in app.alerts if a.type == "ReplacementBlocked")
@@ -116,7 +121,7 @@ def test_pending_rerun_behind_a_driver_stuck_terminating_is_replacement_blocked(
 
 
 def test_suspended_spark_application_reads_suspended_not_unknown() -> None:
-    app = one(Snapshot(sparkapplications=[sparkapp("SUSPENDED")], now=NOW))
+    app = one(typed_snapshot(sparkapplications=[sparkapp("SUSPENDED")], now=NOW))
     assert app.state == "Suspended"
 
 
@@ -125,7 +130,9 @@ def test_partitioned_drivers_executors_still_serve_it_and_its_attempt_has_no_end
     driver["metadata"]["deletionTimestamp"] = "2026-03-01T00:09:00Z"
     owner = ref("Pod", "wc-driver-a", "uid-wc-driver-a")
     execs = [executor(f"wc-exec-{i}", owner, str(i)) for i in (1, 2)]
-    app = one(Snapshot(pods=[driver, *execs], nodes=[node("dead", "Unknown"), node("n2")], now=NOW))
+    app = one(
+        typed_snapshot(pods=[driver, *execs], nodes=[node("dead", "Unknown"), node("n2")], now=NOW)
+    )
     attempt = app.attempts[0]
     assert attempt.state == "Lost" and attempt.ended_at is None
     assert [(e.state, e.reason) for e in attempt.executors] == [("Running", None)] * 2
@@ -136,6 +143,6 @@ def test_a_fenced_attempt_force_killed_reads_gone_not_fenced() -> None:
     label; the attempt is gone, not Fenced (the TUI advised fencing it again)."""
     driver = mk("wc-driver-a", "driver", "2026-03-01T00:00:00Z", labels=APP, node="n1")
     driver["metadata"]["labels"]["kubectl-spark.io/fenced"] = "true"
-    gone = kept_copy(driver, "watch", "2026-03-01T00:20:00Z")
-    app = one(Snapshot(pods=[gone], nodes=[node("n1")], now=NOW))
+    gone = kept(driver, "watch", "2026-03-01T00:20:00Z")
+    app = one(typed_snapshot(pods=[gone], nodes=[node("n1")], now=NOW))
     assert app.attempts[0].state == "Gone"

@@ -10,10 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubectl_spark.core.analyze import analyze
-from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.node import nodes_of
 from tests.apache_objects import apache_attempt
-from tests.core_pods import NOW, job_pair, mk, printed, ref
+from tests.core_pods import NOW, job_pair, mk, printed, ref, typed_snapshot
 from tests.hostile import json_leaf, json_value
 
 
@@ -60,7 +59,7 @@ def test_job_attempts_are_numbered_by_creation_and_executors_follow_their_owner(
             owner=ref("Pod", "wc-driver-b", "uid-wc-driver-b"),
         ),
     ]
-    (result,) = analyze(Snapshot(pods=pods, jobs=[job], now=NOW)).apps
+    (result,) = analyze(typed_snapshot(pods=pods, jobs=[job], now=NOW)).apps
     assert (result.name, result.source, result.owner) == ("wc", "job", "wc-driver")
     assert [(a.number, a.driver_pod, [e.pod for e in a.executors]) for a in result.attempts] == [
         (1, "wc-driver-a", ["x-exec-1"]),
@@ -89,7 +88,7 @@ def test_operator_label_wins_and_submission_id_places_executors() -> None:
         "metadata": {"name": "pi", "namespace": "ns", "uid": "app-uid"},
         "status": {"executionAttempts": 2, "applicationState": {"state": "RUNNING"}},
     }
-    (result,) = analyze(Snapshot(pods=pods, sparkapplications=[app_obj], now=NOW)).apps
+    (result,) = analyze(typed_snapshot(pods=pods, sparkapplications=[app_obj], now=NOW)).apps
     assert (result.name, result.source, result.state) == ("pi", "sparkapplication", "Running")
     assert len(result.attempts) == 2  # attempt 1 reconstructed from status.executionAttempts
     assert result.attempts[0].driver_pod == "pi-driver" and result.attempts[0].uid is None
@@ -110,7 +109,7 @@ def test_an_earlier_operator_run_failed_only_if_the_operator_reruns_only_failure
         "status": {"executionAttempts": 2, "applicationState": {"state": "RUNNING"}},
     }
     pods = [mk("pi-driver", "driver", "2026-03-01T00:05:00Z", labels=labels)]
-    (result,) = analyze(Snapshot(pods=pods, sparkapplications=[app_obj], now=NOW)).apps
+    (result,) = analyze(typed_snapshot(pods=pods, sparkapplications=[app_obj], now=NOW)).apps
     first = result.attempts[0]
     assert first.reason is not None
     assert (first.state, first.reason.counts_as_failure) == (state, counted)
@@ -149,7 +148,7 @@ def test_the_first_operator_run_is_timed_by_events_only_when_none_expired(
     ]
     pods = [mk("pi-driver", "driver", "2026-03-01T00:05:00Z", labels=labels)]
     (result,) = analyze(
-        Snapshot(pods=pods, sparkapplications=[app_obj], events=events, now=NOW)
+        typed_snapshot(pods=pods, sparkapplications=[app_obj], events=events, now=NOW)
     ).apps
     first = result.attempts[0]
     expected = ("2026-03-01T00:01:00Z", "2026-03-01T00:03:00Z") if told else (None, None)
@@ -168,7 +167,7 @@ def test_executors_of_a_driver_outside_the_cluster_are_one_attempt_not_orphans()
         )
         for i in (1, 2, 3)
     ]
-    (app,) = analyze(Snapshot(pods=pods, now=NOW)).apps
+    (app,) = analyze(typed_snapshot(pods=pods, now=NOW)).apps
     (attempt,) = app.attempts
     assert [e.id for e in attempt.executors] == ["1", "2", "3"]
     # its executors run, so its driver does (an executor exits once it loses its driver)
@@ -181,7 +180,7 @@ def test_executors_of_a_driver_outside_the_cluster_are_one_attempt_not_orphans()
     # none runs any more: the driver outside cannot be seen, so its state is not known
     for pod in pods:
         pod["status"] = {"phase": "Succeeded"}
-    (attempt,) = analyze(Snapshot(pods=pods, now=NOW)).apps[0].attempts
+    (attempt,) = analyze(typed_snapshot(pods=pods, now=NOW)).apps[0].attempts
     assert attempt.state == "Unknown"
 
 
@@ -193,7 +192,7 @@ def test_executors_without_an_owner_go_by_app_id_and_time_window() -> None:
         mk("e-early", "executor", "2026-03-01T00:10:00Z", labels={**labels, "spark-exec-id": "1"}),
         mk("e-late", "executor", "2026-03-01T00:40:00Z", labels={**labels, "spark-exec-id": "1"}),
     ]
-    (result,) = analyze(Snapshot(pods=pods, now=NOW)).apps
+    (result,) = analyze(typed_snapshot(pods=pods, now=NOW)).apps
     assert [[e.pod for e in a.executors] for a in result.attempts] == [["e-early"], ["e-late"]]
 
 
@@ -207,11 +206,11 @@ def test_group_by_override_and_the_ungrouped_bucket() -> None:
         ),
         mk("stray", "executor", "2026-03-01T00:00:00Z"),
     ]
-    result = analyze(Snapshot(pods=pods, now=NOW), group_by="team")
+    result = analyze(typed_snapshot(pods=pods, now=NOW), group_by="team")
     # Two applications (their app ids differ, no name says they are one) that share the label.
     assert [(a.name, len(a.attempts)) for a in result.apps] == [("x:s-a", 1), ("x:s-b", 1)]
     assert [(u.pod, u.role) for u in result.ungrouped] == [("stray", "executor")]
-    assert printed(analyze(Snapshot(pods=pods, now=NOW)))["ungrouped"][0]["pod"] == "stray"
+    assert printed(analyze(typed_snapshot(pods=pods, now=NOW)))["ungrouped"][0]["pod"] == "stray"
 
 
 def test_group_by_does_not_make_unrelated_applications_attempts_of_one() -> None:
@@ -226,14 +225,14 @@ def test_group_by_does_not_make_unrelated_applications_attempts_of_one() -> None
         mk("etl-driver-2", "driver", "2026-03-01T00:02:00Z",
            labels={**team, "spark-app-name": "etl", "spark-app-selector": "s-3"}),
     ]  # fmt: skip
-    apps = analyze(Snapshot(pods=pods, now=NOW), group_by="team").apps
+    apps = analyze(typed_snapshot(pods=pods, now=NOW), group_by="team").apps
     assert [(a.name, len(a.attempts)) for a in apps] == [("data:etl", 2), ("data:ml", 1)]
     ml = apps[1]
     assert not ml.alerts
     assert all(
         alert.type != "SplitBrain" or "ml" not in alert.message for a in apps for alert in a.alerts
     )
-    alone = analyze(Snapshot(pods=pods[:1] + pods[2:], now=NOW), group_by="team").apps
+    alone = analyze(typed_snapshot(pods=pods[:1] + pods[2:], now=NOW), group_by="team").apps
     assert [(a.name, len(a.attempts)) for a in alone] == [("data", 2)]
 
 
@@ -264,7 +263,7 @@ def test_split_brain_zombie_and_orphans() -> None:
             "status": {"conditions": [{"type": "Ready", "status": "True"}]},
         },
     ]
-    (result,) = analyze(Snapshot(pods=[old, new], nodes=nodes_of(nodes), now=NOW)).apps
+    (result,) = analyze(typed_snapshot(pods=[old, new], nodes=nodes_of(nodes), now=NOW)).apps
     types = {a.type: a.attempts for a in result.alerts}
     assert types["SplitBrain"] == (1, 2) and types["ZombieDriver"] == (1,)
     assert result.attempts[0].state == "Lost" and result.attempts[0].reason is not None
@@ -353,7 +352,7 @@ def test_arbitrary_input_never_raises_and_every_spark_pod_appears_once(
     pods: list[dict[str, Any]], events: list[Any], jobs: list[Any]
 ) -> None:
     result = analyze(
-        Snapshot(
+        typed_snapshot(
             pods=pods,
             events=events,
             jobs=jobs,
@@ -386,7 +385,7 @@ def test_arbitrary_input_never_raises_and_every_spark_pod_appears_once(
 def test_malformed_json_never_makes_the_core_raise(pods: list[Any], other: list[Any]) -> None:
     # to_json reads every part of the answer, the timelines (built when read) too
     analyze(
-        Snapshot(
+        typed_snapshot(
             pods=pods,
             jobs=other,
             events=other,
@@ -401,7 +400,10 @@ def test_malformed_json_never_makes_the_core_raise(pods: list[Any], other: list[
 
 def test_a_jobs_gone_attempts_are_the_events_of_its_own_pods_not_a_longer_named_jobs() -> None:
     pods, jobs, events = job_pair()
-    apps = {a.name: a for a in analyze(Snapshot(pods=pods, jobs=jobs, events=events, now=NOW)).apps}
+    apps = {
+        a.name: a
+        for a in analyze(typed_snapshot(pods=pods, jobs=jobs, events=events, now=NOW)).apps
+    }
     assert [a.driver_pod for a in apps["etl"].attempts] == ["etl-gone1", "etl-live1"]
     assert [a.driver_pod for a in apps["etl-daily"].attempts] == [
         "etl-daily-gone2",
@@ -429,7 +431,7 @@ def test_the_apache_operators_attempts_are_one_application() -> None:
     and driver name: grouped by app id they were separate applications, and two attempts alive
     were no split brain. Its label (spark.operator/spark-app-name) makes them one."""
     pods = [*apache_attempt(0, "2026-03-01T00:00:00Z"), *apache_attempt(1, "2026-03-01T00:10:00Z")]
-    (app,) = analyze(Snapshot(pods=pods, now=NOW)).apps
+    (app,) = analyze(typed_snapshot(pods=pods, now=NOW)).apps
     assert (app.name, app.source, app.app_id) == ("pi", "apache-operator", "pi-0")
     assert [(a.number, a.driver_pod, [e.pod for e in a.executors]) for a in app.attempts] == [
         (1, "pi-0-driver", ["pi-0-exec-1"]),
@@ -441,7 +443,7 @@ def test_the_apache_operators_attempts_are_one_application() -> None:
         *apache_attempt(0, "2026-03-01T00:00:00Z", "Failed"),
         *apache_attempt(1, "2026-03-01T00:10:00Z"),
     ]
-    (app,) = analyze(Snapshot(pods=ended, now=NOW)).apps
+    (app,) = analyze(typed_snapshot(pods=ended, now=NOW)).apps
     assert "SplitBrain" not in {a.type for a in app.alerts}
     assert app.to_json()["source"] == "apache-operator"
 
@@ -463,7 +465,7 @@ def test_a_sparkcluster_is_an_application_of_its_own_not_executors() -> None:
         "metadata": {"name": "prod", "namespace": "ns", "uid": "uid-prod"},
         "status": {"currentState": {"currentStateSummary": "RunningHealthy", "message": "ok"}},
     }
-    analysis = analyze(Snapshot(pods=pods, sparkclusters=[owner], now=NOW))
+    analysis = analyze(typed_snapshot(pods=pods, sparkclusters=[owner], now=NOW))
     assert [(a.name, a.source) for a in analysis.apps] == [
         ("pi", "apache-operator"),
         ("prod", "spark-cluster"),

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from kubectl_spark.core.history import _aggregated
+from tests.core_pods import typed_snapshot
 
 A, B = "2026-03-01T00:00:00Z", "2026-03-01T00:05:00Z"
 
@@ -41,7 +42,6 @@ def test_a_waiting_executor_is_in_the_timeline_from_its_first_warning() -> None:
     """An executor no node fits lost nothing, yet it is the story of the attempt: the timeline
     says it waits, and since the scheduler's first FailedScheduling (not its last)."""
     from kubectl_spark.core.analyze import analyze
-    from kubectl_spark.core.inputs import Snapshot
     from tests.core_pods import mk, ref
 
     labels = {"spark-app-selector": "spark-1", "spark-app-name": "etl"}
@@ -68,7 +68,7 @@ def test_a_waiting_executor_is_in_the_timeline_from_its_first_warning() -> None:
         "firstTimestamp": "2026-03-01T00:01:00Z",
         "lastTimestamp": B,
     }
-    (app,) = analyze(Snapshot(pods=[driver, stuck], events=[event])).apps
+    (app,) = analyze(typed_snapshot(pods=[driver, stuck], events=[event])).apps
     (executor,) = app.attempts[0].executors
     assert executor.reason is None and executor.waiting is not None
     (entry,) = [h for h in app.history if h.kind == "Waiting"]

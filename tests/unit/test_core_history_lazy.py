@@ -9,9 +9,8 @@ import pytest
 from kubectl_spark.core import analyze as analysis
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.history import build_history
-from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import History, HistoryEntry
-from tests.core_pods import NOW, mk, printed
+from tests.core_pods import NOW, mk, printed, typed_snapshot
 
 ENTRY = HistoryEntry("2026-03-01T00:00:00Z", "AttemptStarted", 1, None, "attempt 1 started")
 
@@ -50,7 +49,7 @@ def test_an_analysis_builds_no_timeline_until_one_is_read(monkeypatch: pytest.Mo
         labels={"spark-app-selector": "a", "spark-exec-id": "1"},
         owner={"kind": "Pod", "uid": "uid-a-driver", "name": "a-driver", "controller": True},
     )
-    (app,) = analyze(Snapshot(pods=[driver, executor], now=NOW)).apps
+    (app,) = analyze(typed_snapshot(pods=[driver, executor], now=NOW)).apps
     assert built == []
     kinds = [h.kind for h in app.history]
     assert kinds == ["AttemptStarted", "ExecutorAdded"]

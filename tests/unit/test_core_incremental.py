@@ -9,14 +9,14 @@ from typing import Any
 
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.incremental import Change, LiveAnalysis
-from kubectl_spark.core.inputs import Snapshot
-from tests.core_pods import NOW, mk, three_apps
+from kubectl_spark.core.pod import Pod, pods_of
+from tests.core_pods import NOW, mk, three_apps, typed_snapshot
 
 
 def test_incremental_equals_full_and_touches_only_changed_apps() -> None:
     before = three_apps()
     live = LiveAnalysis()
-    live.update(Snapshot(pods=before, now=NOW), None)
+    live.update(typed_snapshot(pods=before, now=NOW), None)
     after = copy.deepcopy(before)
     victim = next(p for p in after if p["metadata"]["name"] == "b-exec-2")
     victim["status"] = {
@@ -30,7 +30,7 @@ def test_incremental_equals_full_and_touches_only_changed_apps() -> None:
     }
     removed = next(p for p in after if p["metadata"]["name"] == "c-exec-1")
     after.remove(removed)
-    snapshot = Snapshot(pods=after, now=NOW)
+    snapshot = typed_snapshot(pods=after, now=NOW)
     untouched = next(a for a in live.analysis.apps if a.name == "a")
     fast = live.update(
         snapshot,
@@ -49,9 +49,9 @@ def test_incremental_equals_full_and_touches_only_changed_apps() -> None:
 
 def test_an_ungroupable_pod_falls_back_to_a_full_analysis() -> None:
     live = LiveAnalysis()
-    live.update(Snapshot(pods=three_apps(), now=NOW), None)
+    live.update(typed_snapshot(pods=three_apps(), now=NOW), None)
     stray = mk("stray", "executor", "2026-03-01T00:00:09Z", labels={})
-    snapshot = Snapshot(pods=[*three_apps(), stray], now=NOW)
+    snapshot = typed_snapshot(pods=[*three_apps(), stray], now=NOW)
     result = live.update(snapshot, {"pods": {stray["metadata"]["uid"]: Change(stray)}})
     assert live.full_runs == 2
     assert result.to_json() == analyze(snapshot).to_json()
@@ -59,7 +59,7 @@ def test_an_ungroupable_pod_falls_back_to_a_full_analysis() -> None:
 
 def test_time_alone_brings_a_full_analysis_after_max_age() -> None:
     live = LiveAnalysis(max_age=60)
-    snapshot = Snapshot(pods=three_apps(), now=NOW)
+    snapshot = typed_snapshot(pods=three_apps(), now=NOW)
     live.update(snapshot, None)
     live.update(dataclasses.replace(snapshot, now=NOW + timedelta(seconds=59)), {})
     assert live.full_runs == 1
@@ -72,11 +72,11 @@ def test_a_change_to_one_of_two_jobs_sharing_a_name_prefix_equals_a_full_analysi
 
     pods, jobs, events = job_pair()
     live = LiveAnalysis()
-    live.update(Snapshot(pods=pods, jobs=jobs, events=events, now=NOW), None)
+    live.update(typed_snapshot(pods=pods, jobs=jobs, events=events, now=NOW), None)
     after = copy.deepcopy(pods)
     etl = next(p for p in after if p["metadata"]["name"] == "etl-live1")
     etl["status"]["phase"] = "Pending"
-    snapshot = Snapshot(pods=after, jobs=jobs, events=events, now=NOW)
+    snapshot = typed_snapshot(pods=after, jobs=jobs, events=events, now=NOW)
     fast = live.update(snapshot, {"pods": {etl["metadata"]["uid"]: Change(etl)}})
     assert live.full_runs == 1, "one pod's change must take the partial path"
     assert fast.to_json() == analyze(snapshot).to_json()
@@ -85,13 +85,14 @@ def test_a_change_to_one_of_two_jobs_sharing_a_name_prefix_equals_a_full_analysi
 def test_without_readable_nodes_every_update_is_a_full_analysis() -> None:
     """Node health then comes from all pods' Events: a part of the pods cannot tell it."""
     live = LiveAnalysis()
-    before = Snapshot(pods=three_apps(), unreadable=("nodes",), now=NOW)
+    before = typed_snapshot(pods=three_apps(), unreadable=("nodes",), now=NOW)
     live.update(before, None)
     after = copy.deepcopy(three_apps())
     victim = next(p for p in after if p["metadata"]["name"] == "a-exec-1")
     victim["status"]["phase"] = "Failed"
-    snapshot = dataclasses.replace(before, pods=after)
-    result = live.update(snapshot, {"pods": {victim["metadata"]["uid"]: Change(victim)}})
+    snapshot = dataclasses.replace(before, pods=pods_of(after))
+    changed = next(p for p in snapshot.pods if p.metadata.uid == victim["metadata"]["uid"])
+    result = live.update(snapshot, {"pods": {changed.metadata.uid: Change(changed)}})
     assert live.full_runs == 2
     assert result.to_json() == analyze(snapshot).to_json()
 
@@ -106,11 +107,11 @@ def test_a_change_to_one_attempt_of_an_apache_operator_app_equals_a_full_analysi
         *three_apps(),
     ]
     live = LiveAnalysis()
-    live.update(Snapshot(pods=before, now=NOW), None)
+    live.update(typed_snapshot(pods=before, now=NOW), None)
     after = copy.deepcopy(before)
     driver = next(p for p in after if p["metadata"]["name"] == "pi-0-driver")
     driver["status"] = {"phase": "Failed"}
-    snapshot = Snapshot(pods=after, now=NOW)
+    snapshot = typed_snapshot(pods=after, now=NOW)
     fast = live.update(snapshot, {"pods": {driver["metadata"]["uid"]: Change(driver)}})
     assert live.full_runs == 1  # the fast path was taken
     full = analyze(snapshot)
@@ -124,7 +125,7 @@ def test_a_driver_s_executor_list_changing_reanalyzes_its_application_alone() ->
     removed, with Spark's reason) touches that driver's application, never all of them (at
     50,000 pods a whole analysis takes seconds, and busy drivers change their lists often)."""
     live = LiveAnalysis()
-    before = Snapshot(pods=three_apps(), now=NOW)
+    before = typed_snapshot(pods=three_apps(), now=NOW)
     live.update(before, None)
     untouched = next(a for a in live.analysis.apps if a.name == "a")
     removed = {
@@ -198,7 +199,7 @@ def test_the_events_of_an_executor_spark_alone_remembers_reach_the_partial_path(
             }
         ]
     }
-    both = Snapshot(
+    both = typed_snapshot(
         pods=three_apps(), events=[preempted], spark_views={"uid-b-driver": view}, now=NOW
     )
 
@@ -233,7 +234,7 @@ def test_a_full_analysis_answers_before_it_indexes(monkeypatch: Any) -> None:
     real = LiveAnalysis._add_pod
 
     def counted(self: LiveAnalysis, index: Any, pod: Any) -> Any:
-        indexed.append(pod["metadata"]["name"])
+        indexed.append(pod.metadata.name)
         return real(self, index, pod)
 
     monkeypatch.setattr(LiveAnalysis, "_add_pod", counted)
@@ -241,21 +242,22 @@ def test_a_full_analysis_answers_before_it_indexes(monkeypatch: Any) -> None:
     after = copy.deepcopy(before)
     victim = next(p for p in after if p["metadata"]["name"] == "a-exec-1")
     victim["status"] = {"phase": "Failed"}
-    change = {"pods": {victim["metadata"]["uid"]: Change(victim)}}
+    change = {"pods": {victim["metadata"]["uid"]: Change(Pod.of(victim))}}
     answers = []
     for prepared in (True, False):
         indexed.clear()
         live = LiveAnalysis()
-        first = live.update(Snapshot(pods=before, now=NOW), None)
+        first = live.update(typed_snapshot(pods=before, now=NOW), None)
         assert (
-            indexed == [] and first.to_json() == analyze(Snapshot(pods=before, now=NOW)).to_json()
+            indexed == []
+            and first.to_json() == analyze(typed_snapshot(pods=before, now=NOW)).to_json()
         )
         if prepared:
             live.prepare()
             assert len(indexed) == len(before)
             live.prepare()  # once
             assert len(indexed) == len(before)
-        answers.append(live.update(Snapshot(pods=after, now=NOW), change).to_json())
+        answers.append(live.update(typed_snapshot(pods=after, now=NOW), change).to_json())
         assert live.full_runs == 1
         assert len(indexed) == len(before) + 1  # the index, then the changed pod
-    assert answers[0] == answers[1] == analyze(Snapshot(pods=after, now=NOW)).to_json()
+    assert answers[0] == answers[1] == analyze(typed_snapshot(pods=after, now=NOW)).to_json()

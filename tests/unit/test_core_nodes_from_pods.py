@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 
 from kubectl_spark.core.analyze import analyze
-from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.node import nodes_of
-from tests.core_pods import NOW, mk
+from tests.core_pods import NOW, mk, typed_snapshot
 
 LABELS = {"spark-app-selector": "spark-1", "spark-app-name": "wc"}
 
@@ -37,7 +36,7 @@ def not_ready_event(at: str) -> dict[str, Any]:
 
 
 def state(pod: dict[str, Any], *, nodes: list[Any] | None = None, unreadable: bool = True) -> str:
-    snapshot = Snapshot(
+    snapshot = typed_snapshot(
         pods=[pod],
         events=[not_ready_event("2026-03-01T00:10:00Z")],
         nodes=nodes_of(nodes or []),
@@ -50,7 +49,7 @@ def state(pod: dict[str, Any], *, nodes: list[Any] | None = None, unreadable: bo
 
 def test_a_pod_not_ready_since_its_nodes_not_ready_event_tells_the_node_is_lost() -> None:
     (app,) = analyze(
-        Snapshot(
+        typed_snapshot(
             pods=[driver("False", "2026-03-01T00:10:00Z")],
             events=[not_ready_event("2026-03-01T00:10:00Z")],
             unreadable=("nodes",),

@@ -8,6 +8,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kubectl_spark.core import raw
+from kubectl_spark.core.pod import Pod, pods_of
 from tests.hostile import json_value
 
 KEY = "spark-exec-inactive"
@@ -122,7 +123,7 @@ def test_missing_owners_as_read_pod_by_pod(pods: list[Any], skip: set[str]) -> N
         ref = raw.controller_ref(pod)
         if raw.text(ref, "kind") == "Pod" and raw.text(ref, "uid") not in listed:
             expected.setdefault((raw.namespace(pod), raw.text(ref, "name")), raw.text(ref, "uid"))
-    assert missing_owners(pods, skip) == expected
+    assert missing_owners(pods_of(pods), skip) == expected
 
 
 # One step of a watch's pods: ("put", uid, pod), ("delete", uid, None), ("list", "", pods),
@@ -158,7 +159,7 @@ def test_owners_read_as_pods_change_answer_as_the_scan_of_every_pod(
     looked, yet answers as ``missing_owners`` over every pod, at every look."""
     from kubectl_spark.kube.snapshot import PodOwners, missing_owners
 
-    pods: dict[str, Any] = {}
+    pods: dict[str, Pod] = {}
     owners = PodOwners()
 
     def look() -> None:
@@ -169,7 +170,7 @@ def test_owners_read_as_pods_change_answer_as_the_scan_of_every_pod(
     for step, uid, found in steps:
         if step == "put":
             meta = found.get("metadata") if isinstance(found, dict) else None
-            pods[uid] = (
+            pods[uid] = Pod.of(
                 {**found, "metadata": {**meta, "uid": uid}}
                 if isinstance(meta, dict)
                 else {"metadata": {"uid": uid}}
@@ -179,17 +180,11 @@ def test_owners_read_as_pods_change_answer_as_the_scan_of_every_pod(
             pods.pop(uid, None)
             owners.changed(uid)
         elif step == "list":
-            pods = {raw.uid(p): p for p in found}
+            pods = {raw.uid(p): Pod.of(p) for p in found}
             owners.listed()
         else:
             look()
     look()
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(objects, max_size=6))
-def test_having_a_label_reads_it_as_one_label_does(objs: list[Any]) -> None:
-    assert raw.having_label(objs, KEY, "true") == [o for o in objs if raw.label(o, KEY) == "true"]
 
 
 role_pods = st.fixed_dictionaries(
@@ -223,10 +218,13 @@ def test_the_index_gathered_page_by_page_answers_as_the_scans_of_the_whole_list(
     a list started again (410) starts it again."""
     from kubectl_spark.kube.snapshot import PodIndex, missing_owners
 
+    typed = pods_of(pods)  # as the gateway types each page
     index = PodIndex()
-    index.add([{"metadata": {"uid": "gone", "labels": {"spark-role": "driver"}}}])
+    index.add(pods_of([{"metadata": {"uid": "gone", "labels": {"spark-role": "driver"}}}]))
     index.clear()  # the first page again
-    for start in range(0, len(pods), size):
-        index.add(pods[start : start + size])
-    assert index.missing_owners(skip) == missing_owners(pods, skip)
-    assert index.drivers == [p for p in pods if raw.label(p, "spark-role") == "driver"]
+    for start in range(0, len(typed), size):
+        index.add(typed[start : start + size])
+    assert index.missing_owners(skip) == missing_owners(typed, skip)
+    assert index.drivers == [
+        t for t, p in zip(typed, pods, strict=True) if raw.label(p, "spark-role") == "driver"
+    ]

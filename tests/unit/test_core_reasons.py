@@ -7,9 +7,11 @@ from typing import Any
 import pytest
 
 from kubectl_spark.core.losses import classify
-from kubectl_spark.core.reasons import NodeHealth, PodContext, restart_reasons
+from kubectl_spark.core.pod import Pod
+from kubectl_spark.core.reasons import NodeHealth
 from kubectl_spark.knowledge.exitcodes import describe_exit
 from kubectl_spark.knowledge.times import human_duration
+from tests.core_pods import pod_context, restart_reasons_of, typed_snapshot
 from tests.loss_pods import pod
 
 UNREACHABLE = NodeHealth(False, "node node-a: Ready=Unknown (Kubelet stopped posting node status.)")
@@ -205,16 +207,16 @@ CASES = [
 def test_loss_reason(
     case: str, item: dict[str, Any], ctx: dict[str, Any], expected: tuple[str, str, bool]
 ) -> None:
-    reason = classify(PodContext(item, "executor", **ctx))
+    reason = classify(pod_context(item, "executor", **ctx))
     assert reason is not None, case
     assert (reason.code, reason.category, reason.counts_as_failure) == expected
     assert reason.message and reason.evidence
 
 
 def test_running_and_waiting_pods_have_no_loss_reason() -> None:
-    assert classify(PodContext(pod(), "executor", node=NodeHealth(True))) is None
+    assert classify(pod_context(pod(), "executor", node=NodeHealth(True))) is None
     assert (
-        classify(PodContext(pod("Pending", waiting={"reason": "ImagePullBackOff"}), "executor"))
+        classify(pod_context(pod("Pending", waiting={"reason": "ImagePullBackOff"}), "executor"))
         is None
     )
 
@@ -224,7 +226,7 @@ def test_spark_wording_of_exit_codes() -> None:
     assert describe_exit(137) == "exit code 137 (SIGKILL, possible container OOM)"
     assert describe_exit(7) == "exit code 7 (unexpected)"
     reason = classify(
-        PodContext(pod("Failed", terminated={"exitCode": 137, "reason": "Error"}), "executor")
+        pod_context(pod("Failed", terminated={"exitCode": 137, "reason": "Error"}), "executor")
     )
     assert reason is not None and "(SIGKILL, possible container OOM)" in reason.message
 
@@ -234,7 +236,7 @@ def test_in_place_restarts_each_get_an_entry() -> None:
         restarts=2,
         last={"exitCode": 137, "reason": "OOMKilled", "finishedAt": "2026-01-01T00:02:00Z"},
     )
-    entries = restart_reasons(item)
+    entries = restart_reasons_of(item)
     assert len(entries) == 2
     assert entries[0] == (None, None)  # Kubernetes keeps only the last termination
     assert (
@@ -294,19 +296,19 @@ def with_init(item: dict[str, Any], **state: Any) -> dict[str, Any]:
 def test_a_failed_init_container_is_the_reason_the_spark_container_never_ran() -> None:
     """kubectl shows Init:Error; the pod failed with no Spark container termination to read."""
     item = with_init(pod("Failed"), terminated={"exitCode": 1, "reason": "Error"})
-    reason = classify(PodContext(item, "executor"))
+    reason = classify(pod_context(item, "executor"))
     assert reason is not None
     assert (reason.code, reason.category, reason.counts_as_failure) == ("ExitCode", "app", True)
     assert reason.message.startswith("init container fetch-jars failed, so the Spark container")
     assert "status.initContainerStatuses[fetch-jars].state.terminated.exitCode=1" in reason.evidence
     oom = with_init(pod("Failed"), terminated={"exitCode": 137, "reason": "OOMKilled"})
-    reason = classify(PodContext(oom, "driver"))
+    reason = classify(pod_context(oom, "driver"))
     assert reason is not None and (reason.code, reason.category) == ("OOMKilled", "app")
 
 
 def test_an_init_container_stopped_by_a_deletion_is_not_the_reason() -> None:
     item = with_init(pod("Failed", deleting=True), terminated={"exitCode": 143, "reason": "Error"})
-    reason = classify(PodContext(item, "executor"))
+    reason = classify(pod_context(item, "executor"))
     assert reason is not None and reason.code == "DeletedByDriver"
 
 
@@ -333,16 +335,16 @@ def test_an_init_container_that_keeps_a_pod_from_starting_is_said_once_it_is_del
 ) -> None:
     """Init:ImagePullBackOff, Init:CrashLoopBackOff: while it waits, nothing is lost yet."""
     waiting = with_init(pod("Pending"), **dict(state))
-    assert classify(PodContext(waiting, "executor")) is None
+    assert classify(pod_context(waiting, "executor")) is None
     deleted = with_init(pod("Pending", deleting=True), **dict(state))
-    reason = classify(PodContext(deleted, "executor"))
+    reason = classify(pod_context(deleted, "executor"))
     assert reason is not None
     # An executor deleted before it started is the driver's request given back, not a loss;
     # the init container that kept it waiting is named (issue 50, point 5).
     assert (reason.code, reason.counts_as_failure) == ("DeletedByDriver", False)
     assert "init container fetch-jars" in reason.message and "before it started" in reason.message
     assert evidence in reason.evidence
-    driver = classify(PodContext(deleted, "driver"))  # a driver's is its attempt's end
+    driver = classify(pod_context(deleted, "driver"))  # a driver's is its attempt's end
     assert driver is not None
     assert (driver.code, driver.counts_as_failure) == (code, False)
     assert "init container fetch-jars" in driver.message and "never started" in driver.message
@@ -353,8 +355,8 @@ def test_why_a_pod_that_lost_nothing_waits() -> None:
     from kubectl_spark.core.reasons import waiting_reason
 
     def why(item: dict[str, Any]) -> tuple[str, str] | None:
-        assert classify(PodContext(item, "driver")) is None  # nothing is lost
-        found = waiting_reason(PodContext(item, "driver"))
+        assert classify(pod_context(item, "driver")) is None  # nothing is lost
+        found = waiting_reason(pod_context(item, "driver"))
         return (found.code, found.evidence[0]) if found else None
 
     assert why(pod()) is None  # it runs
@@ -371,7 +373,7 @@ def test_why_a_pod_that_lost_nothing_waits() -> None:
         "ExitCode",
         "status.initContainerStatuses[fetch-jars].state.waiting.reason=CrashLoopBackOff",
     )
-    found = waiting_reason(PodContext(crashing, "driver"))
+    found = waiting_reason(pod_context(crashing, "driver"))
     assert found is not None and found.message == (
         "init container fetch-jars keeps failing (CrashLoopBackOff after 3 restart(s)), so the "
         "Spark container has not run; its last exit: exit code 2 (unexpected)"
@@ -389,17 +391,16 @@ def test_why_a_pod_that_lost_nothing_waits() -> None:
         "OOMKilled",
         "status.containerStatuses[spark-kubernetes-executor].state.waiting.reason=CrashLoopBackOff",
     )
-    found = waiting_reason(PodContext(looping, "driver"))
+    found = waiting_reason(pod_context(looping, "driver"))
     assert found is not None and found.message.startswith("restarting in place (CrashLoopBackOff)")
     assert not found.counts_as_failure
     gone = pod("Pending", waiting={"reason": "ImagePullBackOff"}, deleting=True)
-    assert waiting_reason(PodContext(gone, "driver")) is None  # a deleted pod's story is its loss
+    assert waiting_reason(pod_context(gone, "driver")) is None  # a deleted pod's story is its loss
 
 
 def test_an_executor_in_a_crash_loop_is_not_taken_for_a_quiet_one() -> None:
     """Phase Running, container waiting: the fast path used to skip it, and say nothing."""
     from kubectl_spark.core.analyze import analyze
-    from kubectl_spark.core.inputs import Snapshot
     from kubectl_spark.core.podfacts import facts
     from tests.core_pods import NOW, mk, printed, ref
 
@@ -420,8 +421,8 @@ def test_an_executor_in_a_crash_loop_is_not_taken_for_a_quiet_one() -> None:
             "lastState": {"terminated": {"exitCode": 52, "reason": "Error"}},
         }
     ]
-    assert not facts(executor).quiet
-    (found,) = analyze(Snapshot(pods=[driver, executor], now=NOW)).apps
+    assert not facts(Pod.of(executor)).quiet
+    (found,) = analyze(typed_snapshot(pods=[driver, executor], now=NOW)).apps
     (exec_1,) = found.attempts[0].executors
     assert exec_1.reason is None and exec_1.waiting is not None
     assert (exec_1.waiting.code, exec_1.restarts) == ("JvmOutOfMemory", 2)
@@ -469,17 +470,17 @@ def test_a_pod_waiting_on_its_volume_says_so(
         "involvedObject": {"kind": "Pod", "name": "p", "namespace": "ns"},
     }
     waiting = pod("Pending", waiting={"reason": "ContainerCreating"})
-    assert classify(PodContext(waiting, "driver", events=[event])) is None  # nothing lost yet
-    found = waiting_reason(PodContext(waiting, "driver", events=[event]))
+    assert classify(pod_context(waiting, "driver", events=[event])) is None  # nothing lost yet
+    found = waiting_reason(pod_context(waiting, "driver", events=[event]))
     assert found is not None
     assert (found.code, found.category, found.counts_as_failure) == (code, category, False)
     assert message in found.message and found.evidence[0].startswith(f"event {reason} x5: ")
-    assert waiting_reason(PodContext(waiting, "driver")) is None  # no Event: nothing to say
+    assert waiting_reason(pod_context(waiting, "driver")) is None  # no Event: nothing to say
     deleted = pod("Pending", waiting={"reason": "ContainerCreating"}, deleting=True)
-    lost = classify(PodContext(deleted, "driver", events=[event]))
+    lost = classify(pod_context(deleted, "driver", events=[event]))
     assert lost is not None and (lost.code, lost.category) == (code, category)
     assert lost.message.endswith("never started, then deleted")
-    given_back = classify(PodContext(deleted, "executor", events=[event]))
+    given_back = classify(pod_context(deleted, "executor", events=[event]))
     assert given_back is not None and given_back.code == "DeletedByDriver"  # nothing ran
     assert message in given_back.message
 
@@ -508,7 +509,7 @@ def test_a_spark_4_drivers_exit_exception_is_its_reasons_best_evidence() -> None
         terminated={"exitCode": 1, "reason": "Error"},
         annotations={"spark.exit-exception": EXCEPTION},
     )
-    reason = classify(PodContext(failed, "driver", node=NodeHealth(True)))
+    reason = classify(pod_context(failed, "driver", node=NodeHealth(True)))
     assert reason is not None and (reason.code, reason.category) == ("ExitCode", "app")
     said = (
         "org.apache.spark.SparkException: Job aborted due to stage failure: Task 3 in stage 2.0 "
@@ -520,7 +521,7 @@ def test_a_spark_4_drivers_exit_exception_is_its_reasons_best_evidence() -> None
     assert reason.evidence[0].endswith(".state.terminated.reason=Error")  # Kubernetes' first
     # Without the annotation (Spark 3, or the option off): the reason as before.
     plain = driver(phase="Failed", terminated={"exitCode": 1, "reason": "Error"})
-    before = classify(PodContext(plain, "driver", node=NodeHealth(True)))
+    before = classify(pod_context(plain, "driver", node=NodeHealth(True)))
     assert before is not None and "exit exception" not in before.message
     assert reason.evidence[: len(before.evidence)] == before.evidence
 
@@ -533,7 +534,7 @@ def test_an_exit_exception_does_not_override_the_clusters_verdict() -> None:
         message="The node was low on resource: memory.",
         annotations={"spark.exit-exception": "java.lang.InterruptedException"},
     )
-    reason = classify(PodContext(evicted, "driver", node=NodeHealth(True)))
+    reason = classify(pod_context(evicted, "driver", node=NodeHealth(True)))
     assert reason is not None and reason.category == "cluster"
     assert "exit exception" not in reason.message
     # Only its headline, however long the annotation (Spark writes up to 64 KiB).
@@ -542,5 +543,5 @@ def test_an_exit_exception_does_not_override_the_clusters_verdict() -> None:
         terminated={"exitCode": 1, "reason": "Error"},
         annotations={"spark.exit-exception": "java.lang.Error: " + "x" * 70000},
     )
-    quoted = classify(PodContext(long, "driver", node=NodeHealth(True)))
+    quoted = classify(pod_context(long, "driver", node=NodeHealth(True)))
     assert quoted is not None and len(quoted.evidence[-1]) < 400

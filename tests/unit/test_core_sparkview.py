@@ -6,11 +6,9 @@ from typing import Any
 
 import pytest
 
-from kubectl_spark.core import raw
 from kubectl_spark.core.analyze import analyze
-from kubectl_spark.core.inputs import Snapshot
-from kubectl_spark.core.sparkview import kept_copy, merge_kept, reason_from_spark
-from tests.core_pods import NOW, mk, ref
+from kubectl_spark.core.sparkview import merge_kept, reason_from_spark
+from tests.core_pods import NOW, kept, mk, ref, typed_snapshot
 
 OOM = (
     "The executor with id 4 exited with exit code 137(SIGKILL, possible container OOM).\n"
@@ -96,7 +94,7 @@ def _cluster() -> list[dict]:
 
 def test_spark_fills_in_gone_executors_cross_checks_and_counts_gaps() -> None:
     view = {"executors": [summary("2", EVICTED), summary("5", "Executor killed by driver.")]}
-    analysis = analyze(Snapshot(pods=_cluster(), now=NOW, spark_views={"uid-a-driver": view}))
+    analysis = analyze(typed_snapshot(pods=_cluster(), now=NOW, spark_views={"uid-a-driver": view}))
     [app] = analysis.apps
     attempt = app.attempts[0]
     by_id = {e.id: e for e in attempt.executors}
@@ -123,14 +121,17 @@ def test_kept_pods_are_marked_and_never_override_the_cluster() -> None:
     )
     stale = dict(pods[1], status={"phase": "Failed"})
     snap = merge_kept(
-        Snapshot(pods=pods, now=NOW), [(gone, "2026-03-01T00:06:00Z"), (stale, "x")], []
+        typed_snapshot(pods=pods, now=NOW), [(gone, "2026-03-01T00:06:00Z"), (stale, "x")], []
     )
     assert len(snap.pods) == 4  # the kept copy of a pod still in the cluster is ignored
     [app] = analyze(snap).apps
-    kept = next(e for e in app.attempts[0].executors if e.id == "2")
-    assert (kept.source, kept.state) == ("history", "Gone")
-    assert kept.reason is not None and "seen 2026-03-01T00:06:00Z" in kept.reason.evidence[-1]
-    assert raw.annotation_map(kept_copy(gone, "watch", "t"))["kubectl-spark.io/source"] == "watch"
+    gone_one = next(e for e in app.attempts[0].executors if e.id == "2")
+    assert (gone_one.source, gone_one.state) == ("history", "Gone")
+    assert gone_one.reason is not None
+    assert "seen 2026-03-01T00:06:00Z" in gone_one.reason.evidence[-1]
+    copy = kept(gone, "watch", "t")
+    assert (copy.source, copy.seen_at) == ("watch", "t")
+    assert "kubectl-spark.io/source" not in copy.metadata.annotations  # a field, not a note
 
 
 # What Spark 4.1.1 answered in allexecutors for an executor SIGKILLed from outside, in the
@@ -321,7 +322,7 @@ def test_churn_reads_sparks_rest_dates(removed: str, churn: bool) -> None:
             for i in range(6, 13)
         ]
     }
-    analysis = analyze(Snapshot(pods=_cluster(), now=NOW, spark_views={"uid-a-driver": view}))
+    analysis = analyze(typed_snapshot(pods=_cluster(), now=NOW, spark_views={"uid-a-driver": view}))
     [app] = analysis.apps
     assert ("ExecutorChurn" in {a.type for a in app.alerts}) is churn
 
@@ -374,7 +375,7 @@ def test_gaps_whose_events_show_they_never_ran_are_no_loss() -> None:
         {"executors": [summary("5", "Executor killed by driver.")]},
     ]
     for view in views:
-        snapshot = Snapshot(
+        snapshot = typed_snapshot(
             pods=_cluster(), events=events, now=NOW, spark_views={"uid-a-driver": view}
         )
         [app] = analyze(snapshot).apps

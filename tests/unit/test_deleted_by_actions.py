@@ -15,10 +15,9 @@ from typing import Any
 from kubectl_spark.core import plans, raw
 from kubectl_spark.core.analyze import analyze
 from kubectl_spark.core.incremental import Change, LiveAnalysis
-from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import App, Attempt
 from kubectl_spark.knowledge.labels import EXECUTOR_DELETED
-from tests.core_pods import NOW, three_apps
+from tests.core_pods import NOW, three_apps, typed_snapshot
 
 AT = "2026-03-01T00:30:00Z"
 
@@ -53,7 +52,7 @@ def applied_events(plan: plans.Plan) -> list[dict[str, Any]]:
 
 def test_the_fence_leaves_an_event_on_each_live_executor_before_deleting_it() -> None:
     """Named by the pod's uid, tied to its driver pod (``related``), with Spark's executor id."""
-    app = app_named(analyze(Snapshot(pods=three_apps(), now=NOW)), "a")
+    app = app_named(analyze(typed_snapshot(pods=three_apps(), now=NOW)), "a")
     attempt = app.attempts[-1]
     plan = fenced(app, attempt)
     ops = [(op.verb, op.resource, op.name) for op in plan.operations]
@@ -89,7 +88,7 @@ def test_an_executor_that_already_ended_keeps_its_own_loss() -> None:
             }
         ],
     }
-    app = app_named(analyze(Snapshot(pods=before, now=NOW)), "a")
+    app = app_named(analyze(typed_snapshot(pods=before, now=NOW)), "a")
     told = [e["involvedObject"]["name"] for e in applied_events(fenced(app, app.attempts[-1]))]
     assert told == ["a-exec-1"]
 
@@ -97,7 +96,7 @@ def test_an_executor_that_already_ended_keeps_its_own_loss() -> None:
 def gone_after_fence() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """(pods before, pods after, the Events left): app a fenced, its executors deleted."""
     before = three_apps()
-    app = app_named(analyze(Snapshot(pods=before, now=NOW)), "a")
+    app = app_named(analyze(typed_snapshot(pods=before, now=NOW)), "a")
     events = applied_events(fenced(app, app.attempts[-1]))
     after = [p for p in before if not p["metadata"]["name"].startswith("a-exec-")]
     return before, after, events
@@ -106,7 +105,9 @@ def gone_after_fence() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list
 def test_describe_tells_the_deleted_executors_from_the_events() -> None:
     """As a kept copy of the pod would (its action annotation): the user's, no failure."""
     _, after, events = gone_after_fence()
-    attempt = app_named(analyze(Snapshot(pods=after, events=events, now=NOW)), "a").attempts[-1]
+    attempt = app_named(analyze(typed_snapshot(pods=after, events=events, now=NOW)), "a").attempts[
+        -1
+    ]
     assert [(e.id, e.pod, e.state, e.source) for e in attempt.executors] == [
         ("1", "a-exec-1", "Gone", "events"),
         ("2", "a-exec-2", "Gone", "events"),
@@ -128,14 +129,16 @@ def test_an_event_about_another_pod_of_the_same_driver_name_is_not_this_attempts
     _, after, events = gone_after_fence()
     for event in events:
         event["related"]["uid"] = "uid-of-an-earlier-a-driver"
-    attempt = app_named(analyze(Snapshot(pods=after, events=events, now=NOW)), "a").attempts[-1]
+    attempt = app_named(analyze(typed_snapshot(pods=after, events=events, now=NOW)), "a").attempts[
+        -1
+    ]
     assert attempt.executors == ()
 
 
 def test_the_incremental_analysis_reads_them_as_the_full_one() -> None:
     before, after, events = gone_after_fence()
     live = LiveAnalysis()
-    live.update(Snapshot(pods=before, now=NOW), None)
+    live.update(typed_snapshot(pods=before, now=NOW), None)
     changes: dict[str, dict[str, Change]] = {
         "pods": {
             p["metadata"]["uid"]: Change(p, deleted=True)
@@ -144,7 +147,7 @@ def test_the_incremental_analysis_reads_them_as_the_full_one() -> None:
         },
         "events": {e["metadata"]["uid"]: Change(e) for e in events},
     }
-    snapshot = Snapshot(pods=after, events=events, now=NOW)
+    snapshot = typed_snapshot(pods=after, events=events, now=NOW)
     fast = live.update(snapshot, changes)
     full = analyze(snapshot)
     assert [dataclasses.asdict(a) for a in fast.apps] == [dataclasses.asdict(a) for a in full.apps]
@@ -152,7 +155,7 @@ def test_the_incremental_analysis_reads_them_as_the_full_one() -> None:
 
 
 def test_force_kill_leaves_them_too() -> None:
-    app = app_named(analyze(Snapshot(pods=three_apps(), now=NOW)), "a")
+    app = app_named(analyze(typed_snapshot(pods=three_apps(), now=NOW)), "a")
     plan = plans.force_kill_plan(
         app,
         app.attempts[-1],

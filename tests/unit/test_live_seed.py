@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubectl_spark.core.inputs import Snapshot
-from kubectl_spark.core.sparkview import kept_copy
 from kubectl_spark.kube.live import LiveCluster
+from tests.core_pods import kept, typed_snapshot
 
 
 def _pod(uid: str) -> dict[str, Any]:
@@ -16,14 +15,14 @@ def _pod(uid: str) -> dict[str, Any]:
 
 def test_kept_copies_in_the_printed_snapshot_become_tombstones() -> None:
     live = LiveCluster(lambda: None, "ns")  # type: ignore[arg-type,return-value]
-    snapshot = Snapshot(
+    snapshot = typed_snapshot(
         pods=[
             _pod("live"),
-            kept_copy(_pod("from-store"), "history", "2026-01-01T00:00:00Z"),
-            kept_copy(_pod("from-watch"), "watch", "2026-01-01T00:00:00Z"),
-            kept_copy(_pod("from-recorder"), "recorder", "2026-01-01T00:00:00Z"),
+            kept(_pod("from-store"), "history", "2026-01-01T00:00:00Z"),
+            kept(_pod("from-watch"), "watch", "2026-01-01T00:00:00Z"),
+            kept(_pod("from-recorder"), "recorder", "2026-01-01T00:00:00Z"),
         ]
     )
     live.seed_snapshot(snapshot)
-    # The source is an annotation of the kept copy (it was read as a label: nothing stayed).
+    # Told by each kept copy's source (once read as a label: nothing stayed).
     assert set(live.tombstones) == {"from-store", "from-watch", "from-recorder"}

@@ -5,28 +5,41 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kubectl_spark.core.pod import Pod, Terminated
 from kubectl_spark.kube.logtails import KIND, _wanted, kept_tail
 from kubectl_spark.localstore import LocalStore, Scope
 
 SCOPE = Scope("https://127.0.0.1:6443", "ctx")
 
 
-def executor(state: dict[str, Any], last: dict[str, Any] | None = None, restarts: int = 0) -> Any:
+def executor(state: dict[str, Any], last: dict[str, Any] | None = None, restarts: int = 0) -> Pod:
     status = {"name": "spark-kubernetes-executor", "restartCount": restarts, "state": state}
     if last is not None:
         status["lastState"] = {"terminated": last}
-    return {"metadata": {"name": "e", "uid": "u"}, "status": {"containerStatuses": [status]}}
+    return Pod.of(
+        {"metadata": {"name": "e", "uid": "u"}, "status": {"containerStatuses": [status]}}
+    )
 
 
 def test_only_a_spark_container_that_stopped_with_an_error_is_kept() -> None:
-    died = {"exitCode": 52}
-    assert _wanted(executor({"terminated": died})) == ("spark-kubernetes-executor", 0, False, died)
+    died = Terminated(exit_code=52)
+    assert _wanted(executor({"terminated": {"exitCode": 52}})) == (
+        "spark-kubernetes-executor",
+        0,
+        False,
+        died,
+    )
     assert _wanted(executor({"terminated": {"exitCode": 0}})) is None  # it finished its work
     assert _wanted(executor({"running": {}})) is None
     # Restarted in place after an OOM kill: the previous run's log says why.
     oom = {"exitCode": 137, "reason": "OOMKilled"}
-    assert _wanted(executor({"running": {}}, oom, 1)) == ("spark-kubernetes-executor", 1, True, oom)
-    assert _wanted({"metadata": {"uid": "u"}, "status": {}}) is None  # never ran: no log
+    assert _wanted(executor({"running": {}}, oom, 1)) == (
+        "spark-kubernetes-executor",
+        1,
+        True,
+        Terminated(exit_code=137, reason="OOMKilled"),
+    )
+    assert _wanted(Pod.of({"metadata": {"uid": "u"}, "status": {}})) is None  # never ran: no log
 
 
 def doc(restarts: int, previous: bool, text: str, uid: str = "u") -> tuple[Any, bool]:

@@ -10,9 +10,8 @@ import pytest
 
 from kubectl_spark.cli.commands.ls import render_analysis
 from kubectl_spark.core.analyze import analyze
-from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.node import nodes_of
-from tests.core_pods import mk, ref
+from tests.core_pods import mk, ref, typed_snapshot
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 NOW = datetime(2026, 3, 1, 2, 0, tzinfo=UTC)
@@ -67,7 +66,7 @@ def analysis():
             for n in ("node-b", "node-c")
         ),
     ]
-    return analyze(Snapshot(pods=[old, new, e1, e2, d], nodes=nodes_of(nodes), now=NOW))
+    return analyze(typed_snapshot(pods=[old, new, e1, e2, d], nodes=nodes_of(nodes), now=NOW))
 
 
 @pytest.mark.parametrize(
@@ -122,6 +121,6 @@ def test_the_driver_cell_says_why_a_driver_waits(phase: str, statuses: dict, cel
             }
         ],
     }
-    (app,) = analyze(Snapshot(pods=[driver])).apps
+    (app,) = analyze(typed_snapshot(pods=[driver])).apps
     assert driver_cell(app.current) == cell
     assert " " not in driver_cell(app.current)

@@ -17,16 +17,16 @@ from kubectl_spark.app.describe import text as describe_text
 from kubectl_spark.core.linking import link_executor_failures
 from kubectl_spark.core.losses import classify
 from kubectl_spark.core.model import App, Attempt, Executor, Reason
-from kubectl_spark.core.reasons import PodContext
 from kubectl_spark.core.sparkview import reason_from_spark, with_spark_view
 from kubectl_spark.knowledge.times import parse
+from tests.core_pods import pod_context, typed_snapshot
 from tests.loss_pods import pod
 
 ONE_AM = datetime(2026, 1, 1, 1, tzinfo=UTC)
 
 
 def executor(item: dict[str, Any], **ctx: Any) -> Reason:
-    reason = classify(PodContext(item, "executor", **ctx))
+    reason = classify(pod_context(item, "executor", **ctx))
     assert reason is not None
     return reason
 
@@ -87,7 +87,7 @@ def test_spark4_sidecar_exit_fails_the_executor_and_is_counted() -> None:
     item3["status"]["containerStatuses"].append(
         {"name": "log-shipper", "state": {"terminated": {"exitCode": 2}}}
     )
-    assert classify(PodContext(item3, "executor")) is None
+    assert classify(pod_context(item3, "executor")) is None
 
 
 @pytest.mark.parametrize(
@@ -273,7 +273,7 @@ def test_deleted_executor_exiting_143_is_the_deletion_not_the_app() -> None:
 
 def test_driver_that_exited_0_is_not_called_the_applications_fault() -> None:
     driver = classify(
-        PodContext(pod("Succeeded", terminated={"exitCode": 0, "reason": "Completed"}), "driver")
+        pod_context(pod("Succeeded", terminated={"exitCode": 0, "reason": "Completed"}), "driver")
     )
     assert driver is not None and driver.code == "Completed"
     attempt = Attempt(
@@ -287,7 +287,6 @@ def test_driver_that_exited_0_is_not_called_the_applications_fault() -> None:
 
 def test_force_kill_of_a_healthy_attempt_reads_a_users_action() -> None:
     from kubectl_spark.core.analyze import analyze
-    from kubectl_spark.core.inputs import Snapshot
 
     executor_pod = pod("Running", labels={"spark-exec-id": "1", "spark-app-selector": "spark-1"})
     executor_pod["metadata"].update(
@@ -303,14 +302,14 @@ def test_force_kill_of_a_healthy_attempt_reads_a_users_action() -> None:
         "message": "attempt 1 force-killed by alice",
         "type": "Warning",
     }
-    snapshot = Snapshot(pods=[executor_pod], events=[killed], now=ONE_AM)
+    snapshot = typed_snapshot(pods=[executor_pod], events=[killed], now=ONE_AM)
     reason = analyze(snapshot).apps[0].attempts[0].reason
     assert reason is not None
     assert (reason.code, reason.category) == ("DeletedByUser", "user")
     # A zombie on a lost node, force-killed: the node loss is the loss, the kill its evidence.
     lost = {**killed, "metadata": {"name": "ev2", "namespace": "ns", "uid": "ev2"},
             "reason": "NodeNotReady", "message": "Node is not ready"}  # fmt: skip
-    snapshot = Snapshot(pods=[executor_pod], events=[lost, killed], now=ONE_AM)
+    snapshot = typed_snapshot(pods=[executor_pod], events=[lost, killed], now=ONE_AM)
     reason = analyze(snapshot).apps[0].attempts[0].reason
     assert reason is not None and (reason.code, reason.category) == ("NodeLost", "cluster")
     assert any("ForceKilled" in e for e in reason.evidence)

@@ -8,14 +8,14 @@ from datetime import UTC, datetime
 from kubectl_spark.core.incremental import Change
 from kubectl_spark.core.inputs import OBJECT_LISTS, Snapshot
 from kubectl_spark.tui.many import ManyAnalysis, ManySnapshot
-from tests.core_pods import mk
+from tests.core_pods import mk, typed_snapshot
 
 NOW = datetime(2026, 12, 5, tzinfo=UTC)
 LABELS = {"spark-app-selector": "spark-1", "spark-app-name": "etl"}
 
 
 def cluster(uid: str) -> Snapshot:
-    return Snapshot(
+    return typed_snapshot(
         pods=[mk("etl-driver", "driver", "2026-12-04T00:00:00Z", uid=uid, labels=LABELS)], now=NOW
     )
 

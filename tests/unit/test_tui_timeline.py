@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from kubectl_spark.core.model import App, Attempt
 from kubectl_spark.tui.widgets.timeline import UNDATED, rows
+from tests.core_pods import typed_snapshot
 
 NOW = datetime(2026, 3, 1, 3, 0, tzinfo=UTC)
 
@@ -63,11 +64,12 @@ def test_the_apache_operators_ending_and_restart_are_marked() -> None:
     """Its timeouts and failures end an attempt; ScheduledToRestart starts the next: marked on
     their rows (the states between, seconds apart, are in `history`)."""
     from kubectl_spark.core.analyze import analyze
-    from kubectl_spark.core.inputs import Snapshot
     from tests.apache_objects import RESTARTED, TIMED_OUT, apache_attempt, sparkapp
 
     owner = sparkapp([*TIMED_OUT, *RESTARTED], attempt=1, restarts=1, failures=1)
-    snapshot = Snapshot(pods=apache_attempt(1, "2026-03-01T00:10:00Z"), apacheapps=[owner], now=NOW)
+    snapshot = typed_snapshot(
+        pods=apache_attempt(1, "2026-03-01T00:10:00Z"), apacheapps=[owner], now=NOW
+    )
     (app,) = analyze(snapshot).apps
     text = rows(app, NOW, width=61).plain
     assert span(text, 1).count("o") == 1  # DriverStartTimedOut, where attempt 1 ended

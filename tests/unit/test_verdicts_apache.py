@@ -11,10 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_spark.core.analyze import analyze
-from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.knowledge.operator_names import app_id_of
 from tests.apache_objects import apache_attempt, sparkapp, state
-from tests.core_pods import NOW, mk, printed, ref
+from tests.core_pods import NOW, mk, printed, ref, typed_snapshot
 
 LONG = "a-very-long-spark-application-name-for-the-nightly-run"
 HASHED = "a-very-lo-fn2hdf4op6wf1d6wts1recbco4drr2oy41us"
@@ -52,7 +51,9 @@ def test_a_long_named_application_has_no_phantom_attempt() -> None:
         ]
     )
     owner["metadata"].update(name=LONG, namespace="spark-prod")
-    (app,) = analyze(Snapshot(pods=attempt_pods(HASHED, LONG), apacheapps=[owner], now=NOW)).apps
+    (app,) = analyze(
+        typed_snapshot(pods=attempt_pods(HASHED, LONG), apacheapps=[owner], now=NOW)
+    ).apps
     assert [(a.driver_pod, a.state) for a in app.attempts] == [(f"{HASHED}-driver", "Running")]
     assert app.app_id == HASHED
 
@@ -81,7 +82,7 @@ def test_the_operators_verdict_is_used_while_the_driver_pod_is_still_there() -> 
              "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling"}}}
         ],
     )  # fmt: skip
-    (app,) = analyze(Snapshot(pods=pods, apacheapps=[owner], now=NOW)).apps
+    (app,) = analyze(typed_snapshot(pods=pods, apacheapps=[owner], now=NOW)).apps
     reason = app.attempts[0].reason
     assert reason is not None and (reason.code, reason.category) == (
         "DriverStartTimedOut",
@@ -106,7 +107,7 @@ def test_exit_0_before_the_spark_context_was_ready_is_a_failure() -> None:
         state("Failed", "2026-03-01T00:00:40Z", "Driver exited", lastObservedDriverStatus=exited),
     )
     pods = driver_of(apache_attempt(0, "2026-03-01T00:00:02Z"), **exited)
-    (app,) = analyze(Snapshot(pods=pods, apacheapps=[owner], now=NOW)).apps
+    (app,) = analyze(typed_snapshot(pods=pods, apacheapps=[owner], now=NOW)).apps
     reason = app.attempts[0].reason
     assert reason is not None
     assert (reason.code, reason.exit_code, reason.counts_as_failure) == ("ExitCode", 0, True)
@@ -123,7 +124,7 @@ def test_a_driver_evicted_for_its_own_storage_keeps_the_pods_precise_verdict() -
     pods = driver_of(
         apache_attempt(0, "2026-03-01T00:00:02Z"), phase="Failed", reason="Evicted", message=message
     )
-    (app,) = analyze(Snapshot(pods=pods, apacheapps=[owner], now=NOW)).apps
+    (app,) = analyze(typed_snapshot(pods=pods, apacheapps=[owner], now=NOW)).apps
     reason = app.attempts[0].reason
     assert reason is not None and (reason.code, reason.category) == ("Evicted", "app")
     assert any("DriverEvicted" in e for e in reason.evidence), reason.evidence
@@ -138,7 +139,7 @@ def test_the_restart_budget_says_its_backoffs_and_counter_reset() -> None:
         restartBackoffMillisForFailure=60000,
         restartCounterResetMillis=3600000,
     )
-    (app,) = analyze(Snapshot(apacheapps=[owner], now=NOW)).apps
+    (app,) = analyze(typed_snapshot(apacheapps=[owner], now=NOW)).apps
     view = printed(app)["operator"]
     assert view["restartBackoffSecondsForFailure"] == 60
     assert view["restartBackoffSecondsForSchedulingFailure"] is None
@@ -158,11 +159,11 @@ def test_a_scheduling_failure_from_an_invalid_template_is_the_apps() -> None:
         "reason=Invalid)"
     )
     owner = ended_with(state("SchedulingFailure", "2026-03-01T00:00:02Z", said))
-    (app,) = analyze(Snapshot(apacheapps=[owner], now=NOW)).apps
+    (app,) = analyze(typed_snapshot(apacheapps=[owner], now=NOW)).apps
     reason = app.attempts[0].reason
     assert reason is not None and (reason.code, reason.category) == ("SchedulingFailure", "app")
     quota = ended_with(state("SchedulingFailure", "2026-03-01T00:00:02Z", "exceeded quota"))
-    (other,) = analyze(Snapshot(apacheapps=[quota], now=NOW)).apps
+    (other,) = analyze(typed_snapshot(apacheapps=[quota], now=NOW)).apps
     told = other.attempts[0].reason
     assert told is not None and told.category == "cluster"
 
@@ -191,7 +192,7 @@ def test_a_driver_container_that_restarted_is_failed_as_the_operator_says() -> N
         state("Failed", "2026-03-01T00:02:01Z", "", lastObservedDriverStatus=failed_status),
     )
     pods = driver_of(apache_attempt(0, "2026-03-01T00:00:02Z"), **restarted)
-    (app,) = analyze(Snapshot(pods=pods, apacheapps=[owner], now=NOW)).apps
+    (app,) = analyze(typed_snapshot(pods=pods, apacheapps=[owner], now=NOW)).apps
     reason = app.attempts[0].reason
     assert reason is not None and (reason.code, reason.exit_code) == ("JvmOutOfMemory", 52)
     assert any("stateTransitionHistory" in e for e in reason.evidence)

@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 
 from kubectl_spark.core.analyze import analyze
-from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.node import nodes_of
-from tests.core_pods import NOW, mk, ref
+from tests.core_pods import NOW, mk, ref, typed_snapshot
 
 APP = {"spark-app-selector": "spark-1", "spark-app-name": "wc"}
 SHUTDOWN = "Pod was terminated in response to imminent node shutdown."
@@ -74,7 +73,7 @@ def test_a_driver_stopped_by_its_jobs_deadline_is_not_deleted_by_a_person(
         ],
     )
     stopped["metadata"]["deletionTimestamp"] = "2026-03-01T00:10:01Z"
-    (app,) = analyze(Snapshot(pods=[stopped], jobs=[job(*conditions)], now=NOW)).apps
+    (app,) = analyze(typed_snapshot(pods=[stopped], jobs=[job(*conditions)], now=NOW)).apps
     reason = app.attempts[0].reason
     assert reason is not None
     assert (reason.code, reason.category, reason.counts_as_failure) == (
@@ -114,7 +113,9 @@ def test_a_graceful_node_shutdown_of_a_jobs_driver_is_not_a_split_brain() -> Non
             "status": {"conditions": [{"type": "Ready", "status": "True"}]},
         },
     ]
-    (app,) = analyze(Snapshot(pods=[old, new], jobs=[job()], nodes=nodes_of(nodes), now=NOW)).apps
+    (app,) = analyze(
+        typed_snapshot(pods=[old, new], jobs=[job()], nodes=nodes_of(nodes), now=NOW)
+    ).apps
     first = app.attempts[0]
     assert first.reason is not None and first.reason.code == "NodeShutdown"
     assert "SplitBrain" not in {a.type for a in app.alerts}

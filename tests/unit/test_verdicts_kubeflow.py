@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 
 from kubectl_spark.core.analyze import analyze
-from kubectl_spark.core.inputs import Snapshot
-from tests.core_pods import NOW, mk
+from tests.core_pods import NOW, mk, typed_snapshot
 
 LABELS = {
     "sparkoperator.k8s.io/app-name": "pi",
@@ -63,7 +62,7 @@ def test_an_executor_whose_pod_spark_deleted_does_not_vanish() -> None:
         executorState={"pi-1a2b-exec-1": "FAILED", "pi-1a2b-exec-2": "UNKNOWN",
                        "pi-1a2b-exec-3": "RUNNING"},
     )  # fmt: skip
-    snapshot = Snapshot(
+    snapshot = typed_snapshot(
         pods=pods(),
         sparkapplications=[app],
         events=[failed_event("pi-1a2b-exec-1", 137, "OOMKilled")],
@@ -99,7 +98,7 @@ def test_the_operators_transient_states_are_not_final(
     to PENDING_RERUN while retries remain; controller.go's SUSPENDING/SUSPENDED/RESUMING."""
     app = sparkapp(state, **status)
     driver = mk("pi-driver", "driver", "2026-03-01T00:05:00Z", labels=LABELS, phase="Failed")
-    (result,) = analyze(Snapshot(pods=[driver], sparkapplications=[app], now=NOW)).apps
+    (result,) = analyze(typed_snapshot(pods=[driver], sparkapplications=[app], now=NOW)).apps
     assert result.state == expected
 
 
@@ -110,6 +109,6 @@ def test_executors_marked_failed_after_their_driver_went_are_not_losses() -> Non
     driver["status"]["containerStatuses"] = [
         {"name": "spark-kubernetes-driver", "state": {"terminated": {"exitCode": 1}}}
     ]
-    (result,) = analyze(Snapshot(pods=[driver], sparkapplications=[app], now=NOW)).apps
+    (result,) = analyze(typed_snapshot(pods=[driver], sparkapplications=[app], now=NOW)).apps
     (gone,) = result.attempts[-1].executors
     assert gone.reason is not None and gone.reason.code == "OwnerGone"

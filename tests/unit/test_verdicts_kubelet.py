@@ -13,14 +13,15 @@ import pytest
 
 from kubectl_spark.core.losses import classify
 from kubectl_spark.core.model import Reason
-from kubectl_spark.core.reasons import NodeHealth, PodContext
+from kubectl_spark.core.reasons import NodeHealth
+from tests.core_pods import pod_context
 from tests.loss_pods import pod
 
 DRIVER_END = "2026-01-01T00:05:00Z"
 
 
 def verdict(item: dict[str, Any], role: str = "executor", **ctx: Any) -> Reason:
-    found = classify(PodContext(item, role, **ctx))
+    found = classify(pod_context(item, role, **ctx))
     assert found is not None
     return found
 

@@ -10,10 +10,9 @@ import pytest
 
 from kubectl_spark.core import slim
 from kubectl_spark.core.analyze import analyze
-from kubectl_spark.core.inputs import Snapshot
 from kubectl_spark.core.model import App, Attempt
 from kubectl_spark.core.plans import KillContext, force_kill_plan
-from tests.core_pods import APP, JOB, NOW, mk, node
+from tests.core_pods import APP, JOB, NOW, mk, node, typed_snapshot
 
 # As kube-scheduler v1.33 wrote it on the test bed's real control plane (VolumeRestrictions's
 # Filter on the live node, the taint on the lost one).
@@ -52,7 +51,7 @@ def test_a_pending_attempt_kept_off_by_a_readwriteoncepod_claim_is_replacement_b
         ],
     }  # fmt: skip
     pods = [kept(old), kept(new)]
-    (app,) = analyze(Snapshot(pods=pods, nodes=[node("dead", "Unknown")], now=NOW)).apps
+    (app,) = analyze(typed_snapshot(pods=pods, nodes=[node("dead", "Unknown")], now=NOW)).apps
     blocked = next(a for a in app.alerts if a.type == "ReplacementBlocked")
     assert blocked.attempts == (1, 2)
     assert "claim checkpoint is ReadWriteOncePod" in blocked.message
@@ -98,7 +97,7 @@ def test_a_pending_attempt_no_node_fits_is_replacement_blocked() -> None:
              "message": "0/3 nodes are available: 3 Insufficient memory."}
         ],
     }  # fmt: skip
-    (app,) = analyze(Snapshot(pods=[new], nodes=[node("n1")], now=NOW)).apps
+    (app,) = analyze(typed_snapshot(pods=[new], nodes=[node("n1")], now=NOW)).apps
     blocked = next(a for a in app.alerts if a.type == "ReplacementBlocked")
     assert "cannot be scheduled: 0/3 nodes are available: 3 Insufficient memory." in blocked.message
 
@@ -122,7 +121,7 @@ def test_a_resubmitted_driver_pod_gets_its_own_identity() -> None:
                    "spark.kubernetes.driver.pod.name=pi-driver\n"
                    "spark.driver.host=pi-svc.ns.svc\nspark.executor.instances=2\n"}}  # fmt: skip
     svc = {"metadata": {"name": "pi-svc"}, "spec": {"clusterIP": "None", "selector": {}}}
-    (app,) = analyze(Snapshot(pods=[driver], now=NOW)).apps
+    (app,) = analyze(typed_snapshot(pods=[driver], now=NOW)).apps
     plan = resubmit_plan(app, driver=driver, job=None, sparkapp=None, configmaps=[cm],
                          services=[svc], force=False, suffix="abc123",
                          now="2026-03-01T01:00:00Z", actor="test")  # fmt: skip

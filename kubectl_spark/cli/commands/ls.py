@@ -25,8 +25,8 @@ from kubectl_spark.app.text import escape
 from kubectl_spark.app.view import label_selector
 from kubectl_spark.cli import clusters, common, render
 from kubectl_spark.cli import globals as cli_globals
-from kubectl_spark.core import raw
 from kubectl_spark.core.model import Analysis, App
+from kubectl_spark.core.pod import Pod
 from kubectl_spark.core.selecting import select_apps
 from kubectl_spark.errors import KubectlSparkError, UsageError
 
@@ -56,11 +56,11 @@ class LabelView:
     def headers(self) -> list[str]:
         return label_headers(self.columns, self.show)
 
-    def index(self, pods: Sequence[Any]) -> Mapping[str, Mapping[str, str]]:
+    def index(self, pods: Sequence[Pod]) -> Mapping[str, Mapping[str, str]]:
         """Each pod's labels by uid, read once per listing (and not at all without -L)."""
         if not self.columns and not self.show:
             return {}
-        return {raw.uid(p): raw.labels(p) for p in pods}
+        return {p.metadata.uid: p.metadata.labels for p in pods}
 
     def cells(self, app: App, labels_by_uid: Mapping[str, Mapping[str, str]]) -> list[str]:
         if not self.columns and not self.show:
@@ -113,7 +113,7 @@ def render_analysis(
     now: datetime,
     sort_by: str = "",
     labels: LabelView = LabelView(),
-    pods: Sequence[Any] = (),
+    pods: Sequence[Pod] = (),
     clocks: Mapping[str, datetime] | None = None,
 ) -> str:
     """The listing, one row per application.
@@ -291,7 +291,7 @@ class _Part:
     """What one context's read leaves for the listing (its connection closed unless followed)."""
 
     analysis: Analysis
-    pods: Sequence[Any]
+    pods: Sequence[Pod]
     namespace: str | None
     now: datetime
     followed: _Followed | None = None  # ls -w: the view read, and how to connect again

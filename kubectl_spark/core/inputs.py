@@ -25,8 +25,7 @@ from .reasons import NodeHealth
 
 @dataclass(frozen=True)
 class Snapshot:
-    """What the gateway read: pods and nodes typed (``core.pod``, ``core.node``), every other
-    list the API's JSON items."""
+    """What the gateway read: pods and nodes typed (``core.pod``, ``core.node``), the rest JSON."""
 
     pods: Sequence[Pod] = ()  # typed as the gateway read them (``Snapshot.of`` types any left)
     jobs: Sequence[object] = ()

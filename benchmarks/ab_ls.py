@@ -9,7 +9,7 @@ two tables from two runs cannot tell a change of a few percent (docs/performance
 build is installed in a checkout of its own (``git worktree add``, a venv, ``pip install -e``);
 each build runs against its own warm server (the servers are named by their package's files),
 the three commands in turn, the order rotated each round. Cold runs, alternated the same way,
-give each build's peak RSS. Written to ``benchmarks/results/<date>-ab-ls-<pods>.json``.
+give each build's peak RSS. Written to ``benchmarks/results/<date>-ab-ls-<pods>[-<label>].json``.
 """
 
 from __future__ import annotations
@@ -106,15 +106,17 @@ def main() -> int:
     parser.add_argument("--pods", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--cold-rounds", type=int, default=5)
+    parser.add_argument("--label", default="", help="what is compared, in the result's name")
     args = parser.parse_args()
     result = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "before_binary": str(args.before),
+        "label": args.label,
         **compare(args.before, args.pods, args.rounds, args.cold_rounds),
     }
     print(result)
-    put_result(f"ab-ls-{args.pods}", result)
+    put_result(f"ab-ls-{args.pods}" + (f"-{args.label}" if args.label else ""), result)
     return 0
 
 

@@ -10,8 +10,9 @@ time — so that only the others pay for a full classification with its evidence
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
+
+import msgspec
 
 from kubectl_spark.knowledge import printpod, times
 from kubectl_spark.knowledge.labels import (
@@ -32,8 +33,15 @@ from kubectl_spark.knowledge.labels import (
 from .pod import CLUSTER, ContainerStatus, Pod, as_json
 
 
-@dataclass(slots=True, kw_only=True)
-class PodFacts:
+class PodFacts(msgspec.Struct, gc=False):
+    """A pod's facts, in the order ``_read`` passes them.
+
+    Built for every pod of every list, so built cheaply: a struct given its fields by position
+    takes 0.34 µs, by keyword 2.8 µs (a slotted dataclass 1.0 and 3.4 µs), 30 ms of a warm
+    ``ls -A`` at 10,000 pods (docs/performance.md). mypy checks each position's type, and a
+    property test checks every field by name against the pod it was read from.
+    """
+
     pod: Pod
     name: str
     uid: str
@@ -45,8 +53,6 @@ class PodFacts:
     app_name: str
     operator_app: str
     apache_app: str  # the Apache operator's application (spark.operator/spark-app-name)
-    # A SparkCluster's master or worker, read as its application's driver or an executor
-    cluster_member: bool = False
     submission: str
     owner_kind: str  # of the controller ownerReference
     owner_uid: str
@@ -59,6 +65,8 @@ class PodFacts:
     fenced: bool  # labelled kubectl-spark.io/fenced=true
     deleting: bool  # has a deletionTimestamp
     quiet: bool  # Running, not deleting, fenced, inactive or kept, its container running, no disruption
+    # A SparkCluster's master or worker, read as its application's driver or an executor
+    cluster_member: bool = False
 
     def label(self, key: str) -> str:
         """Any other label (``--group-by``): rare, so read from the pod."""
@@ -130,29 +138,29 @@ def _read(pod: Pod) -> PodFacts:
         and not any(c.type == "DisruptionTarget" for c in status.conditions)
     )
     return PodFacts(
-        pod=pod,
-        name=meta.name,
-        uid=meta.uid,
-        namespace=meta.namespace,
-        created=canonical_time(meta.creation_timestamp),
-        role=get(ROLE, ""),
-        app_id=get(APP_ID, ""),
-        exec_id=exec_id,
-        app_name=get(APP_NAME, ""),
-        operator_app=get(OPERATOR_APP, ""),
-        apache_app=get(APACHE_APP, ""),
-        submission=get(SUBMISSION, ""),
-        owner_kind=owner.kind if owner else "",
-        owner_uid=owner.uid if owner else "",
-        owner_name=owner.name if owner else "",
-        node=pod.spec.node_name or None,
-        phase=status.phase or "Unknown",
-        restarts=restarts,
-        source=pod.source,
-        action=action,
-        fenced=fenced,
-        deleting=deleting,
-        quiet=quiet,
+        pod,
+        meta.name,
+        meta.uid,
+        meta.namespace,
+        canonical_time(meta.creation_timestamp),  # created
+        get(ROLE, ""),
+        get(APP_ID, ""),
+        exec_id,
+        get(APP_NAME, ""),
+        get(OPERATOR_APP, ""),
+        get(APACHE_APP, ""),
+        get(SUBMISSION, ""),
+        owner.kind if owner else "",
+        owner.uid if owner else "",
+        owner.name if owner else "",
+        pod.spec.node_name or None,  # node
+        status.phase or "Unknown",
+        restarts,
+        pod.source,
+        action,
+        fenced,
+        deleting,
+        quiet,
     )
 
 

@@ -13,10 +13,21 @@ from kubectl_spark.core import raw
 from kubectl_spark.core.analyze import pod_state
 from kubectl_spark.core.grouping import group
 from kubectl_spark.core.losses import classify
-from kubectl_spark.core.pod import Pod, _careful
-from kubectl_spark.core.podfacts import facts
+from kubectl_spark.core.pod import Pod, _careful, as_json
+from kubectl_spark.core.podfacts import UNREGISTERED_ID, canonical_time, facts
 from kubectl_spark.core.reasons import NodeHealth, PodContext, spark_container
-from kubectl_spark.knowledge.labels import APP_ID, ROLE
+from kubectl_spark.knowledge import printpod
+from kubectl_spark.knowledge.labels import (
+    ACTION_ANNOTATION,
+    APACHE_APP,
+    APP_ID,
+    APP_NAME,
+    EXEC_ID,
+    FENCE_LABEL,
+    OPERATOR_APP,
+    ROLE,
+    SUBMISSION,
+)
 from tests.core_pods import typed_snapshot
 from tests.hostile import RUNNING, varied_pods
 
@@ -42,6 +53,23 @@ def test_facts_read_as_raw_reads_the_json_and_quiet_pods_have_no_reason(
     assert read.node == (raw.text(pod, "spec", "nodeName") or None)
     assert (read.owner_kind, read.owner_uid) == (raw.text(ref, "kind"), raw.text(ref, "uid"))
     assert read.deleting == bool(raw.text(pod, "metadata", "deletionTimestamp"))
+    # Every other field by name: ``_read`` passes them by position.
+    assert read.created == canonical_time(raw.text(pod, "metadata", "creationTimestamp"))
+    told = labels.get(EXEC_ID, "")
+    name_suffix = raw.name(pod).rpartition("-")[2]
+    assert read.exec_id == (name_suffix if told == UNREGISTERED_ID else told)
+    assert (read.app_name, read.operator_app, read.apache_app, read.submission) == (
+        labels.get(APP_NAME, ""),
+        labels.get(OPERATOR_APP, ""),
+        labels.get(APACHE_APP, ""),
+        labels.get(SUBMISSION, ""),
+    )
+    assert read.owner_name == raw.text(ref, "name")
+    assert read.restarts == printpod.restarts(as_json(typed))
+    assert read.source == typed.source  # where it was read: a field, not the JSON
+    assert read.action == raw.annotation_map(pod).get(ACTION_ANNOTATION, "")
+    assert read.fenced == (labels.get(FENCE_LABEL) == "true")
+    assert not read.cluster_member
     if read.quiet:
         ok = NodeHealth(True, "node: Ready")
         for role in ("driver", "executor"):

@@ -408,7 +408,7 @@ def _least_analysis(pods: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> 
             if statuses and "running" not in ((chosen or statuses[0]).get("state") or ()):
                 quiet = False
             status.get("initContainerStatuses")
-            if spark_labels.SOURCE in (meta.get("annotations") or ()):
+            if pod.get("source", "cluster") != "cluster":  # a kept copy (``Pod.source``)
                 quiet = False
             for condition in status.get("conditions") or ():
                 if condition.get("type") == "DisruptionTarget":

@@ -4,9 +4,10 @@ With Spark's defaults the driver deletes a failed executor pod seconds after it 
 (``spark-on-kubernetes.md`` §2.4), so the pod's last state survives only where something kept
 it: a watch that saw the DELETED event, the local history store (``kubectl spark record``), or
 the driver itself, whose REST API lists dead executors with ``removeReason`` (§5; read through
-the API server's pod proxy while the driver lives). Pods that come from a watch or the store
-carry ``SOURCE`` and ``SEEN_AT`` annotations (set by whoever kept them); Spark's list arrives as
-``Snapshot.spark_views``, keyed by the driver pod's uid.
+the API server's pod proxy while the driver lives). A kept copy says so in
+its ``source`` and ``seen_at`` fields (``core.pod.kept_copy``), never in an annotation a pod in
+the cluster could carry too; Spark's list arrives as ``Snapshot.spark_views``, keyed by the
+driver pod's uid.
 """
 
 from __future__ import annotations

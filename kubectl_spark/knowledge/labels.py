@@ -29,8 +29,6 @@ APACHE_CLUSTER = "spark.operator/spark-cluster-name"  # on a SparkCluster's mast
 SCHEDULED_APP = "sparkoperator.k8s.io/scheduled-app-name"
 SCHEDULE_KIND = "ScheduledSparkApplication"
 FENCE_LABEL = "kubectl-spark.io/fenced"
-SOURCE = "kubectl-spark.io/source"  # watch | history, on a kept copy of a gone pod
-SEEN_AT = "kubectl-spark.io/seen-at"  # when a kept copy of a gone pod was last seen
 ACTION_ANNOTATION = "kubectl-spark.io/action"
 # The reason of the Event an action leaves on each executor it deletes, and the Spark id the
 # executor held (an annotation of that Event): what describe knows of it once the pod is gone.

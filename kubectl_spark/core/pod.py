@@ -260,9 +260,9 @@ def _careful(value: object, kind: type) -> Any:
 
     Followed through the structs' own type information, so the rules are written once for
     every field: a text (``raw.text``: a number or a flag read as text, anything else ""), a
-    whole number (``raw.number``), a flag (only ``true`` is true), a map of texts (``raw``'s
-    labels: numbers kept as text), a list of structs (its items that are objects), a struct
-    (an object, else missing).
+    whole number (``raw.number``), a flag (only ``true`` is true), a map of texts
+    (``raw.text_map``: numbers kept as text), a list of structs (its items that are objects),
+    a struct (an object, else missing).
     """
     return _read(value, _type_info(kind))
 
@@ -285,15 +285,15 @@ def _read(value: object, info: msgspec.inspect.Type) -> Any:
     if isinstance(info, msgspec.inspect.UnionType):  # X | None, or a port: a number or a name
         return _one_of(value, info.types)
     if isinstance(info, msgspec.inspect.StrType):
-        return raw.text({"v": value}, "v")
+        return raw.text(value)
     if isinstance(info, msgspec.inspect.IntType):
-        return raw.number({"v": value}, "v")
+        return raw.number(value)
     if isinstance(info, msgspec.inspect.BoolType):
         return value is True
     if isinstance(info, msgspec.inspect.DictType):
-        return raw.labels({"metadata": {"labels": value}})
+        return raw.text_map(value)
     if isinstance(info, msgspec.inspect.ListType):
-        return [_read(item, info.item_type) for item in raw.items({"v": value}, "v")]
+        return [_read(item, info.item_type) for item in raw.items(value)]
     raise TypeError(f"no rule to read {info!r}")  # a field of a type added without one
 
 

@@ -123,8 +123,13 @@ def _metadata(obj: object) -> Any:
     return None
 
 
+def text_map(obj: object, *path: str | int) -> dict[str, str]:
+    """A map of texts (labels, annotations): the API sends only strings; numbers kept as text."""
+    return _strings(mapping(obj, *path))
+
+
 def labels(obj: object) -> dict[str, str]:
-    return _strings(mapping(obj, "metadata", "labels"))
+    return text_map(obj, "metadata", "labels")
 
 
 def label(obj: object, key: str) -> str:
@@ -138,7 +143,7 @@ def label(obj: object, key: str) -> str:
 
 
 def annotation_map(obj: object) -> dict[str, str]:
-    return _strings(mapping(obj, "metadata", "annotations"))
+    return text_map(obj, "metadata", "annotations")
 
 
 def _meta_text(obj: object, key: str) -> str:

@@ -101,6 +101,15 @@ def _line(text: str, prefix: str) -> str:
     return ""
 
 
+def _api_line(text: str, prefix: str) -> str:
+    """What the API told Spark on the line ``prefix`` starts ("" when it told nothing).
+
+    Spark 3.0-3.1 wrote "N/A" where the API gave none (later releases leave the line empty).
+    """
+    said = _line(text, prefix)
+    return "" if said in ("N/A", "null") else said
+
+
 def _termination_reason(text: str, exit_code: int) -> str:
     """The termination reason of Spark's own container among those Spark's text describes.
 
@@ -226,18 +235,10 @@ def reason_from_spark(
         )
     code = int(match.group(1))
     terminated = Terminated(exit_code=code, reason=_termination_reason(text, code))
-    # Spark 3.0-3.1 wrote "N/A" where the API gave none (later releases leave the line empty).
-    reason, message = (
-        said if (said := _line(text, prefix)) not in ("", "N/A", "null") else ""
-        for prefix in (
-            "The API gave the following brief reason:",
-            "The API gave the following message:",
-        )
-    )
     status = PodStatus(
         phase="Succeeded" if code == 0 else "Failed",
-        reason=reason,
-        message=message,
+        reason=_api_line(text, "The API gave the following brief reason:"),
+        message=_api_line(text, "The API gave the following message:"),
         container_statuses=[
             ContainerStatus(name=EXECUTOR_CONTAINER, state=ContainerState(terminated=terminated))
         ],
@@ -539,7 +540,7 @@ def _by_host(
 
 def merge_kept(
     snapshot: Snapshot,
-    pods: Sequence[tuple[object, str]],
+    pods: Sequence[tuple[RawObject, str]],
     events: Sequence[RawObject],
     source: str = "history",
 ) -> Snapshot:
@@ -549,11 +550,11 @@ def merge_kept(
     """
     live_pods = {p.metadata.uid for p in snapshot.pods}
     live_events = {raw.uid(e) for e in snapshot.events}
-    kept = [(slim.pod(p), seen) for p, seen in pods]
+    # Most kept pods are still in the cluster: told by their uid, they are not typed at all.
     extra_pods = [
-        kept_copy(p, source, seen)
-        for p, seen in kept
-        if p.metadata.uid and p.metadata.uid not in live_pods
+        kept_copy(slim.pod(p), source, seen)
+        for p, seen in pods
+        if (uid := raw.uid(p)) and uid not in live_pods
     ]
     extra_events = [e for e in events if raw.uid(e) and raw.uid(e) not in live_events]
     if not extra_pods and not extra_events:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import ssl
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,7 +67,9 @@ class FaultProxy(LoopServer):
         self.most_open = 0  # the most requests being answered at once
         self._open: set[Any] = set()  # the transports of requests being answered
         self._open_loop()
-        self._runner: web.AppRunner | None = None
+        self._runner: web.ServerRunner | None = None
+        self._server: _Connections | None = None
+        self._listener: _Listener | None = None
         self._session: ClientSession | None = None
 
     def cut(self) -> None:
@@ -85,10 +89,25 @@ class FaultProxy(LoopServer):
         return sum(n for (m, p), n in self.seen.items() if m == method and path_part in p)
 
     async def _close(self) -> None:
+        """Stop taking connections, then drop every one, whatever it was doing.
+
+        A client still busy as a test ends (a command's prefetch on a daemon thread) may be
+        connecting as the proxy stops, or be owed an answer it no longer reads (a transport
+        closing, not closed, until its data is sent). The listener takes no more first
+        (``_Listener``), those taken reach their handlers, then it closes and every connection
+        is aborted, so no socket outlives the loop.
+        """
+        self.down = True  # a request that still comes is closed unanswered
+        if self._listener is not None:
+            self._listener.taking = False
+        for _ in range(3):  # connections taken reach their handlers while it still listens
+            await asyncio.sleep(0)
         if self._runner is not None:
             await self._runner.cleanup()
         if self._session is not None:
             await self._session.close()
+        for transport in list(self._server.every if self._server is not None else ()):
+            transport.abort()  # its socket closed on the loop's next turn, unsent data dropped
 
     # ---------------------------------------------------------------- serving
     async def _start(self) -> None:
@@ -100,22 +119,20 @@ class FaultProxy(LoopServer):
             timeout=ClientTimeout(total=None),
             auto_decompress=True,
         )
-        app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(
-            app, access_log=None, handle_signals=False, shutdown_timeout=0.5
-        )
+        self._server = _Connections(self._handle, access_log=None)
+        self._runner = web.ServerRunner(self._server, handle_signals=False, shutdown_timeout=0.5)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self.tls)
-        await site.start()
-        server = site._server
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+        self._listener = _Listener(socket.AF_INET, socket.SOCK_STREAM)
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(128)
+        self._listener.setblocking(False)
+        self.port = self._listener.getsockname()[1]
+        await web.SockSite(self._runner, self._listener, ssl_context=self.tls).start()
 
     def _fault(self, method: str, path: str, *kinds: str) -> Fault | None:
         return next((f for f in self.faults if f.kind in kinds and f.matches(method, path)), None)
 
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         transport = request.transport
         if self.down or transport is None:
             if transport is not None:
@@ -128,7 +145,7 @@ class FaultProxy(LoopServer):
         finally:
             self._open.discard(transport)
 
-    async def _answer(self, request: web.Request) -> web.StreamResponse:
+    async def _answer(self, request: web.BaseRequest) -> web.StreamResponse:
         method, path = request.method, request.path
         self.seen[(method, path)] += 1
         swallow = self._fault(method, path, "swallow")
@@ -141,7 +158,7 @@ class FaultProxy(LoopServer):
             query = [(k, v) for k, v in query if k != "continue"]
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
         assert self._session is not None
-        body = await request.read()
+        body = await request.content.read()  # any size: the upstream decides
         watching = request.query.get("watch") in ("1", "true")
         async with self._session.request(
             method, self.upstream + path, params=query, data=body or None, headers=headers
@@ -212,7 +229,7 @@ class FaultProxy(LoopServer):
 
     async def _watch(
         self,
-        request: web.Request,
+        request: web.BaseRequest,
         upstream: Any,
         headers: dict[str, str],
         method: str,
@@ -231,6 +248,35 @@ class FaultProxy(LoopServer):
         except (ConnectionError, RuntimeError, asyncio.CancelledError):
             pass
         return response
+
+
+class _Listener(socket.socket):
+    """The proxy's listening socket, which can stop taking connections before it is closed.
+
+    asyncio (3.11) takes a connection on one turn of its loop and makes its transport on a
+    later one; a server closed in between fails that (``Server._attach`` asserts it still
+    listens) and leaks the connection's socket and transport. Taking none first, then letting
+    those taken reach their handlers, then closing, leaks none.
+    """
+
+    taking = True
+
+    def accept(self) -> tuple[socket.socket, Any]:
+        if not self.taking:
+            raise BlockingIOError  # to asyncio's listener: nothing more to take now
+        return super().accept()
+
+
+class _Connections(web.Server):
+    """aiohttp's low-level server, keeping every connection's transport for the proxy's close."""
+
+    def __init__(self, handler: Any, **kwargs: Any) -> None:
+        super().__init__(handler, **kwargs)
+        self.every: weakref.WeakSet[asyncio.Transport] = weakref.WeakSet()
+
+    def connection_made(self, handler: Any, transport: asyncio.Transport) -> None:
+        super().connection_made(handler, transport)
+        self.every.add(transport)
 
 
 def through(proxy: FaultProxy, token: str, path: Path) -> Path:

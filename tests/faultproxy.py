@@ -100,7 +100,9 @@ class FaultProxy(LoopServer):
         self.down = True  # a request that still comes is closed unanswered
         if self._listener is not None:
             self._listener.taking = False
-        for _ in range(3):  # connections taken reach their handlers while it still listens
+        # Three turns of the loop while it still listens: a connection taken on the last turn
+        # gets its transport on the next, its handler on the one after, its handler's task then.
+        for _ in range(3):
             await asyncio.sleep(0)
         if self._runner is not None:
             await self._runner.cleanup()

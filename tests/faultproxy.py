@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import ssl
 import weakref
 from collections import Counter
@@ -27,7 +26,7 @@ from kubectl_spark.cluster.apiserver.embedded import (
     kubeconfig_document,
     write_kubeconfig_file,
 )
-from tests.loopserver import LoopServer
+from tests.loopserver import Listener, LoopServer, handed_over
 
 HOP_HEADERS = {"host", "content-length", "transfer-encoding", "connection", "content-encoding"}
 
@@ -69,7 +68,7 @@ class FaultProxy(LoopServer):
         self._open_loop()
         self._runner: web.ServerRunner | None = None
         self._server: _Connections | None = None
-        self._listener: _Listener | None = None
+        self._listener: Listener | None = None
         self._session: ClientSession | None = None
 
     def cut(self) -> None:
@@ -94,16 +93,11 @@ class FaultProxy(LoopServer):
         A client still busy as a test ends (a command's prefetch on a daemon thread) may be
         connecting as the proxy stops, or be owed an answer it no longer reads (a transport
         closing, not closed, until its data is sent). The listener takes no more first
-        (``_Listener``), those taken reach their handlers, then it closes and every connection
-        is aborted, so no socket outlives the loop.
+        (``handed_over``), those taken reach their handlers, then it closes and every
+        connection is aborted, so no socket outlives the loop.
         """
         self.down = True  # a request that still comes is closed unanswered
-        if self._listener is not None:
-            self._listener.taking = False
-        # Three turns of the loop while it still listens: a connection taken on the last turn
-        # gets its transport on the next, its handler on the one after, its handler's task then.
-        for _ in range(3):
-            await asyncio.sleep(0)
+        await handed_over(self._listener)
         if self._runner is not None:
             await self._runner.cleanup()
         if self._session is not None:
@@ -124,11 +118,8 @@ class FaultProxy(LoopServer):
         self._server = _Connections(self._handle, access_log=None)
         self._runner = web.ServerRunner(self._server, handle_signals=False, shutdown_timeout=0.5)
         await self._runner.setup()
-        self._listener = _Listener(socket.AF_INET, socket.SOCK_STREAM)
-        self._listener.bind(("127.0.0.1", 0))
-        self._listener.listen(128)
-        self._listener.setblocking(False)
-        self.port = self._listener.getsockname()[1]
+        self._listener = Listener()
+        self.port = self._listener.port
         await web.SockSite(self._runner, self._listener, ssl_context=self.tls).start()
 
     def _fault(self, method: str, path: str, *kinds: str) -> Fault | None:
@@ -250,23 +241,6 @@ class FaultProxy(LoopServer):
         except (ConnectionError, RuntimeError, asyncio.CancelledError):
             pass
         return response
-
-
-class _Listener(socket.socket):
-    """The proxy's listening socket, which can stop taking connections before it is closed.
-
-    asyncio (3.11) takes a connection on one turn of its loop and makes its transport on a
-    later one; a server closed in between fails that (``Server._attach`` asserts it still
-    listens) and leaks the connection's socket and transport. Taking none first, then letting
-    those taken reach their handlers, then closing, leaks none.
-    """
-
-    taking = True
-
-    def accept(self) -> tuple[socket.socket, Any]:
-        if not self.taking:
-            raise BlockingIOError  # to asyncio's listener: nothing more to take now
-        return super().accept()
 
 
 class _Connections(web.Server):

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections import Counter
 
-from tests.loopserver import LoopServer
+from tests.loopserver import Listener, LoopServer, handed_over
 
 
 class _Tunnels(LoopServer):
@@ -20,15 +21,34 @@ class _Tunnels(LoopServer):
     def __init__(self) -> None:
         self.tunnels: Counter[str] = Counter()  # "host:port" → tunnels opened
         self._server: asyncio.Server | None = None
+        self._listener: Listener | None = None
+        # both ends of every tunnel, for the close
+        self._ends: weakref.WeakSet[asyncio.StreamWriter] = weakref.WeakSet()
         self._open_loop()
 
     async def _start(self) -> None:
-        self._server = await asyncio.start_server(self._client, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
+        self._listener = Listener()
+        self.port = self._listener.port
+        self._server = await asyncio.start_server(self._taken, sock=self._listener)
 
     async def _close(self) -> None:
+        """As the fault proxy closes: no connection taken as it stops is left open."""
+        await handed_over(self._listener)
         if self._server is not None:
             self._server.close()
+        for end in list(self._ends):
+            end.transport.abort()
+
+    async def _taken(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._ends.add(writer)
+        await self._client(reader, writer)
+
+    async def _upstream(
+        self, host: str, port: int
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        up_reader, up_writer = await asyncio.open_connection(host, port)
+        self._ends.add(up_writer)
+        return up_reader, up_writer
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         raise NotImplementedError
@@ -44,7 +64,7 @@ class ForwardProxy(_Tunnels):
                 return
             host, port = target.rsplit(":", 1)
             self.tunnels[target] += 1
-            up_reader, up_writer = await asyncio.open_connection(host, int(port))
+            up_reader, up_writer = await self._upstream(host, int(port))
             writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
             await writer.drain()
             await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
@@ -96,7 +116,7 @@ class Socks5Proxy(_Tunnels):
                 writer.write(b"\x05\x07\x00\x01" + bytes(6))  # command not supported
                 return
             self.tunnels[f"{host}:{port}"] += 1
-            up_reader, up_writer = await asyncio.open_connection(host, port)
+            up_reader, up_writer = await self._upstream(host, port)
             writer.write(b"\x05\x00\x00\x01" + bytes(6))
             await writer.drain()
             await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))

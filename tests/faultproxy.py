@@ -72,11 +72,12 @@ class FaultProxy(LoopServer):
         self._session: ClientSession | None = None
 
     def cut(self) -> None:
-        """An outage: what is open is dropped (watches too), what comes is closed unanswered."""
+        """An outage: every connection is dropped (watches, and idle kept-alive ones too), what
+        comes is closed unanswered."""
 
         def drop() -> None:
             self.down = True
-            for transport in list(self._open):
+            for transport in list(self._server.every if self._server is not None else ()):
                 transport.close()
 
         self._loop.call_soon_threadsafe(drop)

@@ -17,20 +17,14 @@ of the same idea was slower there (docs/performance.md). Written to
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
+import contextlib
 import statistics
-import subprocess
 import sys
 import time
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from _docs import put_result
 from _served import client_for, served
+from _two_ways import answered_as_child, arguments, measured, written
 from interactive import at_a_distance
 
 from kubectl_spark.knowledge.clock import SystemClock
@@ -74,45 +68,29 @@ def measure(kubeconfig: str, rounds: int) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
+    parser = arguments(rounds=9)
     parser.add_argument("--pods", type=int, default=5000)
     parser.add_argument("--latency", type=float, default=0.025)
-    parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--sizes-nearby", default="10000")
-    parser.add_argument("--measure", help=argparse.SUPPRESS)  # the child: a kubeconfig
     args = parser.parse_args()
-    if args.measure:
-        print(json.dumps(measure(args.measure, args.rounds)))
+    if answered_as_child(args, measure):
         return 0
-    child = [sys.executable, __file__, "--rounds", str(args.rounds), "--measure"]
-
-    def both_ways(kubeconfig: Path) -> dict[str, Any]:
-        done = subprocess.run([*child, str(kubeconfig)], capture_output=True, text=True, check=True)
-        found: dict[str, Any] = json.loads(done.stdout)
-        return {**found, "beside_to_after": round(found["beside_s"] / found["after_s"], 2)}
 
     runs: list[dict[str, Any]] = []
     sizes = [(args.pods, args.latency)] + [(int(n), 0.0) for n in args.sizes_nearby.split(",") if n]
     for pods, latency in sizes:
-        with served() as kubeconfig:
+        with served() as kubeconfig, contextlib.ExitStack() as distance:
             client = client_for(kubeconfig)
             generate(client, SystemClock(), apps=max(1, pods // 100), pods_per_app=100)
             client.close()
-            if latency:
-                with at_a_distance(kubeconfig, latency) as distant:
-                    runs.append({"pods": pods, "latency_s": latency, **both_ways(distant)})
-            else:
-                runs.append({"pods": pods, "latency_s": 0.0, **both_ways(kubeconfig)})
-    result = {
-        "date": datetime.now(UTC).date().isoformat(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}",
-        "rounds": args.rounds,
-        "runs": runs,
-    }
-    print(json.dumps(result, indent=1))
-    put_result("spark-ui-overlap", result)
-    return 0 if all(run["same_answers"] for run in runs) else 1
+            where = (
+                distance.enter_context(at_a_distance(kubeconfig, latency))
+                if latency
+                else kubeconfig
+            )
+            found = measured(__file__, args.rounds, where, ("beside", "after"))
+            runs.append({"pods": pods, "latency_s": latency, **found})
+    return written("spark-ui-overlap", args.rounds, runs)
 
 
 if __name__ == "__main__":

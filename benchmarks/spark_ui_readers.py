@@ -18,20 +18,14 @@ Written to ``benchmarks/results/<date>-spark-ui-readers.json``.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
+import contextlib
 import statistics
-import subprocess
 import sys
 import time
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from _docs import put_result
 from _served import client_for, served
+from _two_ways import answered_as_child, arguments, measured, written
 from interactive import at_a_distance
 
 from kubectl_spark.knowledge.clock import SystemClock
@@ -71,40 +65,28 @@ def measure(kubeconfig: str, rounds: int) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
+    parser = arguments(rounds=15)
     parser.add_argument("--drivers", type=int, default=100)
     parser.add_argument("--latency", type=float, default=0.025)
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--measure", help=argparse.SUPPRESS)  # the child: a kubeconfig
     args = parser.parse_args()
-    if args.measure:
-        print(json.dumps(measure(args.measure, args.rounds)))
+    if answered_as_child(args, measure):
         return 0
-    child = [sys.executable, __file__, "--rounds", str(args.rounds), "--measure"]
-
-    def both_ways(kubeconfig: Path) -> dict[str, Any]:
-        done = subprocess.run([*child, str(kubeconfig)], capture_output=True, text=True, check=True)
-        found: dict[str, Any] = json.loads(done.stdout)
-        return {**found, "paced_to_eight": round(found["paced_s"] / found["eight_s"], 2)}
 
     runs: list[dict[str, Any]] = []
     with served() as kubeconfig:
         client = client_for(kubeconfig)
         generate(client, SystemClock(), apps=args.drivers, pods_per_app=10)
         client.close()
-        runs.append({"latency_s": 0.0, **both_ways(kubeconfig)})
-        with at_a_distance(kubeconfig, args.latency) as distant:
-            runs.append({"latency_s": args.latency, **both_ways(distant)})
-    result = {
-        "date": datetime.now(UTC).date().isoformat(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}",
-        "rounds": args.rounds,
-        "runs": runs,
-    }
-    print(json.dumps(result, indent=1))
-    put_result("spark-ui-readers", result)
-    return 0 if all(run["same_answers"] for run in runs) else 1
+        for latency in (0.0, args.latency):
+            with contextlib.ExitStack() as distance:
+                where = (
+                    distance.enter_context(at_a_distance(kubeconfig, latency))
+                    if latency
+                    else kubeconfig
+                )
+                found = measured(__file__, args.rounds, where, ("paced", "eight"))
+                runs.append({"latency_s": latency, **found})
+    return written("spark-ui-readers", args.rounds, runs)
 
 
 if __name__ == "__main__":

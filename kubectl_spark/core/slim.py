@@ -18,6 +18,7 @@ test still compares a page's items with its pods typed one by one, and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypedDict, TypeVar
 
 import msgspec
@@ -69,14 +70,14 @@ def other(obj: T) -> T | dict[str, object]:
     return {**obj, "metadata": _metadata(obj)}
 
 
-def _shape(name: str, fields: dict[str, Any]) -> Any:
+def shape(name: str, fields: Mapping[str, object]) -> object:
     """A TypedDict of ``fields``, each optional: msgspec decodes those keys and skips the rest."""
-    return TypedDict(name, fields, total=False)  # type: ignore[operator]
+    return TypedDict(name, dict(fields), total=False)  # type: ignore[operator]
 
 
 # kind: a 200 answer that is a Status, not a list, is the caller's error to tell
 _POD_PAGE = msgspec.json.Decoder(
-    _shape("PodList", {"kind": Any, "metadata": Any, "items": list[Pod]})
+    shape("PodList", {"kind": Any, "metadata": Any, "items": list[Pod]})
 )
 
 

@@ -25,7 +25,7 @@ import orjson
 from kubectl_spark import errors
 from kubectl_spark.core import apache, raw
 from kubectl_spark.core.inputs import Snapshot
-from kubectl_spark.core.sparkview import read_summaries
+from kubectl_spark.core.sparkview import read_summaries, summaries_from, summaries_of
 from kubectl_spark.knowledge.labels import APP_ID
 from kubectl_spark.knowledge.operator_names import app_id_of
 
@@ -185,6 +185,7 @@ def _read_through(
             what=f"read {app_id}'s executors from the Spark History Server {ref}",
             timeout=TIMEOUT,
             retry=False,
+            decode=summaries_from,
         )
     except errors.NotFound:
         return {"note": f"{ORIGIN} has no application {app_id}"}
@@ -193,6 +194,7 @@ def _read_through(
         return {
             "note": f"{ORIGIN} {ref} could not be read through the service proxy: {exc.message}"
         }
-    if not isinstance(found, list):
+    summaries = summaries_of(found)
+    if summaries is None:
         return {"note": f"{ORIGIN} sent no executor list for {app_id}"}
-    return {"executors": read_summaries(found), "origin": ORIGIN}
+    return {"executors": summaries, "origin": ORIGIN}

@@ -21,7 +21,7 @@ from kubectl_spark.core.inputs import node_health
 from kubectl_spark.core.node import Node
 from kubectl_spark.core.pod import Pod
 from kubectl_spark.core.reasons import spark_container
-from kubectl_spark.core.sparkview import KILLED_BY_DRIVER, read_summaries
+from kubectl_spark.core.sparkview import KILLED_BY_DRIVER, summaries_from, summaries_of
 from kubectl_spark.knowledge import times
 from kubectl_spark.knowledge.labels import APP_ID, DRIVER_CONTAINER, ROLE
 
@@ -165,6 +165,7 @@ def _read_view(api: Api, driver: Pod) -> dict[str, Any]:
             what=f"read Spark's executor list from {name}",
             timeout=TIMEOUT,
             retry=False,
+            decode=summaries_from,
         )
     except errors.Forbidden as exc:
         if exc.reason == "Forbidden":  # the API server's own Status: RBAC refused the proxy
@@ -183,9 +184,9 @@ def _read_view(api: Api, driver: Pod) -> dict[str, Any]:
             "note": "Spark's executor list was not read: the driver's UI did not answer through "
             f"the pod proxy (UI disabled or driver unreachable): {exc.message}"
         }
-    if not isinstance(found, list):
+    summaries = summaries_of(found)
+    if summaries is None:
         return {"note": "Spark's executor list was not read: not a list"}
-    summaries = read_summaries(found)
     expired = heartbeat_expiries(api, driver, summaries)
     return {"executors": summaries, **({"heartbeats": expired} if expired else {})}
 

@@ -6,6 +6,8 @@ import json
 import re
 from typing import Any
 
+from kubectl_spark.core.sparkview import read_summaries, summaries_from
+
 from .bed import Cluster
 
 _EXIT = re.compile(r"exited with exit code (-?\d+)")
@@ -49,7 +51,11 @@ def assert_agrees_with_spark(
     c: Cluster, app: str, driver: dict[str, Any], attempt: int | None = None
 ) -> list[dict[str, Any]]:
     """Each executor Spark removed: kubectl spark's reason agrees with Spark's removeReason."""
-    removed = [e for e in c.executors(driver) if not e["isActive"] and e["id"] != "driver"]
+    answer = c.executors_answer(driver)
+    # Spark's own list takes the fast way (read from its bytes) and reads as parsed whole
+    read = summaries_from(answer)
+    assert read is not None and read.summaries == read_summaries(json.loads(answer)), answer
+    removed = [e for e in json.loads(answer) if not e["isActive"] and e["id"] != "driver"]
     ours = described_executors(c, app, attempt)
     for spark in removed:
         mine = ours.get(spark["id"])

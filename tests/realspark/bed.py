@@ -308,7 +308,11 @@ class Cluster:
         return entry.current.text() if entry else ""
 
     def spark(self, driver: dict[str, Any], path: str) -> Any:
-        """Spark's REST API of a running driver, asked on its own address (as its UI serves it).
+        """Spark's REST API of a running driver, asked on its own address (as its UI serves it)."""
+        return json.loads(self.spark_answer(driver, path))
+
+    def spark_answer(self, driver: dict[str, Any], path: str) -> bytes:
+        """``spark``'s answer as Spark wrote it, once it is JSON.
 
         A UI still starting, or busy, may answer with an error page for a moment: asked again
         for up to 20 s before that counts.
@@ -325,7 +329,9 @@ class Cluster:
                 with urllib.request.urlopen(
                     f"http://{address}:4040/api/v1/{path}", timeout=10
                 ) as answer:
-                    return json.loads(answer.read())
+                    body: bytes = answer.read()
+                json.loads(body)
+                return body
             except (urllib.error.URLError, OSError, ValueError):
                 if time.monotonic() > deadline:
                     raise
@@ -335,10 +341,12 @@ class Cluster:
         return str(self.spark(driver, "applications")[0]["id"])
 
     def executors(self, driver: dict[str, Any]) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = self.spark(
-            driver, f"applications/{self.app_id(driver)}/allexecutors"
-        )
+        found: list[dict[str, Any]] = json.loads(self.executors_answer(driver))
         return found
+
+    def executors_answer(self, driver: dict[str, Any]) -> bytes:
+        """The driver's ``allexecutors`` as Spark wrote it."""
+        return self.spark_answer(driver, f"applications/{self.app_id(driver)}/allexecutors")
 
     # ----------------------------------------------------------------------------- runs
     def kubectl_spark(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

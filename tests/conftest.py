@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,13 @@ from tests.controlplane.launcher import ControlPlane
 # No warm server (kubectl_spark.warm) for the suite's many commands, each with an environment
 # of its own: tests/functional/test_warm.py turns it on, in a runtime directory of its own.
 os.environ["KUBECTL_SPARK_WARM"] = "off"
+
+# Tests send Ctrl-C to the commands they start, as a terminal would. A suite started by a shell
+# without job control (``cmd &`` in a script, nohup) inherits SIGINT ignored (POSIX, for an
+# asynchronous list), and so would every command it starts: they start with it as a terminal
+# gives it. (A test that wants it ignored, as a background job has it, says so.)
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture

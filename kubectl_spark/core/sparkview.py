@@ -62,7 +62,8 @@ DRIVER_DECOMMISSIONS = ("Rolling via", "spark scale down", "excluded", "actually
 # activeTasks, totalDuration, peakMemoryMetrics…) moves with every task a driver runs: kept, it
 # would turn every poll of a busy driver into a change to analyse again, and hold memory that
 # no answer reads.
-# Each with the JSON type Spark writes it as (Jackson leaves an empty Option out, never null).
+# Each with the JSON type Spark writes it as: an empty Option is left out, never null (its
+# status/api/v1/JacksonMessageWriter.scala: serialization inclusion NON_ABSENT).
 _SUMMARY_TYPES: dict[str, type] = {
     "id": str,
     "hostPort": str,

@@ -3,7 +3,7 @@
 Run: .venv/bin/python benchmarks/spark_ui_lists.py [--executors 100] [--rounds 400]
 
 A reading command asks each running driver for Spark's executor list (``kube.sparkapi``) and
-keeps six fields of each ExecutorSummary (``core.sparkview.SUMMARY_FIELDS``). A real driver
+keeps six fields of each ExecutorSummary (``core.summaries.SUMMARY_FIELDS``). A real driver
 writes some thirty (Spark's core/src/main/scala/org/apache/spark/status/api/v1/api.scala:
 task counters, memory and GC metrics, log URLs), its dates as ``yyyy-MM-dd'T'HH:mm:ss.SSS'GMT'``
 (JacksonMessageWriter), and adds executors five a second (spark.kubernetes.allocation.batch.size
@@ -12,7 +12,7 @@ alternated list by list in one process, their answers checked equal:
 
 - ``whole``: the answer parsed whole (``answers.parse``), each date read whole (as before);
 - ``whole_by_second``: parsed whole, each Spark date read by its second (``times.spark_time``);
-- ``from_bytes``: ``sparkview.summaries_from``, the six fields decoded from the bytes.
+- ``from_bytes``: ``summaries.summaries_from``, the six fields decoded from the bytes.
 
 For a real driver's list and for the simulator's (six fields and its task counters, nothing
 more), the median milliseconds a list; the dates' cache is emptied before each list, as one
@@ -32,7 +32,7 @@ from unittest import mock
 from _docs import put_result
 from interactive import machine
 
-from kubectl_spark.core import sparkview
+from kubectl_spark.core import summaries
 from kubectl_spark.knowledge import times
 from kubectl_spark.kube import answers
 from kubectl_spark.sim.sparkrest import SparkUI
@@ -58,11 +58,11 @@ def whole_date(value: object) -> object:
 
 
 def _whole(data: bytes) -> list[object] | None:
-    return sparkview.summaries_of(answers.parse(data))
+    return summaries.summaries_of(answers.parse(data))
 
 
 def _from_bytes(data: bytes) -> list[object] | None:
-    return sparkview.summaries_of(sparkview.summaries_from(data))
+    return summaries.summaries_of(summaries.summaries_from(data))
 
 
 WAYS: dict[str, tuple[Callable[[bytes], list[object] | None], Callable[[object], object]]] = {
@@ -82,7 +82,7 @@ def measure(data: bytes, rounds: int, *, warm: bool) -> dict[str, float]:
             read, date = WAYS[name]
             if not warm:
                 times._spark_second.cache_clear()
-            with mock.patch.object(sparkview, "spark_time", date):  # what read_summaries calls
+            with mock.patch.object(summaries, "spark_time", date):  # what read_summaries calls
                 started = time.perf_counter()
                 answer[name] = read(data)
                 took = time.perf_counter() - started

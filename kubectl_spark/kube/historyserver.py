@@ -25,7 +25,7 @@ import orjson
 from kubectl_spark import errors
 from kubectl_spark.core import apache, raw
 from kubectl_spark.core.inputs import Snapshot
-from kubectl_spark.core.sparkview import read_summaries, summaries_from, summaries_of
+from kubectl_spark.core.summaries import read_summaries, summaries_from, summaries_of
 from kubectl_spark.knowledge.labels import APP_ID
 from kubectl_spark.knowledge.operator_names import app_id_of
 

@@ -21,7 +21,8 @@ from kubectl_spark.core.inputs import node_health
 from kubectl_spark.core.node import Node
 from kubectl_spark.core.pod import Pod
 from kubectl_spark.core.reasons import spark_container
-from kubectl_spark.core.sparkview import KILLED_BY_DRIVER, summaries_from, summaries_of
+from kubectl_spark.core.sparkview import KILLED_BY_DRIVER
+from kubectl_spark.core.summaries import summaries_from, summaries_of
 from kubectl_spark.knowledge import times
 from kubectl_spark.knowledge.labels import APP_ID, DRIVER_CONTAINER, ROLE
 

@@ -91,7 +91,7 @@ def test_busy_drivers_lists_change_only_their_applications(cluster: Any, monkeyp
     """Spark's executor lists, polled from running drivers whose task counters move with every
     answer (as real drivers' do), reach the analysis as changes of the drivers they came from:
     no whole analysis for a counter, and the answer still equals a full analysis."""
-    from kubectl_spark.core.sparkview import SUMMARY_FIELDS
+    from kubectl_spark.core.summaries import SUMMARY_FIELDS
     from kubectl_spark.kube import live as live_module
 
     monkeypatch.setattr(live_module, "SPARK_POLL_SECONDS", 0.1)

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from kubectl_spark.core.sparkview import read_summaries, summaries_from
+from kubectl_spark.core.summaries import read_summaries, summaries_from
 
 from .bed import Cluster
 

@@ -156,7 +156,7 @@ def test_a_driver_s_executor_list_changing_reanalyzes_its_application_alone() ->
 
 def test_spark_s_summaries_are_kept_as_the_analysis_reads_them() -> None:
     """What moves with every task (Spark's api.scala ExecutorSummary counters) is not kept."""
-    from kubectl_spark.core.sparkview import SUMMARY_FIELDS, read_summaries
+    from kubectl_spark.core.summaries import SUMMARY_FIELDS, read_summaries
 
     busy = {
         "id": "1",

@@ -204,7 +204,7 @@ def test_the_simulator_writes_sparks_text() -> None:
 
 def test_sparks_rest_dates_become_the_apis() -> None:
     """Spark's ``…GMT`` dates are read as RFC 3339 (the churn alert compares them with now)."""
-    from kubectl_spark.core.sparkview import read_summaries
+    from kubectl_spark.core.summaries import read_summaries
 
     (read,) = read_summaries(
         [

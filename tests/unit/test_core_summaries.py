@@ -13,7 +13,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubectl_spark.core.sparkview import (
+from kubectl_spark.core.summaries import (
     SUMMARY_FIELDS,
     ReadList,
     summaries_from,

@@ -14,6 +14,7 @@ from kubectl_spark.cli.main import main
 from kubectl_spark.cluster.apiserver.embedded import EmbeddedApiServer
 from kubectl_spark.kube.client import Connection, connect
 from kubectl_spark.kube.live import LiveCluster
+from tests.waiting import wait_until
 
 
 def spark_pod(name: str, role: str = "executor") -> dict[str, Any]:
@@ -149,11 +150,23 @@ def test_ls_watch_survives_cut_watches_and_410s(
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(proc.stdout or []), daemon=True)
     reader.start()
+
+    def faults_seen() -> int:
+        counts = emulator.fault_counts()
+        return counts.get("watch-cut", 0) + counts.get("watch-gone", 0)
+
     try:
-        time.sleep(2.0)  # several cuts and 410s meanwhile
+        # Several cuts and 410s first: counted by the emulator, never assumed from a sleep (a
+        # loaded machine starts the command late; only its watches are cut).
+        wait_until(
+            lambda: faults_seen() >= 2 or proc.poll() is not None,
+            lambda: f"two cut watches or 410s (the emulator counted {emulator.fault_counts()})",
+            seconds=60,
+        )
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         core = client.CoreV1Api(api)
         core.create_namespaced_pod("default", spark_pod("e2"))
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         # EXECUTORS (running/all) reaches /2: the new executor arrived through the watch.
         while not any(line.split()[4].endswith("/2") for line in lines if len(line.split()) > 4):
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
@@ -163,8 +176,6 @@ def test_ls_watch_survives_cut_watches_and_410s(
         proc.terminate()
         _, err = proc.communicate(timeout=10)
     assert "Traceback" not in err
-    counts = emulator.fault_counts()
-    assert counts.get("watch-cut", 0) + counts.get("watch-gone", 0) >= 2, counts
 
 
 def _projection(doc: dict[str, Any]) -> list[Any]:

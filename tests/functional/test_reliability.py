@@ -140,10 +140,12 @@ def test_a_write_that_never_arrived_stops_the_plan_and_says_so(
 ) -> None:
     c, proxy, kubeconfig = partitioned
     # The proxy holds the Lease's create and never passes it on: the answer is lost, and so
-    # is the write. The re-read says so; the plan stops there and re-sends nothing.
-    proxy.faults = [Fault("swallow", "POST", "/leases", seconds=3)]
+    # is the write. The re-read says so; the plan stops there and re-sends nothing. The
+    # command's deadline is shared by its reads before the create (0.9 s of a 1 s deadline on
+    # a loaded machine): 3 s, under the 5 s the proxy holds the create.
+    proxy.faults = [Fault("swallow", "POST", "/leases", seconds=5)]
     code, out, err = run(
-        capsys, kubeconfig, "fence", "networkwordcount/1", "--yes", "--request-timeout", "1s"
+        capsys, kubeconfig, "fence", "networkwordcount/1", "--yes", "--request-timeout", "3s"
     )
     one_line_error(code, err.splitlines()[-1] + "\n")
     assert "it did not take effect (not re-sent)" in err and "fence stopped at step" in err

@@ -34,6 +34,7 @@ from .model import Analysis, App
 from .pod import Pod
 from .reasons import NodeHealth
 from .reconstruct import job_of_pod
+from .sparkview import exec_prefix_of_driver
 
 Key = tuple[str, str, str]  # ("id" | "op" | "ap", namespace, app id | operator app name)
 Target = tuple[str, str, str]  # (namespace, kind, name) of an Event's involved object
@@ -245,7 +246,12 @@ class LiveAnalysis:
             index.members[key][uid] = pod
         owners = meta.owner_references
         by_name = index.by_name
-        for named in (name, _exec_prefix(name), *(r.name for r in owners)):
+        for named in (
+            name,
+            _exec_prefix(name),
+            exec_prefix_of_driver(name),
+            *(r.name for r in owners),
+        ):
             found = by_name.get((ns, named))
             if found is None:
                 by_name[(ns, named)] = set(keys)
@@ -363,8 +369,10 @@ class LiveAnalysis:
         apache = {(k[1], k[2]) for k in touched if k[0] == "ap"}
         apacheapps = [a for a in snapshot.apacheapps if (raw.namespace(a), raw.name(a)) in apache]
         events: dict[str, Any] = {}
-        for prefix in {
-            (p.metadata.namespace, _exec_prefix(p.metadata.name)) for p in pods.values()
+        # Executors Spark lists by id, their pods gone, are named after a sibling or the driver.
+        named = [(p.metadata.namespace, p.metadata.name) for p in pods.values()]
+        for prefix in {(ns, _exec_prefix(name)) for ns, name in named} | {
+            (ns, exec_prefix_of_driver(name)) for ns, name in named
         }:
             if prefix[1]:  # about executors Spark lists by id, their pods gone
                 events.update(index.by_exec_prefix.get(prefix) or {})

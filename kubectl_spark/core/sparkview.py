@@ -235,12 +235,30 @@ def reason_from_spark(
     return dataclasses.replace(found, evidence=evidence)
 
 
-def _gone_name(executors: tuple[Executor, ...], exec_id: str) -> str:
-    """The pod name Spark would have used (``<prefix>-exec-<id>``), from a sibling's name."""
-    for e in executors:
+def _gone_name(attempt: Attempt, exec_id: str) -> str:
+    """The pod name Spark would have used (``<prefix>-exec-<id>``), from a sibling's name.
+
+    With no sibling's pod left (dynamic allocation gave every executor back), from the driver
+    pod's name as Spark makes it by default: ``<prefix>-driver`` (``exec_prefix_of_driver``).
+    """
+    for e in attempt.executors:
         if e.pod and e.pod.endswith(f"-exec-{e.id}"):
             return e.pod[: -len(e.id)] + exec_id
-    return ""
+    prefix = exec_prefix_of_driver(attempt.driver_pod or "")
+    return prefix + exec_id if prefix else ""
+
+
+def exec_prefix_of_driver(driver_pod: str) -> str:
+    """``<prefix>-exec-`` of the executors of a driver named as Spark names it, else "".
+
+    Spark names the driver ``<resourceNamePrefix>-driver`` unless spark.kubernetes.driver.pod
+    .name is set (BasicDriverFeatureStep) and each executor ``<executorPodNamePrefix>-exec-<id>``
+    (BasicExecutorFeatureStep), the same prefix when spark-submit made both (the real-Spark
+    tier's pods: ``waits-32d3e3a252f3edb8-driver`` and ``waits-32d3e3a252f3edb8-exec-3``).
+    A name guessed wrong names no pod: its Events are none, and nothing is explained by it.
+    """
+    stem = driver_pod.removesuffix("-driver")
+    return f"{stem}-exec-" if stem and stem != driver_pod else ""
 
 
 MAX_EXECUTOR_ID = 1_000_000  # beyond any real application: a label saying more is not an id
@@ -317,7 +335,7 @@ def with_spark_view(
         ids = {e.id for e in attempt.executors}
         unknown = _unknown_losses(ids)
         if unknown:
-            never_ran = _never_ran(attempt.executors, ids, events_of)
+            never_ran = _never_ran(attempt, ids, events_of)
             if never_ran:
                 explained = in_id_order([*attempt.executors, *never_ran])
                 unknown = _unknown_losses({e.id for e in explained})
@@ -374,7 +392,7 @@ def with_spark_view(
                     )
                 executors[by_id[exec_id]] = dataclasses.replace(mine, reason=reason)
             continue
-        name = _gone_name(attempt.executors, exec_id)
+        name = _gone_name(attempt, exec_id)
         executors.append(
             Executor(
                 exec_id,
@@ -392,7 +410,7 @@ def with_spark_view(
         )
     ids = {e.id for e in executors} | {str(s.get("id", "")) for s in summaries}
     if _unknown_losses(ids):
-        never_ran = _never_ran(attempt.executors, ids, events_of)
+        never_ran = _never_ran(attempt, ids, events_of)
         executors.extend(never_ran)
         ids |= {e.id for e in never_ran}
     unknown = _unknown_losses(ids)
@@ -408,7 +426,7 @@ MAX_GAPS_READ = 100_000  # a label claiming a far higher id than Spark gave is n
 
 
 def _never_ran(
-    executors: Sequence[Executor], ids: Collection[str], events_of: EventsOf | None
+    attempt: Attempt, ids: Collection[str], events_of: EventsOf | None
 ) -> list[Executor]:
     """The gaps in Spark's ids whose gone pods' own Events say they never ran: no loss.
 
@@ -418,7 +436,7 @@ def _never_ran(
     the same verdict as a kept copy of such a pod (removals.given_back). They are in none of
     Spark's lists: an executor is listed once it has registered.
     """
-    prefix = _gone_name(tuple(executors), "")
+    prefix = _gone_name(attempt, "")
     numbers = exec_numbers(ids)
     if events_of is None or not prefix or max(numbers, default=0) - len(numbers) > MAX_GAPS_READ:
         return []

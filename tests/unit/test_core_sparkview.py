@@ -427,3 +427,61 @@ def test_sparks_text_is_read_for_sparks_container_not_a_helpers() -> None:
     renamed = SPARK_41_WITH_HELPER.replace("spark-kubernetes-executor", "executor")
     found = reason_from_spark({"id": "2", "isActive": False, "removeReason": renamed})
     assert (found.code, found.exit_code) == ("OOMKilled", 137), found  # by its exit code
+
+
+def _given_back(driver_name: str) -> tuple[list[dict[str, Any]], list[dict[str, object]], dict]:
+    """A driver whose executors are all gone: 1 and 2 deleted before they started (only
+    their Events left), 3 and 4 given back by dynamic allocation (only Spark's list left)."""
+    labels = {"spark-app-selector": "spark-a", "spark-app-name": "a"}
+    pods = [mk(driver_name, "driver", "2026-03-01T00:00:00Z", labels=labels)]
+    events = [
+        _pod_event(f"a-x-exec-{i}", *told)
+        for i in ("1", "2")
+        for told in NEVER_RAN_EVENTS["3"]  # scheduled, then its secret not found
+    ]
+    idle = "Executor killed by driver."
+    view = {"executors": [summary("3", idle), summary("4", idle)]}
+    return pods, events, {f"uid-{driver_name}": view}
+
+
+def test_with_every_executor_pod_gone_the_gaps_are_named_after_the_driver() -> None:
+    """The real-Spark tier saw it, with the suite running beside it: its executors 3 and 4 were
+    given back (idle for 3 s) before `describe` ran, so no sibling's pod named the gaps 1 and 2
+    and both read as unknown losses. Spark names the driver ``<prefix>-driver`` and each
+    executor ``<prefix>-exec-<id>`` by default (sparkview.exec_prefix_of_driver)."""
+    pods, events, views = _given_back("a-x-driver")
+    [app] = analyze(typed_snapshot(pods=pods, events=events, now=NOW, spark_views=views)).apps
+    attempt = app.attempts[0]
+    by_id = {e.id: e for e in attempt.executors}
+    assert attempt.unknown_losses == 0
+    assert {i: (e.pod, e.source) for i, e in by_id.items()} == {
+        "1": ("a-x-exec-1", "events"),
+        "2": ("a-x-exec-2", "events"),
+        "3": ("a-x-exec-3", "spark"),
+        "4": ("a-x-exec-4", "spark"),
+    }
+    for e in by_id.values():
+        assert e.reason is not None and e.reason.code == "DeletedByDriver", e
+    # A driver named otherwise (spark.kubernetes.driver.pod.name) names no executor: as before.
+    pods, events, views = _given_back("a-custom-name")
+    [app] = analyze(typed_snapshot(pods=pods, events=events, now=NOW, spark_views=views)).apps
+    attempt = app.attempts[0]
+    assert attempt.unknown_losses == 2
+    assert {e.id: e.pod for e in attempt.executors} == {"3": "", "4": ""}
+
+
+def test_an_event_naming_a_gap_after_the_driver_updates_as_a_full_analysis() -> None:
+    """The incremental analysis places such an Event by the driver's name too (its pod is gone
+    and no sibling's name says whose it is): the answer equals a full analysis."""
+    from kubectl_spark.core.incremental import Change, LiveAnalysis
+
+    pods, events, views = _given_back("a-x-driver")
+    first, late = events[:-1], events[-1]  # exec-2's FailedMount comes in by the watch
+    live = LiveAnalysis()
+    live.update(typed_snapshot(pods=pods, events=first, now=NOW, spark_views=views), None)
+    snapshot = typed_snapshot(pods=pods, events=events, now=NOW, spark_views=views)
+    uid = str(late["metadata"]["uid"])  # type: ignore[index]
+    fast = live.update(snapshot, {"events": {uid: Change(late)}})
+    assert live.full_runs == 1, "an Event must not analyze everything"
+    assert fast.to_json() == analyze(snapshot).to_json()
+    assert fast.apps[0].attempts[0].unknown_losses == 0

@@ -235,17 +235,28 @@ def reason_from_spark(
     return dataclasses.replace(found, evidence=evidence)
 
 
-def _gone_name(attempt: Attempt, exec_id: str) -> str:
-    """The pod name Spark would have used (``<prefix>-exec-<id>``), from a sibling's name.
-
-    With no sibling's pod left (dynamic allocation gave every executor back), from the driver
-    pod's name as Spark makes it by default: ``<prefix>-driver`` (``exec_prefix_of_driver``).
-    """
+def _sibling_prefix(attempt: Attempt) -> str:
+    """``<prefix>-exec-`` as a sibling's pod name shows Spark used it, else ""."""
     for e in attempt.executors:
         if e.pod and e.pod.endswith(f"-exec-{e.id}"):
-            return e.pod[: -len(e.id)] + exec_id
-    prefix = exec_prefix_of_driver(attempt.driver_pod or "")
-    return prefix + exec_id if prefix else ""
+            return e.pod[: -len(e.id)]
+    return ""
+
+
+def _gone_name(attempt: Attempt, exec_id: str, events_of: EventsOf | None) -> str:
+    """The pod name Spark would have used (``<prefix>-exec-<id>``), from a sibling's name.
+
+    With no sibling's pod left (dynamic allocation gave every executor back), the name the
+    driver's own name says (``exec_prefix_of_driver``), shown only where Events about a pod of that
+    name confirm it: spark.kubernetes.executor.podNamePrefix may have named them otherwise.
+    """
+    prefix = _sibling_prefix(attempt)
+    if prefix:
+        return prefix + exec_id
+    guessed = exec_prefix_of_driver(attempt.driver_pod or "") + exec_id
+    if guessed != exec_id and events_of is not None and events_of(guessed):
+        return guessed
+    return ""
 
 
 def exec_prefix_of_driver(driver_pod: str) -> str:
@@ -392,7 +403,7 @@ def with_spark_view(
                     )
                 executors[by_id[exec_id]] = dataclasses.replace(mine, reason=reason)
             continue
-        name = _gone_name(attempt, exec_id)
+        name = _gone_name(attempt, exec_id, events_of)
         executors.append(
             Executor(
                 exec_id,
@@ -436,7 +447,7 @@ def _never_ran(
     the same verdict as a kept copy of such a pod (removals.given_back). They are in none of
     Spark's lists: an executor is listed once it has registered.
     """
-    prefix = _gone_name(attempt, "")
+    prefix = _sibling_prefix(attempt) or exec_prefix_of_driver(attempt.driver_pod or "")
     numbers = exec_numbers(ids)
     if events_of is None or not prefix or max(numbers, default=0) - len(numbers) > MAX_GAPS_READ:
         return []

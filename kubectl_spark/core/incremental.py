@@ -252,6 +252,8 @@ class LiveAnalysis:
             exec_prefix_of_driver(name),
             *(r.name for r in owners),
         ):
+            if not named:  # no prefix: nothing is looked up by ""
+                continue
             found = by_name.get((ns, named))
             if found is None:
                 by_name[(ns, named)] = set(keys)
